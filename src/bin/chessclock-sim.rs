@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("not yet implemented");
+    std::process::exit(1);
+}

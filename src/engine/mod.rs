@@ -1,0 +1,317 @@
+//! The timing engine: a pure state machine implementing FIDE Laws Art. 6 as
+//! described in `shared/reference/clock-behaviour.md`.
+//!
+//! Promises:
+//! * no I/O and no clock of its own: every call takes the instant `now`
+//!   ([`Micros`] on a monotonic time base chosen by the caller);
+//! * instants never go backwards: an input earlier than the last one the
+//!   engine saw is refused with [`EngineError::TimeWentBackwards`];
+//! * flags fall at their exact computed instant, whenever the engine is asked;
+//!   [`Engine::next_deadline`] says when the next one (or the next internal
+//!   change, e.g. a byo-yomi period ending) is due, so a runtime can sleep
+//!   until exactly then;
+//! * nothing panics on any input.
+//!
+//! CONTRACT NOTE (skeleton): the public items below are the interface the rest
+//! of the daemon codes against. Add freely; change signatures only together
+//! with every caller.
+
+use serde::{Deserialize, Serialize};
+
+use crate::timecontrol::TimeControl;
+
+/// Microseconds: instants (on the caller's monotonic base) and durations.
+pub type Micros = i64;
+
+/// One microsecond-based millisecond.
+pub const MS: Micros = 1_000;
+/// One second in [`Micros`].
+pub const SECOND: Micros = 1_000_000;
+
+/// A player's side. Each side has one clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    White,
+    Black,
+}
+
+impl Side {
+    pub const BOTH: [Side; 2] = [Side::White, Side::Black];
+
+    pub fn other(self) -> Side {
+        match self {
+            Side::White => Side::Black,
+            Side::Black => Side::White,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::White => "white",
+            Side::Black => "black",
+        }
+    }
+
+    /// Parses `white` / `black` (exactly, lower case).
+    pub fn parse(text: &str) -> Option<Side> {
+        match text {
+            "white" => Some(Side::White),
+            "black" => Some(Side::Black),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// When a Fischer increment or Bronstein delay is credited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Credit {
+    /// FIDE/DGT: the bonus for move 1 is credited before the game starts.
+    #[default]
+    BeforeMove,
+    /// Online convention: credited only after each completed move.
+    AfterMove,
+}
+
+/// When the next stage's time is added.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StageAdvance {
+    /// Each side at its own N-th completed move (move counter).
+    #[default]
+    Moves,
+    /// Both sides at once when either side's time in a non-last stage reaches zero.
+    Flag,
+}
+
+/// Engine settings an arbiter or tournament may choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Settings {
+    pub credit: Credit,
+    pub stage_advance: StageAdvance,
+    /// `None`: the FIDE default (freeze with increment or delay, not in plain
+    /// sudden death). `Some(x)` overrides it.
+    pub freeze: Option<bool>,
+}
+
+/// Each side's time control (usually the same for both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchControl {
+    pub white: TimeControl,
+    pub black: TimeControl,
+}
+
+impl MatchControl {
+    pub fn same(control: TimeControl) -> MatchControl {
+        MatchControl {
+            white: control.clone(),
+            black: control,
+        }
+    }
+
+    pub fn for_side(&self, side: Side) -> &TimeControl {
+        match side {
+            Side::White => &self.white,
+            Side::Black => &self.black,
+        }
+    }
+}
+
+/// An arbiter's correction (Art. 6.10b, 6.13). `None` leaves a value unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Adjustment {
+    pub side: Side,
+    pub remaining: Option<Micros>,
+    pub moves: Option<u32>,
+    pub stage: Option<u32>,
+}
+
+/// An input to the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// White's clock starts (Art. 6.6).
+    Start,
+    /// That side's button is pressed.
+    Press(Side),
+    /// The arbiter (or a player summoning the arbiter) stops the clocks.
+    Pause,
+    /// Restart the side that was running.
+    Resume,
+    Adjust(Adjustment),
+}
+
+/// Why an input changed nothing (it is still recorded in the history).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ignored {
+    NotStarted,
+    AlreadyStarted,
+    Paused,
+    NotPaused,
+    NotRunningSide,
+    /// Frozen after a last-stage flag with increment/delay.
+    Frozen,
+}
+
+/// What an input or the passing of time caused, for the runtime to report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    Started,
+    /// `side` completed its move number `move_number`, which took `used`.
+    Pressed {
+        side: Side,
+        move_number: u32,
+        used: Micros,
+    },
+    Ignored {
+        input: Input,
+        reason: Ignored,
+    },
+    /// `side`'s flag fell at exactly `at`, in `stage`. `last_stage` is false
+    /// for a stage flag under [`StageAdvance::Flag`] (the clock runs on).
+    FlagFell {
+        side: Side,
+        at: Micros,
+        stage: u32,
+        last_stage: bool,
+    },
+    StageChanged {
+        side: Side,
+        stage: u32,
+        at: Micros,
+    },
+    Paused,
+    Resumed,
+    Adjusted(Adjustment),
+    /// The clock stopped after a last-stage flag (freeze rule).
+    Frozen {
+        at: Micros,
+    },
+}
+
+/// Refused inputs (nothing changed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error("time went backwards: {now} µs is before the last event at {last} µs")]
+    TimeWentBackwards { now: Micros, last: Micros },
+    #[error("invalid adjustment: {0}")]
+    InvalidAdjustment(String),
+}
+
+/// One side's state at an instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SideState {
+    /// Time on the display (for simple delay: the main time; `None` for upcount).
+    pub remaining: Option<Micros>,
+    /// Total thinking time used so far.
+    pub used: Micros,
+    /// Moves completed.
+    pub moves: u32,
+    /// 1-based stage.
+    pub stage: u32,
+    /// Exact instant this side's flag fell (and was not cleared).
+    pub flag_at: Option<Micros>,
+    /// Delay still to run before the main time counts down (simple delay),
+    /// `None` when not applicable.
+    pub delay_left: Option<Micros>,
+    /// Byo-yomi periods left, or Canadian moves left in the block.
+    pub periods_left: Option<u32>,
+    /// True when the next stage's time (or the first byo-yomi / Canadian
+    /// period) has been entered.
+    pub in_overtime: bool,
+}
+
+/// The clock's state at an instant (what the replay tool prints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClockState {
+    pub t: Micros,
+    pub started: bool,
+    /// The side whose clock runs (`None`: not started, paused, frozen).
+    pub running: Option<Side>,
+    /// The side to move (whose clock runs or would run when resumed).
+    pub to_move: Option<Side>,
+    pub paused: bool,
+    pub frozen: bool,
+    /// Fallen, uncleared flags, first fallen first.
+    pub flags: Vec<Side>,
+    pub white: SideState,
+    pub black: SideState,
+}
+
+impl ClockState {
+    pub fn side(&self, side: Side) -> &SideState {
+        match side {
+            Side::White => &self.white,
+            Side::Black => &self.black,
+        }
+    }
+}
+
+/// One entry of the event history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryEntry {
+    pub at: Micros,
+    pub input: Input,
+    /// What it caused (empty if ignored).
+    pub notices: Vec<Notice>,
+}
+
+/// The timing engine for one game. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    control: MatchControl,
+    settings: Settings,
+}
+
+impl Engine {
+    pub fn new(control: MatchControl, settings: Settings) -> Engine {
+        Engine { control, settings }
+    }
+
+    pub fn control(&self) -> &MatchControl {
+        &self.control
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
+    /// Applies `input` at `now` (first processing any flag that fell before).
+    pub fn apply(&mut self, now: Micros, input: Input) -> Result<Vec<Notice>, EngineError> {
+        let _ = (now, input);
+        todo!("engine: apply")
+    }
+
+    /// Processes the passing of time up to `now` (flags, stage changes,
+    /// byo-yomi periods). Idempotent for the same `now`.
+    pub fn advance(&mut self, now: Micros) -> Vec<Notice> {
+        let _ = now;
+        todo!("engine: advance")
+    }
+
+    /// The next instant at which something happens by itself (a flag, a
+    /// byo-yomi period ending), or `None` when nothing will.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        todo!("engine: next_deadline")
+    }
+
+    /// The state at `now` (>= the last input), without changing anything:
+    /// flags that fell before `now` are included.
+    pub fn state(&self, now: Micros) -> ClockState {
+        let _ = now;
+        todo!("engine: state")
+    }
+
+    /// Every input with its instant and effect, oldest first.
+    pub fn history(&self) -> &[HistoryEntry] {
+        todo!("engine: history")
+    }
+}

@@ -1,0 +1,31 @@
+//! chessclockd: a FIDE-grade chess clock built from USB press-button units,
+//! LED display units and (optionally) DGT electronic boards.
+//!
+//! The crate is organised as a *pure core* and a *thin shell*:
+//!
+//! * pure cores, with no I/O and no clock of their own (time is always a
+//!   parameter): [`engine`] (the timing engine, FIDE Art. 6), [`timecontrol`]
+//!   (notation), [`display`] (what a display shows at an instant),
+//!   [`devices::session`] (one serial device's protocol state machine),
+//!   [`eboard`] (DGT board protocol and move detection);
+//! * the shell that does I/O: [`runtime`] (timing thread, store, device tasks),
+//!   [`dbus`] (the D-Bus API), [`ctl`] (the `chessclockctl` CLI), [`sim`]
+//!   (simulated hardware on PTYs).
+//!
+//! Components talk over channels with one owner per piece of state; the
+//! contract between the D-Bus layer and the runtime is [`control`].
+
+pub mod clock;
+pub mod config;
+pub mod control;
+pub mod ctl;
+pub mod dbus;
+pub mod devices;
+pub mod display;
+pub mod eboard;
+pub mod engine;
+pub mod logging;
+pub mod replay;
+pub mod runtime;
+pub mod sim;
+pub mod timecontrol;
