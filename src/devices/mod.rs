@@ -60,3 +60,42 @@ pub enum DeviceCommand {
     /// the device after a crash.
     Ack { event: u16 },
 }
+
+/// The running device tasks (one per configured device slot, plus hotplug).
+/// Created inside a tokio runtime; dropping it stops every task.
+#[derive(Debug)]
+pub struct DeviceManager {
+    _private: (),
+}
+
+impl DeviceManager {
+    /// Starts a task for every device of `boards`: open, handshake,
+    /// heartbeats, reconnect with back-off; events go to `events`.
+    pub fn start(
+        boards: &[crate::config::BoardConfig],
+        watch_dirs: &[std::path::PathBuf],
+        events: tokio::sync::mpsc::UnboundedSender<DeviceEvent>,
+    ) -> DeviceManager {
+        let _ = (boards, watch_dirs, events);
+        todo!("devices: start")
+    }
+
+    /// Sends a command to a device slot (dropped, with a debug log, when the
+    /// slot is unknown; a display state is kept and restored on reconnect).
+    pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        let _ = (key, command);
+        todo!("devices: send")
+    }
+
+    /// Hotplug entry point: a device node appeared (udev rule, inotify).
+    pub fn device_added(&self, path: &std::path::Path) {
+        let _ = path;
+        todo!("devices: device_added")
+    }
+
+    /// Hotplug entry point: a device node went away.
+    pub fn device_removed(&self, path: &std::path::Path) {
+        let _ = path;
+        todo!("devices: device_removed")
+    }
+}
