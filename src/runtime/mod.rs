@@ -1,1 +1,2 @@
-//! TODO
+//! The daemon's assembly (work in progress).
+pub mod store;
