@@ -128,8 +128,10 @@ pub enum Record {
         wall_us: i64,
     },
     Event(EventRow),
-    /// The game's time base for this run (after a restart).
+    /// Game `game` is the board's active game, on time base `epoch` for
+    /// this run (after a restart).
     Epoch {
+        game: i64,
         epoch: Micros,
     },
 }
@@ -448,11 +450,7 @@ impl Store {
                     )
                     .map_err(|e| self.sql_error(e))?;
             }
-            Record::Epoch { epoch } => {
-                if let Some(active) = self.active.get_mut(board) {
-                    active.epoch = *epoch;
-                }
-            }
+            Record::Epoch { game, epoch } => self.activate(board, *game, *epoch),
         }
         Ok(())
     }
