@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Credit, StageAdvance};
 
 /// The whole configuration file.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Config {
     pub daemon: DaemonConfig,
@@ -241,18 +241,6 @@ impl Default for DisplayConfig {
             beep_on_control: false,
             beep_last_seconds: 0,
             brightness: 200,
-        }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            daemon: DaemonConfig::default(),
-            engine: EngineConfig::default(),
-            display: DisplayConfig::default(),
-            presets: BTreeMap::new(),
-            boards: Vec::new(),
         }
     }
 }
