@@ -34,6 +34,7 @@ use crate::control::{
 };
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use crate::display::{DisplayRules, Marks};
+use crate::engine::report::StateReport;
 use crate::engine::{
     Adjustment, ClockState, Engine, EngineError, Ignored, Input, MatchControl, Micros, Notice,
     Settings, Side, MS, SECOND,
@@ -346,20 +347,6 @@ impl Board {
         }
     }
 
-    fn side_json(&self, state: &ClockState, side: Side) -> Value {
-        let own = state.side(side);
-        json!({
-            "remaining_ms": own.remaining.map(ms_ceil),
-            "used_ms": own.used.div_euclid(MS),
-            "moves": own.moves,
-            "stage": own.stage,
-            "flag_ms": own.flag_at.map(|at| (at + self.epoch).div_euclid(MS)),
-            "delay_left_ms": own.delay_left.map(ms_ceil),
-            "periods_left": own.periods_left,
-            "in_overtime": own.in_overtime,
-        })
-    }
-
     /// The state in the replay output schema (`t` and `flag_ms` in the
     /// daemon's monotonic milliseconds), plus the daemon's additions.
     fn state_json(&self, mono: Micros, default_time_ms: u64) -> String {
@@ -388,19 +375,29 @@ impl Board {
                 })
             })
             .collect();
-        json!({
-            "t": (t + self.epoch).div_euclid(MS),
-            "running": state.running,
-            "paused": state.paused,
-            "flags": state.flags,
-            "white": self.side_json(&state, Side::White),
-            "black": self.side_json(&state, Side::Black),
+        // The replay schema on the daemon's monotonic time base.
+        let mut shifted = state.clone();
+        shifted.t += self.epoch;
+        for side in [&mut shifted.white, &mut shifted.black] {
+            side.flag_at = side.flag_at.map(|at| at + self.epoch);
+        }
+        let mut report = serde_json::to_value(StateReport::new(&shifted)).unwrap_or(Value::Null);
+        for side in Side::BOTH {
+            let own = state.side(side);
+            if let Some(Value::Object(map)) = report.get_mut(side.as_str()) {
+                map.insert("delay_left_ms".into(), json!(own.delay_left.map(ms_ceil)));
+                map.insert("periods_left".into(), json!(own.periods_left));
+                map.insert("in_overtime".into(), json!(own.in_overtime));
+            }
+        }
+        let extra = json!({
             "board": self.id(),
             "control": self.control_text,
             "started": state.started,
             "frozen": state.frozen,
             "to_move": state.to_move,
             "game_ms": t.div_euclid(MS),
+            "game_epoch_us": self.epoch,
             "time_since_start_ms": since_start.map(|s| s.div_euclid(MS)),
             "default_time_ms": default_time_ms,
             "default_time_overrun": overrun,
@@ -408,8 +405,11 @@ impl Board {
             "arbiter_called": self.marks.arbiter_called,
             "scheduled_start_ms": self.scheduled_start.map(|(at, _)| at.div_euclid(MS)),
             "devices": devices,
-        })
-        .to_string()
+        });
+        if let (Value::Object(map), Value::Object(extra)) = (&mut report, extra) {
+            map.extend(extra);
+        }
+        report.to_string()
     }
 
     fn history_json(&self) -> String {
