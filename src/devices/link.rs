@@ -35,6 +35,7 @@ pub(super) struct LinkSpec {
     pub session: SessionConfig,
     pub min_backoff: Micros,
     pub max_backoff: Micros,
+    pub resume_events: Vec<(String, (u32, u16))>,
 }
 
 /// How a port's session ended.
@@ -68,6 +69,11 @@ pub(super) async fn run(
     config.required_roles = required_roles(&spec.keys);
     if let DeviceRef::Serial(serial) = &spec.device {
         config.wanted_serial = Some(serial.clone());
+        // Probing waits this long on each candidate: a device says HELLO
+        // every HELLO_INTERVAL_MS until welcomed.
+        config.hello_timeout = config
+            .hello_timeout
+            .min(3 * chessclock_protocol::HELLO_INTERVAL_MS as Micros * crate::engine::MS);
     }
     let label = spec
         .keys
@@ -75,9 +81,13 @@ pub(super) async fn run(
         .map(|k| k.role.to_string())
         .collect::<Vec<_>>()
         .join("+");
+    let mut session = Session::new(config);
+    for (serial, (boot_id, next_event)) in &spec.resume_events {
+        session.resume_events(serial, *boot_id, *next_event);
+    }
     let mut link = Link {
         label,
-        session: Session::new(config),
+        session,
         spec,
         inputs,
         events,

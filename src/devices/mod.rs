@@ -222,6 +222,11 @@ impl DeviceManager {
                 session: options.session.clone(),
                 min_backoff: options.min_backoff,
                 max_backoff: options.max_backoff,
+                resume_events: options
+                    .resume_events
+                    .iter()
+                    .map(|(serial, state)| (serial.clone(), *state))
+                    .collect(),
             };
             tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
         }
@@ -322,6 +327,12 @@ pub struct DeviceOptions {
     pub candidate_prefixes: Vec<String>,
     /// Watch the directories with inotify.
     pub inotify: bool,
+    /// Per device serial: `(boot_id, next event)` as persisted by the
+    /// runtime with its last committed press (from the `hello` of
+    /// [`DeviceEvent::Connected`] and the event number). Events of that boot
+    /// before `next event` are then known duplicates after a daemon restart
+    /// (acknowledged, not reported again).
+    pub resume_events: std::collections::BTreeMap<String, (u32, u16)>,
 }
 
 impl Default for DeviceOptions {
@@ -338,6 +349,7 @@ impl Default for DeviceOptions {
             ],
             candidate_prefixes: vec!["ttyACM".into(), "ttyUSB".into()],
             inotify: true,
+            resume_events: Default::default(),
         }
     }
 }

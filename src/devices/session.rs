@@ -14,10 +14,12 @@
 //!   number; otherwise the session says why ([`Refusal`]) and goes quiet;
 //! * heartbeats both ways; the device is declared lost when no valid frame
 //!   arrived for [`SessionConfig::link_timeout`];
-//! * a button event is reported once: retransmissions (same event number and
-//!   device timestamp) are dropped, also after a reconnect, because the
-//!   recent events are remembered per device serial number for the whole life
-//!   of the session;
+//! * a button event is reported once and in the device's order: the
+//!   protocol's [`EventFilter`] (keyed by the device's boot id) is kept per
+//!   device serial number for the whole life of the session, so a
+//!   retransmission after a replug is recognised; it can be seeded from the
+//!   runtime's store ([`Session::resume_events`]) so a restart of the daemon
+//!   does not count a committed press twice either;
 //! * a press is reported at its device timestamp mapped to host time by
 //!   [`ClockSync`] (fed by heartbeats and button frames), never later than the
 //!   frame's arrival;
@@ -27,7 +29,9 @@
 //!   daemon could still lose in a crash before the commit; acknowledging after
 //!   the commit means the device retransmits until the press is durable. A
 //!   retransmission of an event already acknowledged is answered with a new
-//!   ACK at once (the first ACK was lost);
+//!   (cumulative) ACK of the last committed event at once (the first ACK was
+//!   lost); an event arriving ahead of a lost predecessor is dropped without
+//!   an ACK (the device resends both, in order);
 //! * bad frames (CRC, COBS, oversize, malformed), unknown message ids and
 //!   messages that make no sense in the current state are counted, reported
 //!   (coalesced) as [`Output::Errors`] and otherwise ignored: never fatal;
@@ -37,9 +41,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
+use chessclock_protocol::host::{EventFilter, EventVerdict};
 use chessclock_protocol::timesync::ClockSync;
 use chessclock_protocol::{
-    Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles, PROTOCOL_VERSION,
+    event_before, Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles,
+    DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
 };
 
 use super::DeviceCommand;
@@ -71,9 +77,9 @@ impl Default for SessionConfig {
         SessionConfig {
             required_roles: Roles::BUTTONS,
             wanted_serial: None,
-            heartbeat_interval: 250 * MS,
-            // Four missed heartbeats.
-            link_timeout: 1_000 * MS,
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL_MS as Micros * MS,
+            // HOST_MISSED_HEARTBEATS (4) heartbeat intervals.
+            link_timeout: DEFAULT_LINK_TIMEOUT_MS as Micros * MS,
             hello_timeout: 3_000 * MS,
             error_report_interval: 100 * MS,
         }
@@ -199,6 +205,8 @@ pub struct SessionStats {
     pub frames_sent: u64,
     pub button_events: u64,
     pub duplicates_dropped: u64,
+    /// Events dropped because an earlier one is missing (resent in order).
+    pub ahead_dropped: u64,
     pub handshakes: u64,
 }
 
@@ -219,18 +227,13 @@ pub enum LinkState {
     Refused,
 }
 
-/// Remembered button events of one device (by serial number).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Remembered {
-    event: u16,
-    device_time_us: u64,
-    acked: bool,
+/// What is remembered of one device (by serial number) across reconnects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct DeviceRecord {
+    filter: EventFilter,
+    /// The last event the runtime acknowledged (committed) in this boot.
+    last_acked: Option<u16>,
 }
-
-/// How many recent events are remembered per device serial. A device keeps
-/// only a few unacknowledged events, so retransmissions are always among
-/// the latest ones.
-pub const REMEMBERED_EVENTS: usize = 64;
 
 /// The host side of one device link (see the module docs).
 #[derive(Debug)]
@@ -241,7 +244,7 @@ pub struct Session {
     tx_seq: u8,
     /// Serial of the device last welcomed: the key of acknowledgements.
     serial: Option<String>,
-    recent: HashMap<String, VecDeque<Remembered>>,
+    records: HashMap<String, DeviceRecord>,
     display: Option<DisplayState>,
     leds: Option<Leds>,
     errors: ErrorCounts,
@@ -260,7 +263,7 @@ impl Session {
             sync: ClockSync::new(),
             tx_seq: 0,
             serial: None,
-            recent: HashMap::new(),
+            records: HashMap::new(),
             display: None,
             leds: None,
             errors: ErrorCounts::default(),
@@ -294,6 +297,25 @@ impl Session {
 
     pub fn stats(&self) -> SessionStats {
         self.stats
+    }
+
+    /// Seeds the duplicate filter of device `serial` from the runtime's
+    /// store: in boot `boot_id` every event before `next_event` is committed
+    /// (so a resend is a duplicate, acknowledged at once). Call before the
+    /// device's HELLO; a HELLO with another boot id starts afresh anyway.
+    pub fn resume_events(&mut self, serial: &str, boot_id: u32, next_event: u16) {
+        self.records.insert(
+            serial.to_owned(),
+            DeviceRecord {
+                filter: EventFilter::resume(boot_id, next_event),
+                last_acked: Some(next_event.wrapping_sub(1)),
+            },
+        );
+    }
+
+    /// `(boot_id, next expected event)` of device `serial`, once seen.
+    pub fn event_state(&self, serial: &str) -> Option<(u32, u16)> {
+        self.records.get(serial).and_then(|r| r.filter.state())
     }
 
     /// The latest display state the runtime asked for.
@@ -409,11 +431,9 @@ impl Session {
                 }
             }
             DeviceCommand::Ack { event } => {
-                if let Some(serial) = &self.serial {
-                    if let Some(entries) = self.recent.get_mut(serial) {
-                        for entry in entries.iter_mut().filter(|e| e.event == event) {
-                            entry.acked = true;
-                        }
+                if let Some(record) = self.serial.as_ref().and_then(|s| self.records.get_mut(s)) {
+                    if record.last_acked.is_none_or(|last| event_before(last, event)) {
+                        record.last_acked = Some(event);
                     }
                 }
                 if up {
@@ -535,7 +555,13 @@ impl Session {
             return;
         }
         self.stats.handshakes += 1;
-        self.serial = Some(hello.serial.as_str().to_owned());
+        let serial = hello.serial.as_str().to_owned();
+        let record = self.records.entry(serial.clone()).or_default();
+        if record.filter.on_hello(&hello) {
+            // A new boot: its event numbers start afresh.
+            record.last_acked = None;
+        }
+        self.serial = Some(serial);
         self.link = LinkState::Up {
             hello,
             last_rx: now,
@@ -598,29 +624,25 @@ impl Session {
     ) {
         self.sync.observe(device_time_us, now);
         let serial = self.serial.clone().unwrap_or_default();
-        let entries = self.recent.entry(serial).or_default();
-        if let Some(seen) = entries
-            .iter()
-            .find(|e| e.event == event && e.device_time_us == device_time_us)
-        {
-            let acked = seen.acked;
-            self.stats.duplicates_dropped += 1;
-            if acked {
-                self.send(Message::Ack { event }, now);
+        let record = self.records.entry(serial).or_default();
+        match record.filter.check(event) {
+            EventVerdict::New => {}
+            EventVerdict::Duplicate => {
+                self.stats.duplicates_dropped += 1;
+                // Committed already (at or before the last ACK): the ACK
+                // was lost, say it again. Otherwise the commit's ACK comes.
+                if let Some(last) = record.last_acked {
+                    if !event_before(last, event) {
+                        self.send(Message::Ack { event: last }, now);
+                    }
+                }
+                return;
             }
-            return;
+            EventVerdict::Ahead => {
+                self.stats.ahead_dropped += 1;
+                return;
+            }
         }
-        // The same number with another timestamp is a new event: the
-        // device restarted its numbering (power cycle).
-        entries.retain(|e| e.event != event);
-        if entries.len() >= REMEMBERED_EVENTS {
-            entries.pop_front();
-        }
-        entries.push_back(Remembered {
-            event,
-            device_time_us,
-            acked: false,
-        });
         self.stats.button_events += 1;
         let at = self.sync.to_host(device_time_us, now).min(now);
         self.outputs.push_back(Output::Button {
@@ -678,6 +700,8 @@ mod tests {
             model: Text::truncated("unit"),
             serial: Text::truncated(serial),
             firmware: Text::truncated("1.0"),
+            boot_id: 1,
+            first_unacked_event: 1,
         }
     }
 
@@ -888,19 +912,15 @@ mod tests {
         // Device clock = host clock - T0 + 5 s, seen by heartbeats that
         // arrive with no delay.
         let dev = |host: Micros| (host - T0 + 5_000_000) as u64;
+        recv!(s, ms(50), heartbeat(dev(ms(50))) => []);
         recv!(s, ms(100), heartbeat(dev(ms(100))) => []);
-        recv!(s, ms(200), heartbeat(dev(ms(200))) => []);
-        // Pressed at ms(400), the frame arrives 50 ms late.
-        recv!(s, ms(450), press(1, dev(ms(400))) => [Output::Button {
-            event: 1, button: Button::Left, pressed: true, at: ms(400), arrival: ms(450)
+        // Pressed at ms(200), the frame arrives 50 ms late.
+        recv!(s, ms(250), press(1, dev(ms(200))) => [Output::Button {
+            event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
         }]);
         // No ACK until the runtime committed the press.
-        assert_eq!(
-            s.next_deadline(),
-            Some(ms(460)),
-            "only the heartbeat is due"
-        );
-        command!(s, ms(452), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
+        assert_eq!(s.next_deadline(), Some(ms(260)), "only the heartbeat is due");
+        command!(s, ms(252), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
     }
 
     #[test]
@@ -912,13 +932,21 @@ mod tests {
         }]);
     }
 
+    fn left(event: u16, at: Micros) -> Output {
+        Output::Button {
+            event,
+            button: Button::Left,
+            pressed: true,
+            at,
+            arrival: at,
+        }
+    }
+
     #[test]
     fn duplicates_are_dropped_and_reacked_once_acked() {
         let mut s = up_session();
         // Device clock = host clock - T0: frames without delay map exactly.
-        recv!(s, ms(20), press(1, 20_000) => [Output::Button {
-            event: 1, button: Button::Left, pressed: true, at: ms(20), arrival: ms(20)
-        }]);
+        recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
         // Retransmitted before the runtime acknowledged: dropped, no ACK.
         recv!(s, ms(70), press(1, 20_000) => []);
         command!(s, ms(71), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
@@ -926,40 +954,71 @@ mod tests {
         recv!(s, ms(120), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
         assert_eq!(s.stats().duplicates_dropped, 2);
         assert_eq!(s.stats().button_events, 1);
-        // Same number, another timestamp: the device restarted numbering.
-        recv!(s, ms(130), press(1, 130_000) => [Output::Button {
-            event: 1, button: Button::Left, pressed: true, at: ms(130), arrival: ms(130)
+        // Event 2 was lost on the line: 3 is ahead, dropped without an ACK.
+        recv!(s, ms(130), press(3, 130_000) => []);
+        assert_eq!(s.stats().ahead_dropped, 1);
+        // The device resends both, in order.
+        recv!(s, ms(200), press(2, 125_000) => [Output::Button {
+            event: 2, button: Button::Left, pressed: true, at: ms(125), arrival: ms(200)
         }]);
+        recv!(s, ms(200), press(3, 130_000) => [Output::Button {
+            event: 3, button: Button::Left, pressed: true, at: ms(130), arrival: ms(200)
+        }]);
+        // ACKs are cumulative: a resent 2 after the ACK of 3 gets "3".
+        command!(s, ms(201), DeviceCommand::Ack { event: 3 } => [sent(3, Message::Ack { event: 3 })]);
+        recv!(s, ms(250), press(2, 125_000) => [sent(4, Message::Ack { event: 3 })]);
     }
 
     #[test]
     fn a_retransmission_after_replug_is_not_counted_twice() {
         let mut s = up_session();
-        recv!(s, ms(20), press(4, 7_000) => [Output::Button {
-            event: 4, button: Button::Left, pressed: true, at: ms(20), arrival: ms(20)
-        }]);
+        recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
         s.link_down("port closed (read returned 0 bytes)");
-        assert_eq!(
-            s.drain_outputs(),
-            vec![Output::Disconnected {
-                reason: "port closed (read returned 0 bytes)".into()
-            }]
-        );
+        assert_eq!(s.drain_outputs(), vec![Output::Disconnected {
+            reason: "port closed (read returned 0 bytes)".into()
+        }]);
         // The runtime commits and acknowledges while the device is away.
-        command!(s, ms(30), DeviceCommand::Ack { event: 4 } => []);
+        command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
+        // Same device, same boot: it still holds event 1 as unacknowledged.
         s.link_up(ms(2_000));
         let h = hello(Roles::BUTTONS, "CC0001");
         recv!(s, ms(2_010), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
-        recv!(s, ms(2_020), press(4, 7_000) => [sent(2, Message::Ack { event: 4 })]);
-        // A different device with the same event number is new.
+        recv!(s, ms(2_020), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
+        assert_eq!(s.event_state("CC0001"), Some((1, 2)));
+        // Another device with the same event number is new.
         s.link_down("unplugged");
         s.drain_outputs();
         s.link_up(ms(3_000));
         let other = hello(Roles::BUTTONS, "CC0077");
         recv!(s, ms(3_010), Message::Hello(other) => [sent(3, welcome()), Output::Connected(other)]);
-        recv!(s, ms(3_020), press(4, 7_000) => [Output::Button {
-            event: 4, button: Button::Left, pressed: true, at: ms(3_020), arrival: ms(3_020)
-        }]);
+        recv!(s, ms(3_020), press(1, 3_020_000) => [left(1, ms(3_020))]);
+        // The first device rebooted (new boot id): its numbering restarts.
+        s.link_down("unplugged");
+        s.drain_outputs();
+        s.link_up(ms(4_000));
+        let rebooted = Hello {
+            boot_id: 2,
+            first_unacked_event: 0,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(4_010), Message::Hello(rebooted) => [sent(4, welcome()), Output::Connected(rebooted)]);
+        recv!(s, ms(4_020), press(0, 4_020_000) => [left(0, ms(4_020))]);
+    }
+
+    #[test]
+    fn a_filter_resumed_from_the_store_knows_committed_events() {
+        let mut s = Session::new(SessionConfig::default());
+        // The store says: boot 1 of CC0001, events before 5 committed.
+        s.resume_events("CC0001", 1, 5);
+        s.link_up(ms(0));
+        let h = Hello {
+            first_unacked_event: 4,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+        // Event 4 was committed before the restart but never acknowledged.
+        recv!(s, ms(20), press(4, 4_000) => [sent(1, Message::Ack { event: 4 })]);
+        recv!(s, ms(30), press(5, 30_000) => [left(5, ms(30))]);
     }
 
     #[test]
