@@ -179,21 +179,40 @@ pub enum Ping {
 }
 
 /// Feeds systemd's watchdog while the timing thread is alive.
-#[derive(Debug)]
 pub struct Watchdog {
     notifier: Notifier,
-    liveness: Liveness,
+    progress: Box<dyn Fn() -> u64 + Send + Sync>,
     timeout: Option<Duration>,
     last_count: u64,
+}
+
+impl std::fmt::Debug for Watchdog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watchdog")
+            .field("notifier", &self.notifier)
+            .field("timeout", &self.timeout)
+            .field("last_count", &self.last_count)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Watchdog {
     /// `timeout` is `WatchdogSec` as given by [`watchdog_interval`].
     pub fn new(notifier: Notifier, liveness: Liveness, timeout: Option<Duration>) -> Self {
-        let last_count = liveness.count();
+        Self::with_counter(notifier, timeout, move || liveness.count())
+    }
+
+    /// Like [`Watchdog::new`], for a progress counter kept elsewhere (e.g.
+    /// the runtime's own heartbeat): `progress` returns its current value.
+    pub fn with_counter(
+        notifier: Notifier,
+        timeout: Option<Duration>,
+        progress: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Self {
+        let last_count = progress();
         Watchdog {
             notifier,
-            liveness,
+            progress: Box::new(progress),
             timeout,
             last_count,
         }
@@ -218,7 +237,7 @@ impl Watchdog {
         if self.tick_period().is_none() {
             return Ok(Ping::Disabled);
         }
-        let count = self.liveness.count();
+        let count = (self.progress)();
         if count == self.last_count {
             return Ok(Ping::Withheld);
         }
@@ -438,6 +457,21 @@ mod tests {
         assert_eq!(dog.tick().unwrap(), Ping::Sent);
         assert_eq!(manager.receive(), "WATCHDOG=1\n");
         assert!(manager.nothing_pending());
+    }
+
+    #[test]
+    fn an_external_counter_drives_the_watchdog_too() {
+        let manager = FakeManager::new();
+        let counter = Arc::new(AtomicU64::new(7));
+        let mut dog = Watchdog::with_counter(manager.notifier(), Some(Duration::from_secs(4)), {
+            let counter = counter.clone();
+            move || counter.load(Ordering::Relaxed)
+        });
+        assert_eq!(dog.tick_period(), Some(Duration::from_secs(2)));
+        assert_eq!(dog.tick().unwrap(), Ping::Withheld);
+        counter.store(8, Ordering::Relaxed);
+        assert_eq!(dog.tick().unwrap(), Ping::Sent);
+        assert_eq!(manager.receive(), "WATCHDOG=1\n");
     }
 
     #[test]
