@@ -368,7 +368,8 @@ impl PrivateBus {
             .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
             .arg(format!("--address={address}"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // It warns about fd limits it may not raise: noise.
+            .stderr(Stdio::null())
             .spawn()
             .expect("dbus-daemon must be installed (scripts/setup-debian)");
         PrivateBus::wait_ready(child, address, dir)
@@ -416,7 +417,8 @@ impl PrivateBus {
             .arg(format!("--config-file={}", config_path.display()))
             .args(["--nofork", "--nopidfile", "--print-address=1"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // It warns about fd limits it may not raise: noise.
+            .stderr(Stdio::null())
             .spawn()
             .expect("dbus-daemon must be installed (scripts/setup-debian)");
         PrivateBus::wait_ready(child, address, dir)
