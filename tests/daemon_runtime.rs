@@ -87,6 +87,8 @@ fn hello(serial: &str, roles: Roles) -> Hello {
         model: Text::truncated("fake"),
         serial: Text::truncated(serial),
         firmware: Text::truncated("1"),
+        boot_id: 77,
+        first_unacked_event: 0,
     }
 }
 

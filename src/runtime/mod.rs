@@ -349,7 +349,7 @@ pub async fn run(
     } else {
         serve_dbus(runtime.handle(), &config).await?
     };
-    crate::runtime::notify_ready(&runtime);
+    notify_ready(&runtime);
     if let Some(tx) = options.handle {
         let _ = tx.send(runtime.handle());
     }
@@ -373,6 +373,7 @@ pub async fn run(
         }
     }
     tracing::info!("shutting down");
+    let _ = crate::notify::Notifier::from_env().stopping("saving state");
     watchdog.abort();
     runtime.shutdown().await;
     Ok(())

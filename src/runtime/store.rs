@@ -71,6 +71,9 @@ pub enum StoredEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceOrigin {
     pub serial: String,
+    /// The device's boot (event numbers are unique only within one boot).
+    #[serde(default)]
+    pub boot_id: u32,
     pub event: u16,
     /// How late the frame arrived after the press, µs.
     pub late_us: Micros,
@@ -582,6 +585,7 @@ mod tests {
             caller_uid: Some(1000),
             origin: Some(DeviceOrigin {
                 serial: "CC0001".into(),
+                boot_id: 3,
                 event: 7,
                 late_us: 50_000,
             }),

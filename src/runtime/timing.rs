@@ -81,6 +81,7 @@ struct Slot {
     name: String,
     connected: bool,
     serial: Option<String>,
+    boot_id: u32,
     caps: Capabilities,
     errors: u64,
 }
@@ -95,6 +96,7 @@ impl Slot {
             name: String::from(device.clone()),
             connected: false,
             serial: None,
+            boot_id: 0,
             caps: Capabilities::default(),
             errors: 0,
         }
@@ -134,7 +136,7 @@ struct Board {
     buttons: Option<Slot>,
     displays: Vec<DisplaySlot>,
     leds_sent: Option<Leds>,
-    seen: VecDeque<(String, u16)>,
+    seen: VecDeque<(String, u32, u16)>,
     last_beep_second: Option<Micros>,
     game_created_wall: i64,
     game_caller: Option<u32>,
@@ -474,7 +476,8 @@ impl Board {
     }
 
     fn remember(&mut self, origin: &DeviceOrigin) {
-        self.seen.push_back((origin.serial.clone(), origin.event));
+        self.seen
+            .push_back((origin.serial.clone(), origin.boot_id, origin.event));
         while self.seen.len() > SEEN_EVENTS {
             self.seen.pop_front();
         }
@@ -1148,7 +1151,8 @@ impl Timing {
             DeviceEvent::Connected { key, .. }
             | DeviceEvent::Disconnected { key, .. }
             | DeviceEvent::Button { key, .. }
-            | DeviceEvent::Errors { key, .. } => key.clone(),
+            | DeviceEvent::Errors { key, .. }
+            | DeviceEvent::Refused { key, .. } => key.clone(),
         };
         let Some(index) = self.board_index(&key.board) else {
             tracing::warn!(board = %key.board, "an event from a device of an unknown board");
@@ -1179,6 +1183,10 @@ impl Timing {
                         ..Job::default()
                     });
                 }
+            }
+            DeviceEvent::Refused { key, path, reason } => {
+                tracing::warn!(board = %key.board, role = ?key.role, path, reason,
+                    "a device on this board's port was refused and is left alone");
             }
             DeviceEvent::Errors { key, count } => {
                 let board = &mut self.boards[index];
@@ -1230,6 +1238,7 @@ impl Timing {
         if let Some(slot) = Self::slot_mut(board, key.role) {
             slot.connected = true;
             slot.serial = Some(hello.serial.as_str().to_owned());
+            slot.boot_id = hello.boot_id;
             slot.caps = hello.capabilities;
             let link = slot.link();
             tracing::info!(board = %key.board, device = %link.name, path, serial = hello.serial.as_str(), "device connected");
@@ -1261,12 +1270,17 @@ impl Timing {
     ) {
         let config = &self.config;
         let board = &mut self.boards[index];
-        let serial = board
+        let (serial, boot_id) = board
             .buttons
             .as_ref()
             .filter(|slot| slot.key == key)
-            .and_then(|slot| slot.serial.clone())
-            .unwrap_or_else(|| format!("{:?}", key.role));
+            .map(|slot| {
+                (
+                    slot.serial.clone().unwrap_or_else(|| "unknown".into()),
+                    slot.boot_id,
+                )
+            })
+            .unwrap_or_else(|| (format!("{:?}", key.role), 0));
         let ack_only = |outbox: &mut Outbox| {
             outbox.jobs.push(Job {
                 board: key.board.clone(),
@@ -1276,7 +1290,7 @@ impl Timing {
         };
         if !pressed {
             ack_only(outbox);
-        } else if board.seen.contains(&(serial.clone(), event)) {
+        } else if board.seen.contains(&(serial.clone(), boot_id, event)) {
             tracing::info!(board = %key.board, device = %serial, event, "a press already recorded was sent again; acknowledging it");
             ack_only(outbox);
         } else {
@@ -1287,6 +1301,7 @@ impl Timing {
             }
             let origin = DeviceOrigin {
                 serial: serial.clone(),
+                boot_id,
                 event,
                 late_us: (arrival - at).max(0),
             };
