@@ -94,24 +94,9 @@ impl Heartbeat {
 }
 
 /// Turns a control text (notation or preset name) into a control and the
-/// engine settings for it.
+/// engine settings for it (the config's presets and `[engine]` defaults).
 pub fn resolve_control(config: &Config, text: &str) -> Result<(MatchControl, Settings), String> {
-    let notation = match config.presets.get(text) {
-        Some(crate::config::ControlSpec::Notation(notation)) => notation.as_str(),
-        Some(crate::config::ControlSpec::Table(_)) => {
-            return Err(format!("preset `{text}` needs the engine's preset support"))
-        }
-        None => text,
-    };
-    let control = crate::timecontrol::parse(notation).map_err(|e| e.to_string())?;
-    Ok((
-        MatchControl::same(control),
-        Settings {
-            credit: config.engine.credit,
-            stage_advance: config.engine.stage_advance,
-            freeze: config.engine.freeze,
-        },
-    ))
+    config.resolve_control(text)
 }
 
 /// The running assembly.
