@@ -27,7 +27,6 @@
 
 pub mod faults;
 pub mod interactive;
-pub mod link;
 pub mod log;
 pub mod pty;
 pub mod runner;
@@ -46,10 +45,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 pub use faults::Direction;
 pub use interactive::run_interactive;
-pub use link::{LinkState, LinkTiming};
 pub use log::LogTarget;
 pub use script::{Script, ScriptError};
-pub use unit::{UnitKind, UnitSnapshot, UnitSpec};
+pub use unit::{LinkState, UnitKind, UnitSnapshot, UnitSpec};
 
 use crate::clock::monotonic_now_us;
 use log::LogSink;
@@ -585,7 +583,8 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
     let mut entries = Vec::new();
     let mut tasks = Vec::new();
     for (index, (unit, (pty, _))) in opts.units.iter().zip(ptys).enumerate() {
-        let model = unit::UnitModel::new(unit.clone(), now);
+        let boot_id = unit.boot_id.unwrap_or_else(rand::random);
+        let model = unit::UnitModel::new(unit.clone(), now, boot_id);
         let (command_tx, command_rx) = mpsc::unbounded_channel();
         let (snapshot_tx, snapshot_rx) =
             watch::channel(model.snapshot(true, Some(pty.path.clone()), false));

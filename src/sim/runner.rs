@@ -18,7 +18,6 @@ use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, watch};
 
 use super::faults::{Direction, Faults, Window};
-use super::link::{LinkNotice, LinkState};
 use super::log::{button_name, frame_error_name, message_json, LogSink};
 use super::pty::{point_link, remove_link, Pty};
 use super::unit::{UnitModel, UnitSnapshot};
@@ -193,7 +192,7 @@ impl UnitTask {
                     match Pty::open() {
                         Ok(pty) => {
                             plug = plug_in(pty, now, &log);
-                            model.reconnect(now);
+                            model.host_gone(now);
                             accumulator = Accumulator::new();
                         }
                         Err(error) => {
@@ -250,12 +249,7 @@ impl UnitTask {
             }
             let state = model.link_state();
             if state != last_link_state && plug.is_some() {
-                let name_of = |s: LinkState| match s {
-                    LinkState::Connecting => "connecting",
-                    LinkState::Up => "up",
-                    LinkState::Lost => "lost",
-                };
-                log.record(now, &name, "link", json!({ "state": name_of(state) }));
+                log.record(now, &name, "link", json!({ "state": state.name() }));
                 last_link_state = state;
             }
             let snapshot = model.snapshot(
@@ -303,18 +297,25 @@ impl UnitTask {
                 Wake::Command(None) => break,
                 Wake::Command(Some(command)) => match command {
                     UnitCommand::Press { button, at_us } => {
-                        if let Some((event, device_us)) = model.press(button, at_us, now) {
-                            log.record(
+                        match model.press(button, at_us) {
+                            Ok((event, device_us)) => log.record(
                                 at_us,
                                 &name,
                                 "press",
                                 json!({ "button": button_name(button), "event": event, "device_us": device_us }),
-                            );
+                            ),
+                            Err(refused) => log.record(
+                                at_us,
+                                &name,
+                                "press-refused",
+                                json!({ "button": button_name(button), "reason": format!("{refused:?}") }),
+                            ),
                         }
                     }
                     UnitCommand::Unplug { replug_after_us } => {
                         if plug.take().is_some() {
                             log.record(now, &name, "unplug", json!({ "link": link_path }));
+                            model.host_gone(now);
                         }
                         held.clear();
                         writing.clear();
@@ -324,6 +325,7 @@ impl UnitTask {
                     UnitCommand::TogglePlug => {
                         if plug.take().is_some() {
                             log.record(now, &name, "unplug", json!({ "link": link_path }));
+                            model.host_gone(now);
                             held.clear();
                             writing.clear();
                             replug_at = None;
@@ -389,7 +391,7 @@ impl UnitTask {
                                 rest = remaining;
                                 log.record(now, &name, "rx", json!({ "seq": frame.seq, "msg": message_json(&frame.message) }));
                                 let received = model.on_frame(&frame, now);
-                                if let LinkNotice::Acked { event, sends } = received.notice {
+                                for (event, sends) in received.acked {
                                     log.record(
                                         now,
                                         &name,
@@ -400,7 +402,7 @@ impl UnitTask {
                             }
                             Feed::Error(error, remaining) => {
                                 rest = remaining;
-                                model.count_rx_error();
+                                model.frame_error(error);
                                 log.record(now, &name, "rx-error", json!({ "error": frame_error_name(error), "flipped_bits": flipped }));
                             }
                         }

@@ -44,7 +44,7 @@ use chessclock_protocol::{Button, Icons};
 use serde::Deserialize;
 
 use super::faults::Direction;
-use super::link::LinkState;
+use super::unit::LinkState;
 use super::unit::UnitSnapshot;
 use super::view::icon_by_name;
 

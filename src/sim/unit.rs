@@ -5,12 +5,47 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use chessclock_protocol::device::{Command, DeviceLink, LinkState as DeviceLinkState, LinkStats};
 use chessclock_protocol::{
-    Button, Capabilities, DisplayState, Frame, Hello, Icons, Leds, Message, Roles, Text,
-    PROTOCOL_VERSION,
+    Button, Capabilities, DisplayState, Frame, FrameError, Hello, Icons, Leds, Message, Roles,
+    Text, PROTOCOL_VERSION,
 };
 
-use super::link::{DeviceLinkSim, LinkNotice, LinkState, LinkTiming};
+/// The link as the view and scripts see it (the protocol's two device
+/// states, with a link loss told apart from a first handshake).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkState {
+    /// Sending HELLO after power-up or replug, no WELCOME yet.
+    Connecting,
+    /// WELCOME received, the host is heard.
+    Up,
+    /// Was up, then the host fell silent past the link timeout: HELLO again.
+    Lost,
+}
+
+impl LinkState {
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::Connecting => "connecting",
+            LinkState::Up => "up",
+            LinkState::Lost => "lost",
+        }
+    }
+}
+
+/// Why a press was not recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PressRefused {
+    /// This unit has no such button.
+    NoSuchButton,
+    /// The unacknowledged-event queue is full (counted by the link).
+    QueueFull,
+}
+
+/// A serial number as SPEC.md allows: 1 to 16 of `A-Z a-z 0-9`.
+pub fn valid_serial(serial: &str) -> bool {
+    (1..=16).contains(&serial.len()) && serial.chars().all(|c| c.is_ascii_alphanumeric())
+}
 
 /// What kind of unit to emulate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,17 +121,25 @@ pub struct UnitSpec {
     pub clock_drift_ppm: f64,
     /// A stable symlink to the PTY slave, kept while the unit is plugged.
     pub link: Option<PathBuf>,
-    pub timing: LinkTiming,
+    /// HELLO `boot_id` (none: random at start).
+    pub boot_id: Option<u32>,
 }
 
 impl UnitSpec {
-    /// A unit with the defaults of its kind, serial `SIM-<NAME>`.
+    /// A unit with the defaults of its kind, serial `SIM<NAME>` (letters
+    /// and digits of the name, upper case, at most 16 characters).
     pub fn new(name: &str, kind: UnitKind) -> Self {
         let display = kind.has_display();
+        let serial: String = format!("SIM{name}")
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_uppercase())
+            .take(16)
+            .collect();
         UnitSpec {
             name: name.to_owned(),
             kind,
-            serial: format!("SIM-{}", name.to_ascii_uppercase()),
+            serial,
             vendor: "chessclockd".to_owned(),
             model: format!("sim-{}", kind.name()),
             firmware: env!("CARGO_PKG_VERSION").to_owned(),
@@ -110,12 +153,12 @@ impl UnitSpec {
             clock_offset_us: 0,
             clock_drift_ppm: 0.0,
             link: None,
-            timing: LinkTiming::default(),
+            boot_id: None,
         }
     }
 
-    /// The HELLO this unit sends.
-    pub fn hello(&self) -> Hello {
+    /// The HELLO this unit sends (the link fills in `first_unacked_event`).
+    pub fn hello(&self, boot_id: u32) -> Hello {
         let display = self.kind.has_display();
         Hello {
             protocol_version: PROTOCOL_VERSION,
@@ -134,13 +177,15 @@ impl UnitSpec {
             model: Text::truncated(&self.model),
             serial: Text::truncated(&self.serial),
             firmware: Text::truncated(&self.firmware),
+            boot_id,
+            first_unacked_event: 0,
         }
     }
 }
 
 /// CLI form: `NAME=KIND[,key=value...]`, keys `serial`, `vendor`, `model`,
 /// `firmware`, `displays`, `digits`, `tenths`, `buzzer`, `arbiter`,
-/// `text-chars`, `offset-us`, `drift-ppm`, `link`. Example:
+/// `text-chars`, `offset-us`, `drift-ppm`, `link`, `boot-id`. Example:
 /// `display=display,displays=1,serial=CC0042,drift-ppm=120`.
 impl FromStr for UnitSpec {
     type Err = String;
@@ -197,11 +242,19 @@ impl FromStr for UnitSpec {
                         .ok_or_else(|| bad("a number of ppm"))?
                 }
                 "link" => spec.link = Some(PathBuf::from(value)),
+                "boot-id" => {
+                    spec.boot_id = Some(value.parse().map_err(|_| bad("a 32-bit number"))?)
+                }
                 _ => return Err(bad("unknown key")),
             }
         }
+        if !valid_serial(&spec.serial) {
+            return Err(format!(
+                "unit `{name}`: serial `{}` must be 1 to 16 letters and digits",
+                spec.serial
+            ));
+        }
         for (field, value) in [
-            ("serial", &spec.serial),
             ("vendor", &spec.vendor),
             ("model", &spec.model),
             ("firmware", &spec.firmware),
@@ -244,13 +297,21 @@ impl DeviceClock {
 /// Counters shown in the view and the log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct UnitStats {
+    /// Valid frames received.
     pub frames_rx: u64,
+    /// Frames written (copies included).
     pub frames_tx: u64,
+    /// Frames refused by the decoder.
     pub rx_errors: u64,
     pub presses: u64,
+    /// Events acknowledged.
     pub acks: u64,
     pub naks: u64,
     pub unknown: u64,
+    pub retransmissions: u64,
+    /// Presses refused because the queue was full.
+    pub dropped: u64,
+    pub link_losses: u64,
 }
 
 /// Everything an observer (view, script waits, tests) may look at.
@@ -278,12 +339,16 @@ pub struct UnitSnapshot {
     pub faults_active: bool,
 }
 
-/// The unit's behaviour: the link plus what the host set.
+/// The unit's behaviour: the protocol's [`DeviceLink`] plus what the host
+/// set (display, LEDs, beeps).
 #[derive(Clone, Debug)]
 pub struct UnitModel {
     pub spec: UnitSpec,
     pub clock: DeviceClock,
-    link: DeviceLinkSim,
+    link: DeviceLink,
+    /// Linked at least once since power-up or the last replug (so a
+    /// handshake after it is a link loss).
+    linked_since_plug: bool,
     display: Option<DisplayState>,
     leds: Leds,
     beeps: u64,
@@ -292,24 +357,27 @@ pub struct UnitModel {
 }
 
 /// What one received frame did, for the log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Received {
-    pub notice: LinkNotice,
+    /// Events the frame acknowledged (cumulative ACKs may remove several):
+    /// `(event, times sent)`.
+    pub acked: Vec<(u16, u32)>,
 }
 
 impl UnitModel {
-    /// The unit powers up at host instant `now_host_us`.
-    pub fn new(spec: UnitSpec, now_host_us: i64) -> Self {
+    /// The unit powers up at host instant `now_host_us` with `boot_id`.
+    pub fn new(spec: UnitSpec, now_host_us: i64, boot_id: u32) -> Self {
         let clock = DeviceClock {
             origin_host_us: now_host_us,
             offset_us: spec.clock_offset_us,
             drift_ppm: spec.clock_drift_ppm,
         };
-        let link = DeviceLinkSim::new(spec.hello(), spec.timing, clock.device_us(now_host_us));
+        let link = DeviceLink::new(spec.hello(boot_id), clock.device_us(now_host_us));
         UnitModel {
             spec,
             clock,
             link,
+            linked_since_plug: false,
             display: None,
             leds: Leds::default(),
             beeps: 0,
@@ -319,35 +387,49 @@ impl UnitModel {
     }
 
     pub fn link_state(&self) -> LinkState {
-        self.link.state()
+        match (self.link.state(), self.linked_since_plug) {
+            (DeviceLinkState::Linked, _) => LinkState::Up,
+            (DeviceLinkState::Handshake, true) => LinkState::Lost,
+            (DeviceLinkState::Handshake, false) => LinkState::Connecting,
+        }
     }
 
     pub fn stats(&self) -> UnitStats {
-        self.stats
+        let link: LinkStats = self.link.stats();
+        UnitStats {
+            rx_errors: link.frame_errors,
+            naks: link.naks_received,
+            unknown: link.unknown_messages,
+            retransmissions: link.retransmissions,
+            dropped: link.events_dropped,
+            link_losses: link.link_losses,
+            ..self.stats
+        }
     }
 
-    pub fn count_rx_error(&mut self) {
-        self.stats.rx_errors += 1;
+    pub fn hello(&self) -> Hello {
+        self.link.hello()
+    }
+
+    /// A frame the decoder refused.
+    pub fn frame_error(&mut self, error: FrameError) {
+        self.link.frame_error(error);
     }
 
     pub fn count_tx(&mut self, frames: u64) {
         self.stats.frames_tx += frames;
     }
 
-    /// Replugged at `now_host_us`: the handshake starts again.
-    pub fn reconnect(&mut self, now_host_us: i64) {
-        self.link.reconnect(self.clock.device_us(now_host_us));
+    /// The cable was pulled or plugged back at `now_host_us`: the host is
+    /// gone (SPEC 6.4), HELLO again; queued events stay.
+    pub fn host_gone(&mut self, now_host_us: i64) {
+        self.link.disconnected(self.clock.device_us(now_host_us));
+        self.linked_since_plug = false;
     }
 
     /// A button pressed at the true host instant `at_host_us`; returns the
-    /// event number and the device timestamp it carries. `None` when this
-    /// unit has no such button.
-    pub fn press(
-        &mut self,
-        button: Button,
-        at_host_us: i64,
-        now_host_us: i64,
-    ) -> Option<(u16, u64)> {
+    /// event number and the device timestamp it carries.
+    pub fn press(&mut self, button: Button, at_host_us: i64) -> Result<(u16, u64), PressRefused> {
         let allowed = self.spec.kind.has_buttons()
             && match button {
                 Button::Left | Button::Right => true,
@@ -355,44 +437,64 @@ impl UnitModel {
                 Button::Unknown(_) => false,
             };
         if !allowed {
-            return None;
+            return Err(PressRefused::NoSuchButton);
         }
-        self.stats.presses += 1;
         let device_time_us = self.clock.device_us(at_host_us);
-        let now = self.clock.device_us(now_host_us);
-        Some((
-            self.link.button(button, true, device_time_us, now),
-            device_time_us,
-        ))
+        let event = self
+            .link
+            .press(button, true, device_time_us)
+            .map_err(|_| PressRefused::QueueFull)?;
+        self.stats.presses += 1;
+        Ok((event, device_time_us))
     }
 
     /// A valid frame from the host.
     pub fn on_frame(&mut self, frame: &Frame, now_host_us: i64) -> Received {
         self.stats.frames_rx += 1;
-        let notice = self.link.on_frame(frame, self.clock.device_us(now_host_us));
-        match frame.message {
-            Message::Display(state) if self.spec.kind.has_display() => {
+        let before: Vec<(u16, u32)> = match frame.message {
+            Message::Ack { .. } => self.link.pending().map(|e| (e.event, e.sends)).collect(),
+            _ => Vec::new(),
+        };
+        let command = self.link.receive(frame, self.clock.device_us(now_host_us));
+        if self.link.state() == DeviceLinkState::Linked {
+            self.linked_since_plug = true;
+        }
+        let mut received = Received::default();
+        if !before.is_empty() {
+            let still: Vec<u16> = self.link.pending().map(|e| e.event).collect();
+            received.acked = before
+                .into_iter()
+                .filter(|(e, _)| !still.contains(e))
+                .collect();
+            self.stats.acks += received.acked.len() as u64;
+        }
+        match command {
+            Some(Command::Display(state)) if self.spec.kind.has_display() => {
                 self.display = Some(state);
             }
-            Message::Leds(leds) if self.spec.kind.has_buttons() => self.leds = leds,
-            Message::Beep { duration_ms, count } if self.spec.buzzer => {
+            Some(Command::Leds(leds)) if self.spec.kind.has_buttons() => self.leds = leds,
+            Some(Command::Beep { duration_ms, count }) if self.spec.buzzer => {
                 self.beeps += u64::from(count);
-                // Beeps with equal gaps: `count` beeps take twice their length.
+                // `count` beeps with equal gaps take twice their length.
                 let total_us = i64::from(duration_ms) * 1000 * i64::from(count.max(1)) * 2;
                 self.beeping_until_us = now_host_us + total_us;
             }
-            Message::Ack { .. } => self.stats.acks += 1,
-            Message::Nak { .. } => self.stats.naks += 1,
-            Message::Unknown { .. } => self.stats.unknown += 1,
             _ => {}
         }
-        Received { notice }
+        received
     }
 
     /// Frames due at `now_host_us`.
     pub fn poll_transmit(&mut self, now_host_us: i64, out: &mut Vec<Frame>) {
-        self.link
-            .poll_transmit(self.clock.device_us(now_host_us), out);
+        let now = self.clock.device_us(now_host_us);
+        // The link hands out a bounded number of frames per instant; the
+        // cap only guards against a runaway loop.
+        for _ in 0..256 {
+            match self.link.poll(now) {
+                Some(frame) => out.push(frame),
+                None => break,
+            }
+        }
     }
 
     /// Host instant of the next link deadline.
@@ -400,17 +502,10 @@ impl UnitModel {
         self.clock.host_us(self.link.next_deadline())
     }
 
-    /// What the display shows: the host's state plus the unit's own
-    /// link-lost icon when the host is silent.
+    /// What the display shows: the host's state plus the unit's own icons
+    /// (LINK_LOST while not linked).
     pub fn shown_display(&self) -> Option<DisplayState> {
-        let lost = self.link.state() == LinkState::Lost;
-        self.display.map(|mut state| {
-            if lost {
-                state.left.icons.0 |= Icons::LINK_LOST.0;
-                state.right.icons.0 |= Icons::LINK_LOST.0;
-            }
-            state
-        })
+        self.display.map(|state| self.link.decorate(&state))
     }
 
     /// The observable state.
@@ -428,13 +523,13 @@ impl UnitModel {
             plugged,
             pty,
             link: self.spec.link.clone(),
-            link_state: self.link.state(),
+            link_state: self.link_state(),
             display: self.shown_display(),
             leds: self.leds,
             beeps: self.beeps,
             beeping_until_us: self.beeping_until_us,
-            unacked: self.link.unacked(),
-            stats: self.stats,
+            unacked: self.link.pending().count(),
+            stats: self.stats(),
             faults_active,
         }
     }
@@ -477,12 +572,13 @@ mod tests {
 
     #[test]
     fn hello_carries_roles_and_capabilities() {
-        let hello = UnitSpec::new("c", UnitKind::Combined).hello();
+        let hello = UnitSpec::new("c", UnitKind::Combined).hello(7);
         assert!(hello.roles.contains(Roles::BUTTONS) && hello.roles.contains(Roles::DISPLAY));
-        assert_eq!(hello.serial.as_str(), "SIM-C");
+        assert_eq!(hello.serial.as_str(), "SIMC");
+        assert_eq!(hello.boot_id, 7);
         assert_eq!(hello.capabilities.displays, 2);
         assert!(hello.capabilities.arbiter_button);
-        let buttons = UnitSpec::new("b", UnitKind::Buttons).hello();
+        let buttons = UnitSpec::new("b", UnitKind::Buttons).hello(1);
         assert_eq!(buttons.capabilities.displays, 0);
         assert!(!buttons.roles.contains(Roles::DISPLAY));
     }
@@ -506,19 +602,73 @@ mod tests {
         assert_eq!(early.device_us(0), 0);
     }
 
+    fn welcome() -> Frame {
+        Frame {
+            seq: 0,
+            message: Message::Welcome {
+                protocol_version: PROTOCOL_VERSION,
+                heartbeat_interval_ms: 100,
+                link_timeout_ms: 300,
+            },
+        }
+    }
+
     #[test]
     fn display_unit_ignores_presses_and_button_unit_ignores_display() {
-        let mut display = UnitModel::new(UnitSpec::new("d", UnitKind::Display), 0);
-        assert_eq!(display.press(Button::Left, 0, 0), None);
-        let mut buttons = UnitModel::new(UnitSpec::new("b", UnitKind::Buttons), 0);
-        assert_eq!(buttons.press(Button::Left, 10, 20), Some((0, 10)));
+        let mut display = UnitModel::new(UnitSpec::new("d", UnitKind::Display), 0, 1);
+        assert_eq!(
+            display.press(Button::Left, 0),
+            Err(PressRefused::NoSuchButton)
+        );
+        let mut buttons = UnitModel::new(UnitSpec::new("b", UnitKind::Buttons), 0, 1);
+        assert_eq!(buttons.press(Button::Left, 10), Ok((0, 10)));
         let frame = Frame {
             seq: 0,
             message: Message::Display(DisplayState::default()),
         };
         buttons.on_frame(&frame, 30);
         assert_eq!(buttons.shown_display(), None);
+        display.on_frame(&welcome(), 20);
         display.on_frame(&frame, 30);
         assert_eq!(display.shown_display(), Some(DisplayState::default()));
+    }
+
+    #[test]
+    fn link_states_hello_press_ack_and_loss_through_the_model() {
+        let mut unit = UnitModel::new(UnitSpec::new("b", UnitKind::Combined), 1_000, 9);
+        let mut out = Vec::new();
+        unit.poll_transmit(1_000, &mut out);
+        assert!(matches!(out[..], [Frame { message: Message::Hello(h), .. }] if h.boot_id == 9));
+        assert_eq!(unit.link_state(), LinkState::Connecting);
+        let (event, device_us) = unit.press(Button::Right, 1_500).unwrap();
+        assert_eq!(device_us, 500);
+        unit.on_frame(&welcome(), 2_000);
+        assert_eq!(unit.link_state(), LinkState::Up);
+        out.clear();
+        unit.poll_transmit(2_000, &mut out);
+        assert!(out.iter().any(|f| matches!(f.message, Message::Button { event: e, device_time_us: 500, .. } if e == event)));
+        let ack = Frame {
+            seq: 1,
+            message: Message::Ack { event },
+        };
+        assert_eq!(unit.on_frame(&ack, 3_000).acked, vec![(event, 1)]);
+        assert_eq!(unit.snapshot(true, None, false).unacked, 0);
+        // Silence past the link timeout: lost, and the display says so.
+        let display = Frame {
+            seq: 2,
+            message: Message::Display(DisplayState::default()),
+        };
+        unit.on_frame(&display, 3_000);
+        out.clear();
+        unit.poll_transmit(303_000, &mut out);
+        assert_eq!(unit.link_state(), LinkState::Lost);
+        assert!(unit
+            .shown_display()
+            .unwrap()
+            .left
+            .icons
+            .contains(Icons::LINK_LOST));
+        unit.host_gone(400_000);
+        assert_eq!(unit.link_state(), LinkState::Connecting);
     }
 }

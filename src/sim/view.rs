@@ -9,7 +9,7 @@
 
 use chessclock_protocol::{DisplayState, Icons, Panel};
 
-use super::link::LinkState;
+use super::unit::LinkState;
 use super::unit::{UnitKind, UnitSnapshot};
 
 /// How a character is drawn.
