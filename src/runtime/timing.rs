@@ -626,6 +626,8 @@ impl Timing {
             match &row.event {
                 StoredEvent::StartAt { unix_time_us } => last_start_at = Some(*unix_time_us),
                 StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
+                // A pause from a device is the arbiter button (Art. 6.12b).
+                StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
                 _ => {}
             }
             if let Some(origin) = &row.origin {
