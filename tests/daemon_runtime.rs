@@ -718,3 +718,116 @@ async fn hotplug_requests_reach_the_devices() {
     assert_eq!(h.hotplug.recv().await.unwrap(), "removed /dev/ttyACM7");
     h.runtime.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn white_sits_at_the_configured_button() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("60");
+    config.boards[0].white_button = ButtonSide::Right;
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 10 * MS).await;
+    // The left button is Black's: not running, ignored (but acknowledged).
+    h.press(1, Button::Left, start + 5 * MS);
+    h.ack(1).await;
+    assert_eq!(h.state().await["white"]["moves"], 0);
+    h.press(2, Button::Right, start + 10 * MS);
+    h.ack(2).await;
+    let state = h.state().await;
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["white"]["used_ms"], 10);
+    // White's time is on the right panel.
+    let shown = h
+        .sent(|(_, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && shown.left.icons.contains(Icons::RUNNING) =>
+            {
+                Some(*shown)
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(shown.right.moves, 1);
+    assert_eq!(shown.left.moves, 0);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beeps_in_the_last_seconds_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("2");
+    config.display.beep_last_seconds = 1;
+    let mut h = launch(config, dir.path());
+    h.inject
+        .send(DeviceEvent::Connected {
+            key: display(),
+            hello: hello_with_buzzer("DSP1", Roles::DISPLAY, true),
+            path: "/dev/fake-display".into(),
+        })
+        .unwrap();
+    let (_, start) = h.start_game().await;
+    let beeped_at = h
+        .sent(|(at, key, command)| {
+            (key == &display() && matches!(command, DeviceCommand::Beep { .. })).then_some(*at)
+        })
+        .await;
+    // The last second starts when 1.000 s remain (shown as 0:01.0).
+    assert!(
+        beeped_at >= start + SECOND,
+        "beeped {} µs early",
+        start + SECOND - beeped_at
+    );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_start_happens_at_its_wall_clock_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    let wall = chessclockd::clock::wall_now_us();
+    let mono = monotonic_now_us();
+    let at = wall + 300 * MS;
+    h.call(Command::StartAt {
+        unix_time_us: at,
+        force: false,
+    })
+    .await
+    .unwrap();
+    let state = h.state().await;
+    assert_eq!(state["started"], false);
+    let scheduled_ms = state["scheduled_start_ms"].as_i64().unwrap();
+    assert!(
+        (scheduled_ms - (mono + 300 * MS) / MS).abs() <= 2,
+        "{scheduled_ms}"
+    );
+    let again = h
+        .call(Command::StartAt {
+            unix_time_us: wall - 10 * SECOND,
+            force: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(again, ControlError::InvalidArgument(_)),
+        "{again:?}"
+    );
+
+    wait_until(mono + 300 * MS + 5 * MS).await;
+    let state = h.state().await;
+    assert_eq!(state["started"], true);
+    assert_eq!(state["running"], "white");
+    let epoch = state["game_epoch_us"].as_i64().unwrap();
+    let history = h.history().await;
+    let start = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "start")
+        .unwrap()["t_us"]
+        .as_i64()
+        .unwrap()
+        + epoch;
+    assert_eq!(start / MS, scheduled_ms);
+    h.runtime.shutdown().await;
+}
