@@ -271,7 +271,12 @@ pub fn parse_rfc3339_us(text: &str) -> Result<i64, String> {
 
 /// Today's local `HH:MM:SS` as microseconds since the epoch, from `date`
 /// (the system's time zone; `tz` overrides it).
-pub fn local_today_us(hour: u32, minute: u32, second: u32, tz: Option<&str>) -> Result<i64, String> {
+pub fn local_today_us(
+    hour: u32,
+    minute: u32,
+    second: u32,
+    tz: Option<&str>,
+) -> Result<i64, String> {
     let mut date = std::process::Command::new("date");
     date.arg(format!("--date={hour:02}:{minute:02}:{second:02}"))
         .arg("+%s")
@@ -372,7 +377,10 @@ mod tests {
         );
         let utc = local_today_us(12, 0, 0, Some("UTC")).unwrap();
         let tokyo = local_today_us(12, 0, 0, Some("Asia/Tokyo")).unwrap();
-        assert_eq!((utc - tokyo).rem_euclid(86_400 * 1_000_000), 9 * 3_600 * 1_000_000);
+        assert_eq!(
+            (utc - tokyo).rem_euclid(86_400 * 1_000_000),
+            9 * 3_600 * 1_000_000
+        );
     }
 
     #[test]
