@@ -108,3 +108,48 @@ async fn watch_draws_follows_changes_and_quits_on_q() {
     .await
     .expect("test timed out");
 }
+
+#[tokio::test]
+async fn watch_json_streams_a_line_per_change() {
+    use tokio::io::AsyncBufReadExt;
+    let _serial = BUS_LOCK.lock().await;
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let bus = PrivateBus::session();
+        let handle = fake_runtime(&["b1", "b2"]);
+        let _server = serve_on_bus(
+            &bus,
+            handle.clone(),
+            test_config(false),
+            NtpSource::Fixed(None),
+        )
+        .await;
+        let mut child = tokio::process::Command::new(CTL)
+            .arg(format!("--address={}", bus.address))
+            .args(["watch", "--json"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        async fn next_json(
+            lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+        ) -> serde_json::Value {
+            let line = lines.next_line().await.unwrap().expect("a line");
+            serde_json::from_str(&line).unwrap()
+        }
+        assert_eq!(next_json(&mut lines).await["board"], "b1");
+        assert_eq!(next_json(&mut lines).await["board"], "b2");
+        handle
+            .call("b2", Command::Start, Caller { uid: Some(0) })
+            .await
+            .unwrap();
+        let change = next_json(&mut lines).await;
+        assert_eq!(change["board"], "b2");
+        assert_eq!(change["started"], true);
+        assert_eq!(change["running"], "white");
+        child.kill().await.unwrap();
+    })
+    .await
+    .expect("test timed out");
+}

@@ -93,6 +93,9 @@ pub enum Cmd {
         /// Print one frame and exit (for scripts).
         #[arg(long)]
         once: bool,
+        /// Print every board's snapshot as a JSON line, then one line per change.
+        #[arg(long)]
+        json: bool,
     },
     /// Set up a new game with a time control (notation or preset name).
     New {
@@ -331,8 +334,10 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                 write!(stdout, "{}", Table::render(&views, now_ms))?;
             }
         }
-        Cmd::Watch { once } => {
-            if once {
+        Cmd::Watch { once, json } => {
+            if json {
+                watch::stream_json(&ctx, once).await?;
+            } else if once {
                 let now_ms = ctx.daemon_now_ms().await?;
                 let mut views = Vec::new();
                 for id in ctx.board_ids().await? {
