@@ -34,7 +34,7 @@ pub use manager::{Manager, MANAGER_INTERFACE};
 pub use ntp::NtpSource;
 
 use crate::config::{BusKind, Config};
-use crate::control::{BoardEvent, Caller, Command, ControlHandle};
+use crate::control::{BoardEvent, Caller, ControlHandle};
 
 /// The well-known bus name.
 pub const BUS_NAME: &str = "org.chessclockd.ChessClock1";
@@ -135,8 +135,10 @@ pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error
             control.escape_default()
         )));
     }
-    let _ = config;
-    Ok(())
+    config
+        .resolve_control(control)
+        .map(|_| ())
+        .map_err(|why| Error::InvalidArgument(format!("{why}; {hint}")))
 }
 
 /// Serves the API on the bus the configuration names, owning [`BUS_NAME`].
@@ -322,9 +324,4 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             Manager::arbiter_called(&manager, &id, object).await
         }
     }
-}
-
-/// The command a changing D-Bus method sends, for documentation and tests.
-pub fn is_change(command: &Command) -> bool {
-    command.is_change()
 }
