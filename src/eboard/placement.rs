@@ -107,7 +107,7 @@ impl Placement {
         self.0
             .iter()
             .copied()
-            .find(|&c| c >= piece::MAGIC_DRAW && c <= piece::MAGIC_BLACK_WINS)
+            .find(|c| (piece::MAGIC_DRAW..=piece::MAGIC_BLACK_WINS).contains(c))
     }
 
     /// The board part of a FEN (`?` marks a square the FEN cannot express).
