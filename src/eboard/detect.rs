@@ -442,19 +442,7 @@ impl MoveDetector {
             MoveStatus::Confirmed,
             since,
         )));
-        let after = &self.moves[ply - 1].after;
-        let reason = if after.is_checkmate() {
-            Some(GameEndReason::Checkmate)
-        } else if after.is_stalemate() {
-            Some(GameEndReason::Stalemate)
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            let winner = match reason {
-                GameEndReason::Checkmate => Some(side_of(after.turn()).other()),
-                GameEndReason::Stalemate => None,
-            };
+        if let Some((reason, winner)) = super::laws::game_end(&self.moves[ply - 1].after) {
             out.push(BoardEvent::GameEnd {
                 reason,
                 winner,

@@ -15,6 +15,7 @@
 
 pub mod decode;
 pub mod detect;
+pub mod laws;
 pub mod placement;
 pub mod protocol;
 pub mod session;
