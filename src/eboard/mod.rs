@@ -16,6 +16,7 @@
 pub mod decode;
 pub mod detect;
 pub mod laws;
+pub mod pgn;
 pub mod placement;
 pub mod protocol;
 pub mod session;
