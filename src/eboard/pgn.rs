@@ -166,10 +166,10 @@ impl LivePgn {
     /// result signal.
     pub fn apply(&mut self, event: &BoardEvent) {
         match event {
-            BoardEvent::MoveDetected(m) => {
-                if m.status == MoveStatus::Tentative || m.ply > self.ply() {
-                    self.set_move(m.ply, &m.san);
-                }
+            BoardEvent::MoveDetected(m)
+                if m.status == MoveStatus::Tentative || m.ply > self.ply() =>
+            {
+                self.set_move(m.ply, &m.san);
             }
             BoardEvent::TakeBack { to_ply, .. } => self.truncate(*to_ply),
             BoardEvent::GameEnd { reason, winner, .. } => {
