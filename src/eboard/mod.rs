@@ -19,7 +19,9 @@ pub mod laws;
 pub mod pgn;
 pub mod placement;
 pub mod protocol;
+pub mod serial;
 pub mod session;
+pub mod sim;
 
 pub use decode::{decode_capture, decode_cli, CaptureFormat, DecodeError, DecodedMove};
 pub use detect::{BoardEvent, DetectedMove, DetectorConfig, MoveDetector, MoveStatus};
