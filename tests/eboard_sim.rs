@@ -1,0 +1,255 @@
+//! End to end over PTYs: the simulated DGT board (`eboard::sim`) talks to the
+//! serial shell (`eboard::serial`), whose session and detector must bring out
+//! exactly the moves played. PTY tests are serialised.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chessclockd::eboard::detect::{BoardEvent, DetectorConfig, MoveStatus};
+use chessclockd::eboard::placement::Orientation;
+use chessclockd::eboard::serial::{spawn_with, EboardEvent, ShellConfig};
+use chessclockd::eboard::sim::{pgn_sans, run_sim, DgtSimOptions, SimScript};
+use chessclockd::eboard::CaptureFormat;
+use tokio::sync::mpsc;
+
+static PTY: Mutex<()> = Mutex::new(());
+
+const GAME: &str = "1. e4 d5 2. e5 f5 3. exf6 Nc6 4. fxg7 Bf5 5. gxh8=Q Qd7 \
+                    6. Nf3 O-O-O 7. Be2 e5 8. O-O *";
+
+fn quick(script: SimScript) -> DgtSimOptions {
+    let mut opts = DgtSimOptions::new(script);
+    opts.step = Duration::from_millis(3);
+    opts.move_pause = Duration::from_millis(5);
+    opts.start_delay = Duration::from_millis(50);
+    opts
+}
+
+fn shell_config() -> ShellConfig {
+    ShellConfig {
+        detector: DetectorConfig {
+            confirm_after: 300_000,
+        },
+        backoff_min: Duration::from_millis(50),
+        backoff_max: Duration::from_millis(200),
+        ..ShellConfig::default()
+    }
+}
+
+/// The game as the events tell it: ply -> (move, confirmed).
+#[derive(Default)]
+struct Game {
+    moves: BTreeMap<u32, (String, bool)>,
+    events: Vec<EboardEvent>,
+}
+
+impl Game {
+    fn apply(&mut self, event: EboardEvent, san: bool) {
+        match &event {
+            EboardEvent::Board(BoardEvent::MoveDetected(m)) => {
+                let text = if san { m.san.clone() } else { m.uci.clone() };
+                self.moves.retain(|&ply, _| ply < m.ply);
+                self.moves
+                    .insert(m.ply, (text, m.status == MoveStatus::Confirmed));
+            }
+            EboardEvent::Board(BoardEvent::TakeBack { to_ply, .. }) => {
+                self.moves.retain(|&ply, _| ply <= *to_ply);
+            }
+            _ => {}
+        }
+        self.events.push(event);
+    }
+
+    fn confirmed(&self) -> Vec<String> {
+        self.moves
+            .values()
+            .take_while(|(_, confirmed)| *confirmed)
+            .map(|(m, _)| m.clone())
+            .collect()
+    }
+}
+
+/// Collects events until `want` moves are confirmed (or the time is up).
+async fn play_until(
+    rx: &mut mpsc::UnboundedReceiver<EboardEvent>,
+    game: &mut Game,
+    want: usize,
+    san: bool,
+    limit: Duration,
+) {
+    let _ = tokio::time::timeout(limit, async {
+        while game.confirmed().len() < want {
+            match rx.recv().await {
+                Some(event) => game.apply(event, san),
+                None => break,
+            }
+        }
+    })
+    .await;
+}
+
+fn strip_marks(sans: Vec<String>) -> Vec<String> {
+    sans.into_iter()
+        .map(|s| s.trim_end_matches(['+', '#']).to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn simulated_board_plays_a_pgn_turned_round_with_clock() {
+    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut opts = quick(SimScript::Pgn { text: GAME.into() });
+    opts.turned_round = true;
+    opts.clock_presses = true;
+    opts.seed = 11;
+    let sim = run_sim(opts).expect("simulator starts");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = spawn_with(sim.path().to_owned(), shell_config(), tx);
+    let mut game = Game::default();
+    let want = pgn_sans(GAME);
+    play_until(
+        &mut rx,
+        &mut game,
+        want.len(),
+        true,
+        Duration::from_secs(15),
+    )
+    .await;
+    // The keep-alive (every 1.5 s) brings the serial number.
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(event) = rx.recv().await {
+            let serial = matches!(event, EboardEvent::SerialNumber(_));
+            game.apply(event, true);
+            if serial {
+                break;
+            }
+        }
+    })
+    .await;
+    handle.task.abort();
+    let summary = sim.stop().expect("simulator stops cleanly");
+
+    assert_eq!(strip_marks(game.confirmed()), want);
+    assert!(summary.script_done);
+    assert!(summary.commands_received >= 5, "{summary:?}");
+    let has = |pred: &dyn Fn(&EboardEvent) -> bool| game.events.iter().any(pred);
+    assert!(has(&|e| matches!(e, EboardEvent::Connected { .. })));
+    assert!(has(&|e| matches!(
+        e,
+        EboardEvent::Orientation(Orientation::TurnedRound)
+    )));
+    assert!(has(&|e| matches!(
+        e,
+        EboardEvent::Version { main: 1, sub: 7 }
+    )));
+    assert!(has(&|e| *e == EboardEvent::SerialNumber("24055".into())));
+    assert!(has(&|e| matches!(e, EboardEvent::ClockPress { .. })));
+    assert!(!has(&|e| matches!(
+        e,
+        EboardEvent::Board(BoardEvent::Unrecognised { .. })
+    )));
+}
+
+#[tokio::test]
+async fn simulated_board_replays_a_real_capture() {
+    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = match std::env::var_os("CHESSCLOCKD_SHARED_DIR") {
+        Some(shared) => PathBuf::from(shared).join("data/dgt-captures"),
+        None => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/data/dgt-captures/"
+        )),
+    };
+    assert!(
+        dir.is_dir(),
+        "the DGT captures are missing: expected them in {} (the `shared/` folder must sit beside the repository)",
+        dir.display()
+    );
+    let want: Vec<String> = std::fs::read_to_string(dir.join("1.uci"))
+        .unwrap()
+        .split_whitespace()
+        .filter(|t| !t.ends_with('.') && *t != "*")
+        .map(str::to_owned)
+        .collect();
+    let mut opts = quick(SimScript::Capture {
+        path: dir.join("1.inbytes"),
+        format: CaptureFormat::Base64Lines,
+    });
+    opts.step = Duration::from_millis(1);
+    let sim = run_sim(opts).expect("simulator starts");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = spawn_with(sim.path().to_owned(), shell_config(), tx);
+    let mut game = Game::default();
+    play_until(
+        &mut rx,
+        &mut game,
+        want.len(),
+        false,
+        Duration::from_secs(20),
+    )
+    .await;
+    handle.task.abort();
+    sim.stop().expect("simulator stops cleanly");
+    assert_eq!(game.confirmed(), want);
+}
+
+#[tokio::test]
+async fn board_unplugged_and_plugged_back_in() {
+    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dgt-board");
+    let mut opts = quick(SimScript::Pgn {
+        text: "1. e4 e5".into(),
+    });
+    opts.link = Some(link.clone());
+    let sim = run_sim(opts).expect("simulator starts");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = spawn_with(link.clone(), shell_config(), tx);
+    let mut game = Game::default();
+    play_until(&mut rx, &mut game, 2, true, Duration::from_secs(10)).await;
+    assert_eq!(game.confirmed(), vec!["e4", "e5"]);
+
+    // Unplug: the simulator goes away with its PTY and the link.
+    sim.stop().unwrap();
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = rx.recv().await {
+            let gone = matches!(event, EboardEvent::Disconnected { .. });
+            game.apply(event, true);
+            if gone {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(
+        game.events
+            .iter()
+            .any(|e| matches!(e, EboardEvent::Disconnected { .. })),
+        "the loss of the board is reported"
+    );
+
+    // Plug a board back in under the same name: the shell reconnects and
+    // the game goes on (the new board starts from the initial position,
+    // which is a takeback to ply 0, then replays the moves and one more).
+    let mut opts = quick(SimScript::Pgn {
+        text: "1. e4 e5 2. Nf3".into(),
+    });
+    opts.link = Some(link.clone());
+    let sim = run_sim(opts).expect("simulator restarts");
+    let connected_before = game
+        .events
+        .iter()
+        .filter(|e| matches!(e, EboardEvent::Connected { .. }))
+        .count();
+    play_until(&mut rx, &mut game, 3, true, Duration::from_secs(10)).await;
+    handle.task.abort();
+    sim.stop().unwrap();
+    assert_eq!(game.confirmed(), vec!["e4", "e5", "Nf3"]);
+    let connected_after = game
+        .events
+        .iter()
+        .filter(|e| matches!(e, EboardEvent::Connected { .. }))
+        .count();
+    assert_eq!(connected_after, connected_before + 1);
+}
