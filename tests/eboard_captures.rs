@@ -87,3 +87,62 @@ fn capture_johan_gives_its_43_moves_in_san() {
         .collect();
     assert_same("johan", &got, &want);
 }
+
+#[test]
+fn raw_bytes_decode_like_base64_lines() {
+    use base64::Engine as _;
+    let mut raw = Vec::new();
+    for line in String::from_utf8(read("2.inbytes")).unwrap().lines() {
+        raw.extend(
+            base64::engine::general_purpose::STANDARD
+                .decode(line.trim())
+                .unwrap(),
+        );
+    }
+    let from_raw: Vec<String> = decode_capture(&raw, CaptureFormat::Raw)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.uci)
+        .collect();
+    assert_eq!(from_raw, decoded_uci("2.inbytes"));
+}
+
+#[test]
+fn decode_cli_prints_one_move_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("johan.inbytes");
+    std::fs::write(&path, read("johan.inbytes")).unwrap();
+
+    let mut uci = Vec::new();
+    decode_cli(&path, false, false, &mut uci).unwrap();
+    let uci = String::from_utf8(uci).unwrap();
+    assert_eq!(uci.lines().count(), 43);
+    assert!(uci.starts_with("e2e4\ne7e5\ng1f3\nf7f5\n"), "{uci}");
+    assert!(uci.ends_with("c5c6\n"), "{uci}");
+
+    let mut san = Vec::new();
+    decode_cli(&path, false, true, &mut san).unwrap();
+    let san = String::from_utf8(san).unwrap();
+    assert!(san.starts_with("e4\ne5\nNf3\nf5\nNxe5\n"), "{san}");
+    assert!(san.contains("\nO-O\n"), "{san}");
+    assert!(san.ends_with("Qxc6\n"), "{san}");
+}
+
+#[test]
+fn decode_errors_say_what_and_where() {
+    let err = decode_capture(b"hgBD\nnot base64!\n", CaptureFormat::Base64Lines).unwrap_err();
+    assert!(err.to_string().starts_with("line 2: not base64"), "{err}");
+    let err = decode_capture(&[0x8e, 0x00, 0x05, 0x01, 0x00], CaptureFormat::Raw).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("never shows the starting position"),
+        "{err}"
+    );
+    let missing = std::path::Path::new("/nonexistent/capture.inbytes");
+    let err = decode_cli(missing, false, false, &mut Vec::new()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/capture.inbytes: "),
+        "{err}"
+    );
+}

@@ -60,6 +60,10 @@ pub struct DetectedMove {
     /// Half-move number, 1 = White's first move.
     pub ply: u32,
     pub side: Side,
+    /// Moves `side` has made in this game, this one included (its 40th move
+    /// has 40): what the engine's move count for `side` should be once the
+    /// move is completed.
+    pub side_moves: u32,
     /// SAN with check and mate marks (`Nf3`, `O-O`, `exd6`, `e8=Q+`).
     pub san: String,
     /// UCI (`g1f3`, castling as the king's move `e1g1`, `e7e8q`).
@@ -260,17 +264,16 @@ impl MoveDetector {
     /// Moves `side` has played on the board (tentative included): the move
     /// count the engine should use when the board counts moves.
     pub fn moves_by(&self, side: Side) -> u32 {
+        self.moves_by_after(side, self.moves.len())
+    }
+
+    fn moves_by_after(&self, side: Side, ply: usize) -> u32 {
         let start_turn = self
             .start
             .as_ref()
             .map(|s| side_of(s.turn()))
             .unwrap_or(Side::White);
-        let n = self.moves.len() as u32;
-        if side == start_turn {
-            n.div_ceil(2)
-        } else {
-            n / 2
-        }
+        side_moves_after(ply as u32, start_turn, side)
     }
 
     /// The game's moves so far, oldest first.
@@ -296,9 +299,11 @@ impl MoveDetector {
     fn describe(&self, ply: usize, status: MoveStatus, at: Micros) -> DetectedMove {
         let before = self.position_at(ply - 1);
         let played = &self.moves[ply - 1];
+        let side = side_of(before.turn());
         DetectedMove {
             ply: ply as u32,
-            side: side_of(before.turn()),
+            side,
+            side_moves: self.moves_by_after(side, ply),
             san: SanPlus::from_move(before, played.mv).to_string(),
             uci: UciMove::from_standard(played.mv).to_string(),
             fen_after: fen_of(&played.after),
@@ -486,6 +491,16 @@ impl MoveDetector {
                 at: now,
             });
         }
+    }
+}
+
+/// Moves `side` has made after `ply` half-moves of a game whose first move
+/// was `first_mover`'s (White's from the standard starting position).
+pub fn side_moves_after(ply: u32, first_mover: Side, side: Side) -> u32 {
+    if side == first_mover {
+        ply.div_ceil(2)
+    } else {
+        ply / 2
     }
 }
 

@@ -381,6 +381,7 @@ mod tests {
             BoardEvent::MoveDetected(DetectedMove {
                 ply,
                 side: Side::White,
+                side_moves: 1,
                 san: san.into(),
                 uci: String::new(),
                 fen_after: String::new(),

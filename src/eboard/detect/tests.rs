@@ -178,7 +178,18 @@ fn next_move_confirms_the_previous_one() {
         moves_in(&events),
         vec![(1, "e2e4".into(), Confirmed), (2, "e7e5".into(), Tentative)]
     );
-    assert_eq!(h.det.moves_by(Side::White), 1);
+    match events.last() {
+        Some(BoardEvent::MoveDetected(m)) => {
+            assert_eq!((m.side, m.side_moves), (Side::Black, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    h.slide("g1", "f3");
+    assert_eq!(h.det.moves().last().unwrap().side_moves, 2);
+    assert_eq!(side_moves_after(3, Side::White, Side::White), 2);
+    assert_eq!(side_moves_after(3, Side::White, Side::Black), 1);
+    assert_eq!(side_moves_after(3, Side::Black, Side::Black), 2);
+    assert_eq!(h.det.moves_by(Side::White), 2);
     assert_eq!(h.det.moves_by(Side::Black), 1);
 }
 
