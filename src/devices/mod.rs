@@ -31,7 +31,11 @@ pub struct DeviceKey {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceEvent {
     /// The handshake completed.
-    Connected { key: DeviceKey, hello: Hello, path: String },
+    Connected {
+        key: DeviceKey,
+        hello: Hello,
+        path: String,
+    },
     /// The device went away (unplug, missed heartbeats, I/O error).
     Disconnected { key: DeviceKey, reason: String },
     /// A new (not duplicate) button event. `at` is the device timestamp mapped
@@ -54,11 +58,16 @@ pub enum DeviceCommand {
     /// Show this (latest wins; restored at once after a reconnect).
     Display(DisplayState),
     Leds(Leds),
-    Beep { duration_ms: u16, count: u8 },
+    Beep {
+        duration_ms: u16,
+        count: u8,
+    },
     /// Acknowledge button event `event`: sent only once the press is
     /// committed to the state store, so an unacknowledged press is resent by
     /// the device after a crash.
-    Ack { event: u16 },
+    Ack {
+        event: u16,
+    },
 }
 
 /// The running device tasks (one per configured device slot, plus hotplug).
