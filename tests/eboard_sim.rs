@@ -19,6 +19,17 @@ static PTY: Mutex<()> = Mutex::new(());
 const GAME: &str = "1. e4 d5 2. e5 f5 3. exf6 Nc6 4. fxg7 Bf5 5. gxh8=Q Qd7 \
                     6. Nf3 O-O-O 7. Be2 e5 8. O-O *";
 
+/// Runs a PTY test alone (PTY pairs of parallel tests can race), on its
+/// own runtime.
+fn serialised(test: impl std::future::Future<Output = ()>) {
+    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test);
+}
+
 fn quick(script: SimScript) -> DgtSimOptions {
     let mut opts = DgtSimOptions::new(script);
     opts.step = Duration::from_millis(3);
@@ -96,9 +107,12 @@ fn strip_marks(sans: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn simulated_board_plays_a_pgn_turned_round_with_clock() {
-    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+#[test]
+fn simulated_board_plays_a_pgn_turned_round_with_clock() {
+    serialised(simulated_board_plays_a_pgn_turned_round_with_clock_body());
+}
+
+async fn simulated_board_plays_a_pgn_turned_round_with_clock_body() {
     let mut opts = quick(SimScript::Pgn { text: GAME.into() });
     opts.turned_round = true;
     opts.clock_presses = true;
@@ -151,9 +165,12 @@ async fn simulated_board_plays_a_pgn_turned_round_with_clock() {
     )));
 }
 
-#[tokio::test]
-async fn simulated_board_replays_a_real_capture() {
-    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+#[test]
+fn simulated_board_replays_a_real_capture() {
+    serialised(simulated_board_replays_a_real_capture_body());
+}
+
+async fn simulated_board_replays_a_real_capture_body() {
     let dir = match std::env::var_os("CHESSCLOCKD_SHARED_DIR") {
         Some(shared) => PathBuf::from(shared).join("data/dgt-captures"),
         None => PathBuf::from(concat!(
@@ -194,9 +211,12 @@ async fn simulated_board_replays_a_real_capture() {
     assert_eq!(game.confirmed(), want);
 }
 
-#[tokio::test]
-async fn board_unplugged_and_plugged_back_in() {
-    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+#[test]
+fn board_unplugged_and_plugged_back_in() {
+    serialised(board_unplugged_and_plugged_back_in_body());
+}
+
+async fn board_unplugged_and_plugged_back_in_body() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("dgt-board");
     let mut opts = quick(SimScript::Pgn {

@@ -504,6 +504,18 @@ pub fn side_moves_after(ply: u32, first_mover: Side, side: Side) -> u32 {
     }
 }
 
+/// The ply (1-based half-move number) of `side`'s `n`-th move (n >= 1) in a
+/// game whose first move was `first_mover`'s: White's 40th move from the
+/// standard start is ply 79, Black's is ply 80.
+pub fn ply_of_side_move(first_mover: Side, side: Side, n: u32) -> u32 {
+    let n = n.max(1);
+    if side == first_mover {
+        2 * n - 1
+    } else {
+        2 * n
+    }
+}
+
 /// The legal move from `pos` whose resulting board is `board` (different
 /// legal moves give different boards, promotions included).
 fn find_move(pos: &Chess, board: &Board, except: Option<Move>) -> Option<(Move, Chess)> {

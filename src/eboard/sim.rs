@@ -93,6 +93,92 @@ impl DgtSimOptions {
     }
 }
 
+/// `chessclock-sim dgt` arguments (the lead wires the subcommand to
+/// [`run_sim_cli`]).
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct DgtSimArgs {
+    /// Replay this capture (one base64-encoded read per line, or raw bytes
+    /// with --raw).
+    #[arg(long, conflicts_with = "pgn", required_unless_present = "pgn")]
+    pub capture: Option<PathBuf>,
+    /// The capture holds raw bytes.
+    #[arg(long, requires = "capture")]
+    pub raw: bool,
+    /// Play the main line of this PGN file with realistic hand movements.
+    #[arg(long)]
+    pub pgn: Option<PathBuf>,
+    /// Create this symlink to the PTY (e.g. /run/chessclock/dgt0).
+    #[arg(long)]
+    pub link: Option<PathBuf>,
+    /// Milliseconds before each placement change or replayed message.
+    #[arg(long, default_value_t = 150)]
+    pub step_ms: u64,
+    /// Extra milliseconds before each move (PGN).
+    #[arg(long, default_value_t = 600)]
+    pub move_pause_ms: u64,
+    /// Milliseconds between the host's update-mode command and the first change.
+    #[arg(long, default_value_t = 500)]
+    pub start_delay_ms: u64,
+    /// Seed of the hand's variations (PGN).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The board stands turned round, White on the connector side (PGN).
+    #[arg(long)]
+    pub turned_round: bool,
+    /// Flip the attached clock's lever after every move (PGN).
+    #[arg(long)]
+    pub clock_presses: bool,
+    /// Stop this many milliseconds after the script ends (default: run
+    /// until killed).
+    #[arg(long)]
+    pub linger_ms: Option<u64>,
+}
+
+impl DgtSimArgs {
+    pub fn options(&self) -> io::Result<DgtSimOptions> {
+        let script = match (&self.capture, &self.pgn) {
+            (Some(path), _) => SimScript::Capture {
+                path: path.clone(),
+                format: if self.raw {
+                    CaptureFormat::Raw
+                } else {
+                    CaptureFormat::Base64Lines
+                },
+            },
+            (None, Some(path)) => SimScript::Pgn {
+                text: std::fs::read_to_string(path)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?,
+            },
+            (None, None) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "give --capture FILE or --pgn FILE",
+                ))
+            }
+        };
+        let mut opts = DgtSimOptions::new(script);
+        opts.link = self.link.clone();
+        opts.step = Duration::from_millis(self.step_ms);
+        opts.move_pause = Duration::from_millis(self.move_pause_ms);
+        opts.start_delay = Duration::from_millis(self.start_delay_ms);
+        opts.seed = self.seed;
+        opts.turned_round = self.turned_round;
+        opts.clock_presses = self.clock_presses;
+        opts.linger = self.linger_ms.map(Duration::from_millis);
+        Ok(opts)
+    }
+}
+
+/// `chessclock-sim dgt ...`: starts the board, prints the port to open on
+/// one line (`dgt board at /dev/pts/N`), then serves until the script is
+/// done and `--linger-ms` has passed (or forever without it).
+pub fn run_sim_cli(args: &DgtSimArgs, out: &mut dyn Write) -> io::Result<SimSummary> {
+    let sim = run_sim(args.options()?)?;
+    writeln!(out, "dgt board at {}", sim.path().display())?;
+    out.flush()?;
+    sim.wait()
+}
+
 /// What the simulator did, when it ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SimSummary {
@@ -682,6 +768,32 @@ mod tests {
             captured_first_seen |= gestures(&capture_pos, mv, &mut rng)[0].0 == Square::D5;
         }
         assert!(intermediate_seen && captured_first_seen);
+    }
+
+    #[test]
+    fn cli_arguments_make_options() {
+        use clap::Parser as _;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            dgt: DgtSimArgs,
+        }
+        let cli =
+            Cli::try_parse_from(["x", "--capture", "/tmp/a", "--raw", "--step-ms", "5"]).unwrap();
+        let opts = cli.dgt.options().unwrap();
+        assert_eq!(
+            opts.script,
+            SimScript::Capture {
+                path: "/tmp/a".into(),
+                format: CaptureFormat::Raw
+            }
+        );
+        assert_eq!(opts.step, Duration::from_millis(5));
+        assert!(Cli::try_parse_from(["x"]).is_err(), "a script is required");
+        assert!(Cli::try_parse_from(["x", "--capture", "a", "--pgn", "b"]).is_err());
+        let cli = Cli::try_parse_from(["x", "--pgn", "/nonexistent.pgn"]).unwrap();
+        let err = cli.dgt.options().unwrap_err();
+        assert!(err.to_string().contains("/nonexistent.pgn"), "{err}");
     }
 
     #[test]

@@ -189,6 +189,17 @@ fn next_move_confirms_the_previous_one() {
     assert_eq!(side_moves_after(3, Side::White, Side::White), 2);
     assert_eq!(side_moves_after(3, Side::White, Side::Black), 1);
     assert_eq!(side_moves_after(3, Side::Black, Side::Black), 2);
+    assert_eq!(ply_of_side_move(Side::White, Side::White, 40), 79);
+    assert_eq!(ply_of_side_move(Side::White, Side::Black, 40), 80);
+    for ply in 1..=100 {
+        let side = if ply % 2 == 1 {
+            Side::White
+        } else {
+            Side::Black
+        };
+        let n = side_moves_after(ply, Side::White, side);
+        assert_eq!(ply_of_side_move(Side::White, side, n), ply);
+    }
     assert_eq!(h.det.moves_by(Side::White), 2);
     assert_eq!(h.det.moves_by(Side::Black), 1);
 }
