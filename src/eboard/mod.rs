@@ -3,15 +3,48 @@
 //! possible (Art. 6.2a1, 6.4, 6.9), a live PGN with clock times, offline
 //! decoding of captures, the serial shell and a simulated board.
 //!
-//! **DGT's notice:** DGT's protocol header states that the protocol may not be
-//! used commercially without DGT's written permission. This module
-//! implements it for non-commercial use; anyone who wants to use it
-//! commercially must obtain DGT's written permission first.
+//! **DGT's notice:** DGT's protocol documentation states that the DGT board
+//! protocol may not be used commercially without DGT's written permission.
+//! This module implements it for non-commercial use; anyone who wants to use
+//! it commercially must obtain DGT's written permission first.
 //!
-//! Layout: pure cores ([`protocol`] parser, [`session`] link state machine,
-//! [`detect`] move detection, [`laws`], [`pgn`], [`decode`]) and a thin shell
-//! ([`serial`], the tokio task on a real port; [`sim`], a simulated board on
-//! a PTY).
+//! Layout: pure cores ([`protocol`] parser, [`placement`], [`session`] link
+//! state machine, [`detect`] move detection, [`laws`], [`pgn`], [`decode`])
+//! and a thin shell ([`serial`], the tokio task on a real port; [`sim`], a
+//! simulated board on a PTY).
+//!
+//! # How the runtime uses a board
+//!
+//! 1. Per configured `eboard` device: `let handle = serial::spawn(path, tx)`.
+//!    Events arrive on `tx`'s receiver as [`EboardEvent`]s; `handle.commands`
+//!    takes [`EboardCommand`]s. Reconnects happen inside the task.
+//! 2. On every button press of the board's clock, send
+//!    `EboardCommand::ClockPressed { at }` (confirms a tentative move).
+//! 3. Board move count (setting `move-count = "eboard"`, used while the
+//!    board is connected and in step with the game): keep each side's count
+//!    from the events, `MoveDetected(m)` → `count[m.side] = m.side_moves`,
+//!    `TakeBack { to_ply }` → `detect::side_moves_after(to_ply, White, side)`
+//!    for both sides; treat the count as unreliable between `Unrecognised`
+//!    and the next `Synchronised`/`MoveDetected`. When `Press(side)` is
+//!    applied to the engine and `engine moves(side) + 1 != count[side]`,
+//!    first apply `Adjust { side, moves: Some(count[side] - 1), .. }` at the
+//!    same instant: the press then brings the engine to the board's count,
+//!    and the engine's `>=` stage boundary adds the next stage's time at the
+//!    press that completes the real 40th move even when an earlier press was
+//!    forgotten (a press completes all previous moves, Art. 6.2a).
+//! 4. At `Notice::FlagFell { side, stage, .. }`:
+//!    `laws::flag_report(&laws::position_from_fen(&last_fen)?, side,
+//!    required, count[side])`, `required` = the moves required by the end of
+//!    that stage (`None` in the last stage / sudden death); publish its
+//!    verdict (Art. 6.4 moves completed / Art. 6.9 loss or draw).
+//! 5. `BoardEvent::GameEnd` (checkmate or stalemate, on a confirmed move):
+//!    stop the clock (`Input::Pause`) and publish the result (Art. 6.2a1).
+//! 6. Live PGN: one [`pgn::LivePgn`] per board; `apply` every `BoardEvent`;
+//!    on `Notice::Pressed { side, move_number, used }` call
+//!    `set_clock(detect::ply_of_side_move(White, side, move_number),
+//!    MoveClock { clk: remaining(side) after the press, emt: used })` and
+//!    `set_clocks(white, black)`; then
+//!    `pgn::write_atomic(dir, "<board>.pgn", &pgn.render())`.
 
 pub mod decode;
 pub mod detect;
@@ -23,5 +56,14 @@ pub mod serial;
 pub mod session;
 pub mod sim;
 
-pub use decode::{decode_capture, decode_cli, CaptureFormat, DecodeError, DecodedMove};
-pub use detect::{BoardEvent, DetectedMove, DetectorConfig, MoveDetector, MoveStatus};
+pub use decode::{
+    decode_capture, decode_cli, render_moves, CaptureFormat, DecodeError, DecodedMove,
+};
+pub use detect::{
+    BoardEvent, DetectedMove, DetectorConfig, GameEndReason, MoveDetector, MoveStatus,
+    SignalledResult,
+};
+pub use laws::{can_checkmate, flag_report, FlagReport, FlagVerdict};
+pub use pgn::{LivePgn, MoveClock, PgnTags};
+pub use serial::{spawn, EboardCommand, EboardEvent, EboardHandle};
+pub use sim::{run_sim, run_sim_cli, DgtSim, DgtSimArgs, DgtSimOptions, SimScript};

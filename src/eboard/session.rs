@@ -232,7 +232,11 @@ impl DgtSession {
         let all_zero = reading.status == 0
             && reading.left.total_seconds() == 0
             && reading.right.total_seconds() == 0;
-        if all_zero || reading.no_clock {
+        // Minutes or seconds beyond 59 (bad BCD) are a garbled reading.
+        let garbled = [reading.left, reading.right]
+            .iter()
+            .any(|f| f.minutes > 59 || f.seconds > 59);
+        if all_zero || garbled || reading.no_clock {
             return;
         }
         if let Some(previous) = self.lever_right_up {
@@ -440,5 +444,13 @@ mod tests {
         assert!(!out
             .iter()
             .any(|o| matches!(o, SessionOutput::ClockPress { .. })));
+        // All-zero and garbled readings are ignored (no press, no reading).
+        let zero = encode_message(super::super::protocol::message_id::BWTIME, &[0; 7]);
+        assert_eq!(s.on_bytes(4 * MS, &zero), vec![]);
+        let garbled = encode_message(
+            super::super::protocol::message_id::BWTIME,
+            &[0x00, 0x7f, 0x00, 0x00, 0x03, 0x00, 0x09],
+        );
+        assert_eq!(s.on_bytes(5 * MS, &garbled), vec![]);
     }
 }
