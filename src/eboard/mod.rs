@@ -55,6 +55,7 @@ pub mod protocol;
 pub mod serial;
 pub mod session;
 pub mod sim;
+pub mod tracker;
 
 pub use decode::{
     decode_capture, decode_cli, render_moves, CaptureFormat, DecodeError, DecodedMove,
@@ -67,3 +68,4 @@ pub use laws::{can_checkmate, flag_report, FlagReport, FlagVerdict};
 pub use pgn::{LivePgn, MoveClock, PgnTags};
 pub use serial::{spawn, EboardCommand, EboardEvent, EboardHandle};
 pub use sim::{run_sim, run_sim_cli, DgtSim, DgtSimArgs, DgtSimOptions, SimScript};
+pub use tracker::BoardTracker;
