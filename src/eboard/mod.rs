@@ -20,23 +20,23 @@
 //!    takes [`EboardCommand`]s. Reconnects happen inside the task.
 //! 2. On every button press of the board's clock, send
 //!    `EboardCommand::ClockPressed { at }` (confirms a tentative move).
-//! 3. Board move count (setting `move-count = "eboard"`, used while the
-//!    board is connected and in step with the game): keep each side's count
-//!    from the events, `MoveDetected(m)` → `count[m.side] = m.side_moves`,
-//!    `TakeBack { to_ply }` → `detect::side_moves_after(to_ply, White, side)`
-//!    for both sides; treat the count as unreliable between `Unrecognised`
-//!    and the next `Synchronised`/`MoveDetected`. When `Press(side)` is
-//!    applied to the engine and `engine moves(side) + 1 != count[side]`,
-//!    first apply `Adjust { side, moves: Some(count[side] - 1), .. }` at the
-//!    same instant: the press then brings the engine to the board's count,
-//!    and the engine's `>=` stage boundary adds the next stage's time at the
-//!    press that completes the real 40th move even when an earlier press was
-//!    forgotten (a press completes all previous moves, Art. 6.2a).
+//! 3. Feed every event to a [`tracker::BoardTracker`] (one per board). Board
+//!    move count (setting `move-count = "eboard"`): just before applying
+//!    `Input::Press(side)` to the engine, while `side`'s clock runs, apply
+//!    `tracker.adjustment_before_press(side, state.side(side).moves)` if it
+//!    is `Some` (an `Input::Adjust` setting the count to the board's minus
+//!    one, at the same instant). The press then brings the engine to the
+//!    board's count, and the engine's `>=` stage boundary adds the next
+//!    stage's time at the press that completes the real 40th move even when
+//!    an earlier press was forgotten (a press completes all previous moves,
+//!    Art. 6.2a). The tracker returns `None` while the board is disconnected,
+//!    not following a game, or out of step (after `Unrecognised`): presses
+//!    count then. `tests/eboard_counting.rs` does exactly this.
 //! 4. At `Notice::FlagFell { side, stage, .. }`:
-//!    `laws::flag_report(&laws::position_from_fen(&last_fen)?, side,
-//!    required, count[side])`, `required` = the moves required by the end of
-//!    that stage (`None` in the last stage / sudden death); publish its
-//!    verdict (Art. 6.4 moves completed / Art. 6.9 loss or draw).
+//!    `tracker.flag_report(side, control.for_side(side), stage)` gives the
+//!    Art. 6.4 check (moves required by the end of that stage against the
+//!    board's count; none in sudden death) and the Art. 6.9 verdict (loss,
+//!    or draw when the opponent cannot mate); publish it.
 //! 5. `BoardEvent::GameEnd` (checkmate or stalemate, on a confirmed move):
 //!    stop the clock (`Input::Pause`) and publish the result (Art. 6.2a1).
 //! 6. Live PGN: one [`pgn::LivePgn`] per board; `apply` every `BoardEvent`;
