@@ -18,8 +18,10 @@
 //! 1. Per configured `eboard` device: `let handle = serial::spawn(path, tx)`.
 //!    Events arrive on `tx`'s receiver as [`EboardEvent`]s; `handle.commands`
 //!    takes [`EboardCommand`]s. Reconnects happen inside the task.
-//! 2. On every button press of the board's clock, send
-//!    `EboardCommand::ClockPressed { at }` (confirms a tentative move).
+//! 2. For every press the engine accepts (`Notice::Pressed`), send
+//!    `EboardCommand::ClockPressed { at }`: it confirms a tentative move. (A
+//!    DGT clock plugged into the board confirms moves by itself: its lever
+//!    changes arrive as `EboardEvent::ClockPress`.)
 //! 3. Feed every event to a [`tracker::BoardTracker`] (one per board). Board
 //!    move count (setting `move-count = "eboard"`): just before applying
 //!    `Input::Press(side)` to the engine, while `side`'s clock runs, apply
