@@ -273,3 +273,46 @@ async fn board_unplugged_and_plugged_back_in_body() {
         .count();
     assert_eq!(connected_after, connected_before + 1);
 }
+
+#[test]
+fn silent_board_is_reported_lost() {
+    serialised(silent_board_is_reported_lost_body());
+}
+
+async fn silent_board_is_reported_lost_body() {
+    use std::os::fd::AsFd;
+    // A port whose far end never answers (a board that hangs).
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut termios = nix::sys::termios::tcgetattr(pty.slave.as_fd()).unwrap();
+    nix::sys::termios::cfmakeraw(&mut termios);
+    nix::sys::termios::tcsetattr(
+        pty.slave.as_fd(),
+        nix::sys::termios::SetArg::TCSANOW,
+        &termios,
+    )
+    .unwrap();
+    let path = nix::unistd::ttyname(pty.slave.as_fd()).unwrap();
+    let mut config = shell_config();
+    config.session.lost_after = 300_000;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let handle = spawn_with(path.clone(), config, tx);
+    let event = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an event within 5 s");
+    handle.task.abort();
+    match event {
+        Some(EboardEvent::Disconnected {
+            path: reported,
+            reason,
+            ..
+        }) => {
+            assert_eq!(reported, path);
+            assert!(
+                reason.starts_with("no answer from the board for 3"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected Disconnected, got {other:?}"),
+    }
+    drop(pty);
+}
