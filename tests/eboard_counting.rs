@@ -4,9 +4,9 @@
 //! times of the presses. The detector is fed whole placements (the hand's
 //! details are covered by its unit tests and the PTY tests).
 
-use chessclockd::eboard::detect::{ply_of_side_move, BoardEvent, DetectorConfig, MoveDetector};
+use chessclockd::eboard::detect::{BoardEvent, DetectorConfig, MoveDetector};
 use chessclockd::eboard::laws::FlagVerdict;
-use chessclockd::eboard::pgn::{LivePgn, MoveClock, PgnTags};
+use chessclockd::eboard::pgn::PgnTags;
 use chessclockd::eboard::placement::Placement;
 use chessclockd::eboard::tracker::BoardTracker;
 use chessclockd::eboard::EboardEvent;
@@ -41,7 +41,6 @@ struct Table {
     detector: MoveDetector,
     tracker: BoardTracker,
     engine: Engine,
-    pgn: LivePgn,
     now: i64,
     /// Engine moves of each side when presses alone count.
     stage_changes: Vec<(Side, u32)>,
@@ -52,9 +51,11 @@ impl Table {
         let control = timecontrol::parse("40/5400:1800").unwrap();
         let mut table = Table {
             detector: MoveDetector::new(DetectorConfig::default()),
-            tracker: BoardTracker::new(),
+            tracker: BoardTracker::with_pgn(PgnTags {
+                time_control: "40/5400:1800".into(),
+                ..PgnTags::default()
+            }),
             engine: Engine::new(MatchControl::same(control), Settings::default()),
-            pgn: LivePgn::new(PgnTags::default()),
             now: 0,
             stage_changes: Vec::new(),
         };
@@ -71,7 +72,6 @@ impl Table {
         self.now += 7 * SECOND;
         for event in self.detector.placement(self.now, placement) {
             self.tracker.apply_board(&event);
-            self.pgn.apply(&event);
         }
     }
 
@@ -80,7 +80,6 @@ impl Table {
         self.now += SECOND;
         for event in self.detector.clock_pressed(self.now) {
             self.tracker.apply_board(&event);
-            self.pgn.apply(&event);
         }
         let state = self.engine.state(self.now);
         if state.running == Some(side) {
@@ -94,25 +93,10 @@ impl Table {
         let notices = self.engine.apply(self.now, Input::Press(side)).unwrap();
         let state = self.engine.state(self.now);
         for notice in notices {
-            match notice {
-                Notice::Pressed {
-                    side,
-                    move_number,
-                    used,
-                } => {
-                    let ply = ply_of_side_move(Side::White, side, move_number);
-                    self.pgn.set_clock(
-                        ply,
-                        MoveClock {
-                            clk: state.side(side).remaining.unwrap(),
-                            emt: used,
-                        },
-                    );
-                }
-                Notice::StageChanged { side, .. } => self
-                    .stage_changes
-                    .push((side, self.tracker.side_moves(side))),
-                _ => {}
+            self.tracker.on_engine_notice(&notice, &state);
+            if let Notice::StageChanged { side, .. } = notice {
+                self.stage_changes
+                    .push((side, self.tracker.side_moves(side)));
             }
         }
     }
@@ -144,13 +128,37 @@ fn forgotten_press_does_not_shift_the_stage_change() {
     // The PGN carries every move, with clock times for every move completed
     // by a press of its own: not White's 39th (forgotten) nor Black's 39th
     // (its press came while White's clock ran).
-    let text = table.pgn.render();
-    assert_eq!(table.pgn.ply(), 84);
+    let pgn = table.tracker.pgn().unwrap();
+    let text = pgn.render();
+    assert_eq!(pgn.ply(), 84);
     assert_eq!(text.matches("[%clk ").count(), 82, "{text}");
     // White's clock ran from Black's 38th press through White's 39th move
     // (7 s), Black's reply and vain press (8 s) and White's 40th move and
     // press (8 s): the move completed by that press shows 23 s.
     assert!(text.contains("[%emt 0:00:23]"), "{text}");
+    // White's clock started at 0 and its first move was pressed at 15 s;
+    // Black's took 8 s. No increment in this control.
+    let first_line = text.lines().find(|l| l.starts_with("1. ")).unwrap();
+    assert!(
+        first_line.contains(" {[%clk 1:29:45] [%emt 0:00:15]} 1... ")
+            && first_line.ends_with(" {[%clk 1:29:52] [%emt 0:00:08]}"),
+        "{first_line}"
+    );
+    // The tags carry both clocks as the engine has them.
+    let white = chessclockd::eboard::pgn::clock_text(state.white.remaining.unwrap());
+    let black = chessclockd::eboard::pgn::clock_text(state.black.remaining.unwrap());
+    assert!(
+        text.contains(&format!("[WhiteClock \"{white}\"]")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("[BlackClock \"{black}\"]")),
+        "{text}"
+    );
+    assert!(text.contains("[TimeControl \"40/5400:1800\"]"), "{text}");
+    // The second stage's 30 minutes are in White's clock: more than an
+    // hour and a half after 42 moves of a few seconds.
+    assert!(state.white.remaining.unwrap() > 5_400 * SECOND, "{white}");
 }
 
 #[test]

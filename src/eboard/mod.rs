@@ -41,12 +41,17 @@
 //!    or draw when the opponent cannot mate); publish it.
 //! 5. `BoardEvent::GameEnd` (checkmate or stalemate, on a confirmed move):
 //!    stop the clock (`Input::Pause`) and publish the result (Art. 6.2a1).
-//! 6. Live PGN: one [`pgn::LivePgn`] per board; `apply` every `BoardEvent`;
-//!    on `Notice::Pressed { side, move_number, used }` call
-//!    `set_clock(detect::ply_of_side_move(White, side, move_number),
-//!    MoveClock { clk: remaining(side) after the press, emt: used })` and
-//!    `set_clocks(white, black)`; then
-//!    `pgn::write_atomic(dir, "<board>.pgn", &pgn.render())`.
+//! 6. Live PGN: create the tracker with `BoardTracker::with_pgn(tags)` (the
+//!    `TimeControl` tag from `pgn::time_control_tag(&control)`); after every
+//!    engine input call `tracker.on_engine_notice(&notice, &state)` for its
+//!    notices (a `Pressed` gives that move's `%clk`/`%emt`, and both clocks
+//!    for `WhiteClock`/`BlackClock`); after any change write
+//!    `pgn::write_atomic(dir, "<board>.pgn", &tracker.pgn().unwrap().render())`.
+//!    The same text answers `Command::Pgn` (`chessclockctl export --pgn`).
+//! 7. A new game set up on the board after a finished one: send
+//!    `EboardCommand::NewGame` (and reset the tracker) when the arbiter
+//!    starts the next game; after a daemon restart in the middle of a game,
+//!    `EboardCommand::Resume { moves }` with the UCI moves stored.
 
 pub mod decode;
 pub mod detect;

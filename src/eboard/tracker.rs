@@ -8,10 +8,11 @@
 
 use shakmaty::Chess;
 
-use super::detect::{side_moves_after, BoardEvent, GameEndReason};
+use super::detect::{ply_of_side_move, side_moves_after, BoardEvent, GameEndReason};
 use super::laws::{flag_report, position_from_fen, FlagReport};
+use super::pgn::{LivePgn, MoveClock, PgnTags};
 use super::serial::EboardEvent;
-use crate::engine::{Adjustment, Side};
+use crate::engine::{Adjustment, ClockState, Notice, Side};
 use crate::timecontrol::TimeControl;
 
 /// What the runtime knows of a board's game.
@@ -24,11 +25,56 @@ pub struct BoardTracker {
     /// FEN after the last move (`None`: the starting position).
     fen: Option<String>,
     game_end: Option<(GameEndReason, Option<Side>)>,
+    pgn: Option<LivePgn>,
 }
 
 impl BoardTracker {
     pub fn new() -> BoardTracker {
         BoardTracker::default()
+    }
+
+    /// A tracker that also keeps the game's live PGN.
+    pub fn with_pgn(tags: PgnTags) -> BoardTracker {
+        BoardTracker {
+            pgn: Some(LivePgn::new(tags)),
+            ..BoardTracker::default()
+        }
+    }
+
+    /// The live PGN, when kept ([`BoardTracker::with_pgn`]).
+    pub fn pgn(&self) -> Option<&LivePgn> {
+        self.pgn.as_ref()
+    }
+
+    pub fn pgn_mut(&mut self) -> Option<&mut LivePgn> {
+        self.pgn.as_mut()
+    }
+
+    /// Follows the engine: a press gives its move's `%clk` (the mover's time
+    /// left after the press, increment included) and `%emt`, and both
+    /// clocks for the `WhiteClock`/`BlackClock` tags. `state` is the
+    /// engine's state right after the input that caused `notice`. Returns
+    /// whether the PGN changed (write it out then).
+    pub fn on_engine_notice(&mut self, notice: &Notice, state: &ClockState) -> bool {
+        let Some(pgn) = self.pgn.as_mut() else {
+            return false;
+        };
+        let Notice::Pressed {
+            side,
+            move_number,
+            used,
+        } = *notice
+        else {
+            return false;
+        };
+        if let Some(clk) = state.side(side).remaining {
+            let ply = ply_of_side_move(Side::White, side, move_number);
+            pgn.set_clock(ply, MoveClock { clk, emt: used });
+        }
+        if let (Some(white), Some(black)) = (state.white.remaining, state.black.remaining) {
+            pgn.set_clocks(white, black);
+        }
+        true
     }
 
     /// Follows one event of the board task.
@@ -43,14 +89,16 @@ impl BoardTracker {
 
     /// Follows one event of the move detector.
     pub fn apply_board(&mut self, event: &BoardEvent) {
+        if let Some(pgn) = self.pgn.as_mut() {
+            pgn.apply(event);
+        }
         match event {
             BoardEvent::StartPosition { .. } => {
-                *self = BoardTracker {
-                    connected: self.connected,
-                    started: true,
-                    in_step: true,
-                    ..BoardTracker::default()
-                };
+                self.started = true;
+                self.in_step = true;
+                self.ply = 0;
+                self.fen = None;
+                self.game_end = None;
             }
             BoardEvent::MoveDetected(m) => {
                 self.started = true;
