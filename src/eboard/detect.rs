@@ -55,7 +55,7 @@ pub enum MoveStatus {
 }
 
 /// A move found on the board.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct DetectedMove {
     /// Half-move number, 1 = White's first move.
     pub ply: u32,
@@ -102,8 +102,9 @@ pub enum GameEndReason {
     Stalemate,
 }
 
-/// What the detector reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the detector reports (serialises as `{"event": "move-detected", ...}`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
 pub enum BoardEvent {
     /// The starting position stands on the board: the game can be followed.
     StartPosition { at: Micros },

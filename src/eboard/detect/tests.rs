@@ -604,3 +604,25 @@ fn lifting_and_replacing_a_piece_changes_nothing() {
     assert_eq!(h.wait(5_000), vec![]);
     assert_eq!(h.events, vec![]);
 }
+
+#[test]
+fn events_serialise_for_d_bus_and_logs() {
+    let mut h = Hand::new();
+    let events = h.slide("e2", "e4");
+    let json = serde_json::to_string(&events[0]).unwrap();
+    assert_eq!(
+        json,
+        format!(
+            "{{\"event\":\"move-detected\",\"ply\":1,\"side\":\"white\",\"side_moves\":1,\
+             \"san\":\"e4\",\"uci\":\"e2e4\",\"fen_after\":\"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\",\
+             \"status\":\"tentative\",\"at\":{}}}",
+            h.now
+        )
+    );
+    let json = serde_json::to_string(&BoardEvent::ResultSignal {
+        result: SignalledResult::Draw,
+        at: 5,
+    })
+    .unwrap();
+    assert_eq!(json, r#"{"event":"result-signal","result":"draw","at":5}"#);
+}
