@@ -316,3 +316,37 @@ async fn silent_board_is_reported_lost_body() {
     }
     drop(pty);
 }
+
+#[test]
+fn simulator_never_blocks_when_nobody_reads() {
+    let _guard = PTY.lock().unwrap_or_else(|e| e.into_inner());
+    // A long script sent as fast as possible into a port nobody reads.
+    let moves: String = (0..1000).map(|_| "Nf3 Nf6 Ng1 Ng8 ").collect::<String>();
+    let mut opts = quick(SimScript::Pgn { text: moves });
+    opts.step = Duration::ZERO;
+    opts.move_pause = Duration::ZERO;
+    opts.start_delay = Duration::ZERO;
+    opts.clock_presses = true;
+    let sim = run_sim(opts).expect("simulator starts");
+    {
+        use std::io::Write;
+        let mut port = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(sim.path())
+            .unwrap();
+        // Update mode, then the host goes away without reading.
+        port.write_all(&[0x4b]).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(sim.stop());
+    });
+    let summary = done_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("stop() returns promptly")
+        .expect("the simulator ends without error");
+    assert!(summary.messages_sent > 0, "{summary:?}");
+}

@@ -279,11 +279,19 @@ pub fn run_sim(opts: DgtSimOptions) -> io::Result<DgtSim> {
     tcsetattr(pty.slave.as_fd(), SetArg::TCSANOW, &termios).map_err(io::Error::from)?;
     let slave_path = nix::unistd::ttyname(pty.slave.as_fd()).map_err(io::Error::from)?;
     if let Some(link) = &opts.link {
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", link.display()));
         if link.is_symlink() {
-            std::fs::remove_file(link)?;
+            std::fs::remove_file(link).map_err(named)?;
         }
-        std::os::unix::fs::symlink(&slave_path, link)?;
+        std::os::unix::fs::symlink(&slave_path, link).map_err(named)?;
     }
+    // Non-blocking: with no host reading, what the board sends is lost (as
+    // on a real port) instead of blocking the simulator.
+    let flags = nix::fcntl::fcntl(pty.master.as_fd(), nix::fcntl::FcntlArg::F_GETFL)
+        .map_err(io::Error::from)?;
+    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(pty.master.as_fd(), nix::fcntl::FcntlArg::F_SETFL(flags))
+        .map_err(io::Error::from)?;
     let (stop, stop_rx) = mpsc::channel();
     let master = File::from(pty.master);
     let slave = pty.slave;
@@ -302,6 +310,31 @@ pub fn run_sim(opts: DgtSimOptions) -> io::Result<DgtSim> {
         stop,
         thread,
     })
+}
+
+/// Writes `bytes` to the host, waiting at most 100 ms for room; what does not
+/// fit is dropped (nobody is reading).
+fn send(master: &mut File, mut bytes: &[u8]) -> io::Result<()> {
+    let deadline = Instant::now() + Duration::from_millis(100);
+    while !bytes.is_empty() {
+        match master.write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(());
+                }
+                let mut fds = [PollFd::new(master.as_fd(), PollFlags::POLLOUT)];
+                let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+                let _ = poll(&mut fds, timeout);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // EIO: no host has the port open.
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 struct Served {
@@ -383,6 +416,7 @@ fn serve(
         if readable {
             let n = match master.read(&mut buf) {
                 Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
                 // EIO: no host has the port open right now.
                 Err(e) if e.raw_os_error() == Some(libc::EIO) => {
                     std::thread::sleep(Duration::from_millis(20));
@@ -431,7 +465,7 @@ fn serve(
                     _ => None,
                 };
                 if let Some(answer) = answer {
-                    master.write_all(&answer)?;
+                    send(&mut master, &answer)?;
                 }
             }
         }
@@ -439,7 +473,7 @@ fn serve(
             if let Some(at) = next_at {
                 if Instant::now() >= at && next_index < plan.steps.len() {
                     let bytes = &plan.steps[next_index].bytes;
-                    master.write_all(bytes)?;
+                    send(&mut master, bytes)?;
                     served.track(bytes);
                     summary.messages_sent += 1;
                     next_index += 1;
