@@ -301,9 +301,13 @@ impl Shell {
         for output in outputs {
             match output {
                 SessionOutput::Send(bytes) => {
-                    port.write_all(&bytes)
-                        .await
-                        .map_err(|e| format!("write: {e}"))?;
+                    // A board that stops reading must not stall the task.
+                    match tokio::time::timeout(Duration::from_secs(1), port.write_all(&bytes)).await
+                    {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => return Err(format!("write: {e}")),
+                        Err(_) => return Err("write: the board took no bytes for 1 s".into()),
+                    }
                 }
                 SessionOutput::Connected => {
                     tracing::info!(path = %self.path.display(), "DGT board connected");
