@@ -28,7 +28,9 @@ static PTY_TESTS: Mutex<()> = Mutex::new(());
 
 /// Runs one test alone, on its own runtime, with a hard time limit.
 fn serial_test<F: Future<Output = ()>>(test: F) {
-    let _alone = PTY_TESTS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _alone = PTY_TESTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -120,9 +122,9 @@ impl FakeDevice {
     async fn write_raw(&self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let mut guard = self.master.writable().await.expect("writable");
-            match guard.try_io(|fd| {
-                nix::unistd::write(fd.get_ref(), bytes).map_err(std::io::Error::from)
-            }) {
+            match guard
+                .try_io(|fd| nix::unistd::write(fd.get_ref(), bytes).map_err(std::io::Error::from))
+            {
                 Ok(Ok(n)) => bytes = &bytes[n..],
                 Ok(Err(error)) => panic!("PTY write failed: {error}"),
                 Err(_would_block) => {}
@@ -364,7 +366,10 @@ fn handshake_press_timing_duplicates_and_ack() {
                 at,
                 arrival,
             } => {
-                assert_eq!((k, event, button, pressed), (buttons.clone(), 1, Button::Left, true));
+                assert_eq!(
+                    (k, event, button, pressed),
+                    (buttons.clone(), 1, Button::Left, true)
+                );
                 assert!(
                     (at - pressed_at).abs() <= 1_000,
                     "mapped {at}, pressed {pressed_at}: off by {} µs",
@@ -419,7 +424,10 @@ fn garbage_and_bad_frames_are_counted_and_change_nothing() {
         let mut device = FakeDevice::plug(&link);
         let mut h = Harness::start(&[board("b2", Some(&link), &[])], &[], options(100 * MS));
         device.handshake(hello(BUTTONS, "CC0002")).await;
-        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
 
         // Garbage: a COBS block that claims more bytes than it has.
         device.write_raw(&[0x05, 0xAA, 0xBB, 0x00]).await;
@@ -471,7 +479,10 @@ fn unplug_then_replug_reconnects_through_inotify_and_restores_the_display() {
         let mut h = Harness::start(&[board("b3", None, &[&link])], &[], options(10 * SECOND));
         let display = key("b3", DeviceRole::Display(0));
         device.handshake(hello(DISPLAY, "CC0003")).await;
-        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
 
         let state = display_state("1:29:59");
         h.manager.send(&display, DeviceCommand::Display(state));
@@ -532,7 +543,11 @@ fn a_device_with_the_wrong_role_is_refused_and_left_alone() {
             }
         };
         match event {
-            DeviceEvent::Refused { key: k, path, reason } => {
+            DeviceEvent::Refused {
+                key: k,
+                path,
+                reason,
+            } => {
                 assert_eq!(k, key("b4", DeviceRole::Buttons));
                 assert_eq!(path, link.display().to_string());
                 assert!(
@@ -627,7 +642,11 @@ fn a_serial_device_is_found_by_probing_the_watched_directory() {
             ours.send(Message::Hello(hello(BUTTONS, "WANT42"))).await;
             if let Ok(Some(event)) = timeout(Duration::from_millis(100), h.events.recv()).await {
                 match event {
-                    DeviceEvent::Connected { key: k, hello, path } => {
+                    DeviceEvent::Connected {
+                        key: k,
+                        hello,
+                        path,
+                    } => {
                         assert_eq!(k, key("b6", DeviceRole::Buttons));
                         assert_eq!(hello.serial.as_str(), "WANT42");
                         break path;
@@ -673,8 +692,10 @@ fn a_combined_unit_serves_buttons_and_display_through_one_port() {
         assert_eq!(connected, vec![DeviceRole::Buttons, DeviceRole::Display(0)]);
 
         let state = display_state("4:59");
-        h.manager
-            .send(&key("b7", DeviceRole::Display(0)), DeviceCommand::Display(state));
+        h.manager.send(
+            &key("b7", DeviceRole::Display(0)),
+            DeviceCommand::Display(state),
+        );
         assert_eq!(
             device.recv_significant(Duration::from_secs(2)).await,
             Some(Message::Display(state))
@@ -693,7 +714,10 @@ fn a_combined_unit_serves_buttons_and_display_through_one_port() {
         device.press(1, Button::Arbiter, monotonic_now_us()).await;
         match h.next_event().await {
             DeviceEvent::Button { key: k, button, .. } => {
-                assert_eq!((k, button), (key("b7", DeviceRole::Buttons), Button::Arbiter))
+                assert_eq!(
+                    (k, button),
+                    (key("b7", DeviceRole::Buttons), Button::Arbiter)
+                )
             }
             other => panic!("expected Button, got {other:?}"),
         }

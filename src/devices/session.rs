@@ -432,7 +432,10 @@ impl Session {
             }
             DeviceCommand::Ack { event } => {
                 if let Some(record) = self.serial.as_ref().and_then(|s| self.records.get_mut(s)) {
-                    if record.last_acked.is_none_or(|last| event_before(last, event)) {
+                    if record
+                        .last_acked
+                        .is_none_or(|last| event_before(last, event))
+                    {
                         record.last_acked = Some(event);
                     }
                 }
@@ -919,7 +922,11 @@ mod tests {
             event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
         }]);
         // No ACK until the runtime committed the press.
-        assert_eq!(s.next_deadline(), Some(ms(260)), "only the heartbeat is due");
+        assert_eq!(
+            s.next_deadline(),
+            Some(ms(260)),
+            "only the heartbeat is due"
+        );
         command!(s, ms(252), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
     }
 
@@ -974,9 +981,12 @@ mod tests {
         let mut s = up_session();
         recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
         s.link_down("port closed (read returned 0 bytes)");
-        assert_eq!(s.drain_outputs(), vec![Output::Disconnected {
-            reason: "port closed (read returned 0 bytes)".into()
-        }]);
+        assert_eq!(
+            s.drain_outputs(),
+            vec![Output::Disconnected {
+                reason: "port closed (read returned 0 bytes)".into()
+            }]
+        );
         // The runtime commits and acknowledges while the device is away.
         command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
         // Same device, same boot: it still holds event 1 as unacknowledged.
