@@ -199,11 +199,12 @@ impl FakeDevice {
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             self.send(Message::Hello(hello)).await;
-            if let Some(frame) = self.recv(Duration::from_millis(100)).await {
-                if let Message::Welcome { .. } = frame.message {
-                    return frame.message;
+            // Heartbeats of an earlier session may still be queued.
+            if let Some(message) = self.recv_significant(Duration::from_millis(100)).await {
+                if let Message::Welcome { .. } = message {
+                    return message;
                 }
-                panic!("expected WELCOME, got {frame:?}");
+                panic!("expected WELCOME, got {message:?}");
             }
         }
         panic!("no WELCOME within 5 s");
@@ -724,5 +725,91 @@ fn a_combined_unit_serves_buttons_and_display_through_one_port() {
         // Sends to unknown slots are dropped quietly.
         h.manager
             .send(&key("nope", DeviceRole::Buttons), DeviceCommand::Leds(leds));
+    });
+}
+
+#[test]
+fn the_explicit_hotplug_entry_point_reconnects_without_inotify() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("buttons");
+        let mut device = FakeDevice::plug(&link);
+        let mut no_inotify = options(10 * SECOND);
+        no_inotify.inotify = false;
+        let mut h = Harness::start(&[board("b8", Some(&link), &[])], &[], no_inotify);
+        device.handshake(hello(BUTTONS, "CC0008")).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
+        drop(device);
+        std::fs::remove_file(&link).unwrap();
+        h.manager.device_removed(&link);
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Disconnected { .. }
+        ));
+        let mut device = FakeDevice::plug(&link);
+        // What the udev rule does through D-Bus.
+        h.manager.device_added(&link);
+        let replugged = Instant::now();
+        device.handshake(hello(BUTTONS, "CC0008")).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
+        assert!(
+            replugged.elapsed() < Duration::from_secs(2),
+            "reconnected by the notice, not by the 10 s back-off"
+        );
+    });
+}
+
+#[test]
+fn a_silent_device_is_lost_and_its_resent_press_is_not_counted_twice() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("buttons");
+        let mut device = FakeDevice::plug(&link);
+        let mut quick = options(100 * MS);
+        quick.session.link_timeout = 300 * MS;
+        let mut h = Harness::start(&[board("b9", Some(&link), &[])], &[], quick);
+        let buttons = key("b9", DeviceRole::Buttons);
+        device.handshake(hello(BUTTONS, "CC0009")).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
+        let pressed_at = monotonic_now_us();
+        device.press(1, Button::Left, pressed_at).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Button { event: 1, .. }
+        ));
+        // The device falls silent (firmware stuck, cable half out).
+        match h.next_event().await {
+            DeviceEvent::Disconnected { key: k, reason } => {
+                assert_eq!(k, buttons);
+                assert!(reason.contains("heartbeats missed"), "{reason}");
+            }
+            other => panic!("expected Disconnected, got {other:?}"),
+        }
+        // It comes back (same boot) and resends the unacknowledged press.
+        device.handshake(hello(BUTTONS, "CC0009")).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
+        device.press(1, Button::Left, pressed_at).await;
+        device.press(2, Button::Right, monotonic_now_us()).await;
+        match h.next_event().await {
+            DeviceEvent::Button { event, .. } => assert_eq!(event, 2, "1 is a duplicate"),
+            other => panic!("expected Button 2, got {other:?}"),
+        }
+        h.manager.send(&buttons, DeviceCommand::Ack { event: 2 });
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Ack { event: 2 })
+        );
     });
 }

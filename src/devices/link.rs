@@ -57,6 +57,7 @@ struct Link {
     session: Session,
     inputs: UnboundedReceiver<LinkInput>,
     events: UnboundedSender<DeviceEvent>,
+    last_open_error: Option<String>,
 }
 
 /// Runs one device link until the manager is dropped.
@@ -91,6 +92,7 @@ pub(super) async fn run(
         spec,
         inputs,
         events,
+        last_open_error: None,
     };
     link.run().await
 }
@@ -213,9 +215,21 @@ impl Link {
     /// the port could not be opened.
     async fn try_port(&mut self, path: &Path) -> Option<LinkEnd> {
         let port = match open_port(path) {
-            Ok(port) => port,
+            Ok(port) => {
+                self.last_open_error = None;
+                port
+            }
             Err(error) => {
-                tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), %error, "cannot open device");
+                // Said once per kind of failure, not at every retry.
+                let text = error.to_string();
+                if matches!(self.spec.device, DeviceRef::Path(_))
+                    && self.last_open_error.as_deref() != Some(text.as_str())
+                {
+                    tracing::info!(board = self.board(), device = %self.label, path = %path.display(), error = %text, "device not available; waiting for it");
+                } else {
+                    tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), error = %text, "cannot open device");
+                }
+                self.last_open_error = Some(text);
                 return None;
             }
         };
@@ -298,8 +312,19 @@ impl Link {
                                 continue;
                             }
                         };
-                        if let Err(error) = port.write_all(&wire[..n]).await {
-                            return self.lost(path, &format!("write failed: {error}"));
+                        // A device that stops reading fills the line: give
+                        // up after the link timeout instead of waiting forever.
+                        let limit =
+                            Duration::from_micros(self.session.config().link_timeout.max(0) as u64);
+                        match tokio::time::timeout(limit, port.write_all(&wire[..n])).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(error)) => {
+                                return self.lost(path, &format!("write failed: {error}"));
+                            }
+                            Err(_) => {
+                                return self
+                                    .lost(path, "write stalled (the device stopped reading)");
+                            }
                         }
                     }
                     Output::Connected(hello) => {
@@ -384,7 +409,8 @@ impl Link {
     }
 
     fn report_disconnected(&self, path: &Path, reason: &str) {
-        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), reason, "device disconnected");
+        let serial = self.session.serial().unwrap_or("");
+        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), serial, reason, "device disconnected");
         for key in &self.spec.keys {
             self.emit(DeviceEvent::Disconnected {
                 key: key.clone(),
@@ -418,7 +444,11 @@ impl Link {
         while let Some(output) = self.session.pop_output() {
             if let Output::Send(frame) = output {
                 if let Ok(n) = encode(&frame, &mut wire) {
-                    let _ = port.write_all(&wire[..n]).await;
+                    let _ = tokio::time::timeout(
+                        Duration::from_millis(100),
+                        port.write_all(&wire[..n]),
+                    )
+                    .await;
                 }
             }
         }
@@ -507,4 +537,37 @@ pub(super) fn candidate_ports(dirs: &[PathBuf], prefixes: &[String]) -> Vec<Path
         }
     }
     ports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_each_device_once_in_name_order_without_dirs_or_dangling_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("ttyX-a");
+        let b = dir.path().join("ttyX-b");
+        std::fs::write(&a, b"").unwrap();
+        std::fs::write(&b, b"").unwrap();
+        // Two names of the same node: probed once, by the first name.
+        std::os::unix::fs::symlink(&b, dir.path().join("by-id-b")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("gone"), dir.path().join("dangling")).unwrap();
+        std::fs::create_dir(dir.path().join("by-path")).unwrap();
+        let found = candidate_ports(&[dir.path().to_path_buf()], &[]);
+        assert_eq!(found, vec![dir.path().join("by-id-b"), a]);
+        assert!(candidate_ports(&[dir.path().join("missing")], &[]).is_empty());
+    }
+
+    #[test]
+    fn same_node_follows_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("ttyACM0");
+        std::fs::write(&node, b"").unwrap();
+        let alias = dir.path().join("buttons");
+        std::os::unix::fs::symlink(&node, &alias).unwrap();
+        assert!(same_node(&alias, &node));
+        assert!(same_node(&dir.path().join("x"), &dir.path().join("x")));
+        assert!(!same_node(&alias, &dir.path().join("other")));
+    }
 }

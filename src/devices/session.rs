@@ -291,6 +291,11 @@ impl Session {
         }
     }
 
+    /// Serial number of the device last welcomed (kept after it left).
+    pub fn serial(&self) -> Option<&str> {
+        self.serial.as_deref()
+    }
+
     pub fn errors(&self) -> ErrorCounts {
         self.errors
     }
