@@ -559,6 +559,17 @@ fn a_device_with_the_wrong_role_is_refused_and_left_alone() {
             }
             other => panic!("expected Refused, got {other:?}"),
         }
+        // SPEC 6.1: a refused HELLO gets NAK Busy.
+        assert!(
+            matches!(
+                device.recv(Duration::from_secs(1)).await.map(|f| f.message),
+                Some(Message::Nak {
+                    code: NakCode::Busy,
+                    ..
+                })
+            ),
+            "NAK Busy expected"
+        );
         // Left alone: it keeps saying HELLO, nobody answers or retries
         // (with a 50 ms back-off a retry loop would show here).
         for _ in 0..5 {

@@ -200,7 +200,16 @@ impl Link {
     /// Probes every candidate port once, in name order, for the wanted
     /// serial. `None` when no candidate answered usefully.
     async fn probe_candidates(&mut self) -> (Option<LinkEnd>, Option<PathBuf>) {
-        let candidates = candidate_ports(&self.spec.candidate_dirs, &self.spec.candidate_prefixes);
+        let wanted = self
+            .session
+            .config()
+            .wanted_serial
+            .clone()
+            .unwrap_or_default();
+        let candidates = probe_order(
+            candidate_ports(&self.spec.candidate_dirs, &self.spec.candidate_prefixes),
+            &wanted,
+        );
         tracing::debug!(board = self.board(), device = %self.label, serial = %self.device_name(), count = candidates.len(), "probing candidate ports");
         for path in candidates {
             match self.try_port(&path).await {
@@ -234,6 +243,16 @@ impl Link {
             }
         };
         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "port opened; waiting for HELLO");
+        let mut port = port;
+        if matches!(self.spec.device, DeviceRef::Path(_)) {
+            // SPEC 11.2: a delimiter ends whatever partial frame the device
+            // may hold from before. Probed ports (`serial:`) are not written
+            // to before they said HELLO: they may be someone else's device.
+            let flush = tokio::time::timeout(Duration::from_millis(100), port.write_all(&[0]));
+            if !matches!(flush.await, Ok(Ok(()))) {
+                tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "could not write the opening delimiter");
+            }
+        }
         Some(self.serve(port, path).await)
     }
 
@@ -508,6 +527,22 @@ fn same_node(a: &Path, b: &Path) -> bool {
 /// with one of `prefixes` (`ttyACM`, `ttyUSB`), in every other directory
 /// every entry that is not a directory; each device once (by canonical
 /// path), in name order.
+///
+/// Sorted so names that carry the wanted serial come first (the udev rule
+/// names devices `/dev/chessclock/<role>-<serial>`, and by-id names contain
+/// the USB serial string), so the usual case needs one probe.
+pub(super) fn probe_order(mut ports: Vec<PathBuf>, serial: &str) -> Vec<PathBuf> {
+    ports.sort_by_key(|p| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        !(name.ends_with(&format!("-{serial}")) || name.contains(&format!("-{serial}-")))
+    });
+    ports
+}
+
+/// Candidate ports (see [`probe_order`] for the order they are tried in):
 pub(super) fn candidate_ports(dirs: &[PathBuf], prefixes: &[String]) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     let mut ports = Vec::new();
@@ -557,6 +592,25 @@ mod tests {
         let found = candidate_ports(&[dir.path().to_path_buf()], &[]);
         assert_eq!(found, vec![dir.path().join("by-id-b"), a]);
         assert!(candidate_ports(&[dir.path().join("missing")], &[]).is_empty());
+    }
+
+    #[test]
+    fn names_carrying_the_serial_are_probed_first() {
+        let ports = vec![
+            PathBuf::from("/dev/ttyACM0"),
+            PathBuf::from("/dev/chessclock/display-CC2"),
+            PathBuf::from("/dev/serial/by-id/usb-Maker_chessclock_buttons-CC1-if00"),
+            PathBuf::from("/dev/chessclock/buttons-CC1"),
+        ];
+        assert_eq!(
+            probe_order(ports, "CC1"),
+            vec![
+                PathBuf::from("/dev/serial/by-id/usb-Maker_chessclock_buttons-CC1-if00"),
+                PathBuf::from("/dev/chessclock/buttons-CC1"),
+                PathBuf::from("/dev/ttyACM0"),
+                PathBuf::from("/dev/chessclock/display-CC2"),
+            ]
+        );
     }
 
     #[test]
