@@ -21,7 +21,7 @@ use crate::engine::Micros;
 /// What the manager tells a link task.
 #[derive(Debug)]
 pub(super) enum LinkInput {
-    Command(DeviceRole, DeviceCommand),
+    Command(DeviceCommand),
     Hotplug { path: PathBuf, added: bool },
 }
 
@@ -167,9 +167,7 @@ impl Link {
             };
             match input {
                 None => return false,
-                Some(LinkInput::Command(role, command)) => {
-                    self.command(role, command);
-                }
+                Some(LinkInput::Command(command)) => self.command(command),
                 Some(LinkInput::Hotplug {
                     path: added_path,
                     added: true,
@@ -188,8 +186,7 @@ impl Link {
         }
     }
 
-    fn command(&mut self, role: DeviceRole, command: DeviceCommand) {
-        let _ = role;
+    fn command(&mut self, command: DeviceCommand) {
         self.session.on_command(command, monotonic_now_us());
         // Nothing is open: the session only keeps state; drop any output.
         for output in self.session.drain_outputs() {
@@ -301,8 +298,7 @@ impl Link {
                         self.session.drain_outputs();
                         return LinkEnd::Shutdown;
                     }
-                    Some(LinkInput::Command(role, command)) => {
-                        let _ = role;
+                    Some(LinkInput::Command(command)) => {
                         self.session.on_command(command, monotonic_now_us());
                     }
                     Some(LinkInput::Hotplug { path: removed, added: false }) => {

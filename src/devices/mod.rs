@@ -281,7 +281,7 @@ impl DeviceHandle {
     pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
         match self.slots.get(key) {
             Some(link) => {
-                if link.send(LinkInput::Command(key.role, command)).is_err() {
+                if link.send(LinkInput::Command(command)).is_err() {
                     tracing::debug!(board = %key.board, device = %key.role, "device task stopped; command dropped");
                 }
             }
