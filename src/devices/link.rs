@@ -111,6 +111,9 @@ impl Link {
     }
 
     async fn run(&mut self) {
+        // Never a tight loop, whatever the options say.
+        self.spec.min_backoff = self.spec.min_backoff.max(crate::engine::MS);
+        self.spec.max_backoff = self.spec.max_backoff.max(self.spec.min_backoff);
         let mut backoff = self.spec.min_backoff;
         tracing::info!(
             board = self.board(),
