@@ -445,9 +445,11 @@ fn garbage_and_bad_frames_are_counted_and_change_nothing() {
             bad[middle] = 0x02;
         }
         device.write_raw(&bad).await;
+        // A valid frame with a message id this version does not know.
+        device.send(Message::Unknown { id: 0x7E }).await;
 
         let mut counted = 0;
-        while counted < 2 {
+        while counted < 3 {
             match h.next_event().await {
                 DeviceEvent::Errors { key: k, count } => {
                     assert_eq!(k, key("b2", DeviceRole::Buttons));
@@ -456,7 +458,7 @@ fn garbage_and_bad_frames_are_counted_and_change_nothing() {
                 other => panic!("only errors expected, got {other:?}"),
             }
         }
-        assert_eq!(counted, 2, "each bad frame counted once");
+        assert_eq!(counted, 3, "each bad frame counted once");
         // The link is still up and the corrupted event 1 was not taken:
         // its retransmission is.
         device.press(1, Button::Right, monotonic_now_us()).await;
