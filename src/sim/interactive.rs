@@ -201,6 +201,7 @@ fn event_loop(handle: &SimHandle, script: Option<&ScriptRun>) -> io::Result<()> 
     let names = handle.unit_names();
     let mut status = ViewStatus {
         message: format!("simulating {}: press keys to play", names.join(", ")),
+        origin_us: monotonic_now_us(),
         ..ViewStatus::default()
     };
     loop {

@@ -337,6 +337,53 @@ pub struct UnitSnapshot {
     pub unacked: usize,
     pub stats: UnitStats,
     pub faults_active: bool,
+    /// The latest notable happenings, oldest first (for the view).
+    pub recent: Vec<Activity>,
+}
+
+/// One line of a unit's recent activity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activity {
+    /// Host CLOCK_MONOTONIC µs of the latest occurrence.
+    pub at_us: i64,
+    pub text: String,
+    /// How many times in a row it happened.
+    pub count: u32,
+}
+
+/// A short bounded history of notable happenings; repeats fold into one
+/// line with a count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActivityLog {
+    entries: std::collections::VecDeque<Activity>,
+}
+
+impl ActivityLog {
+    /// Lines kept per unit.
+    pub const KEEP: usize = 8;
+
+    pub fn push(&mut self, at_us: i64, text: impl Into<String>) {
+        let text = text.into();
+        if let Some(last) = self.entries.back_mut() {
+            if last.text == text {
+                last.count += 1;
+                last.at_us = at_us;
+                return;
+            }
+        }
+        if self.entries.len() == Self::KEEP {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(Activity {
+            at_us,
+            text,
+            count: 1,
+        });
+    }
+
+    pub fn entries(&self) -> Vec<Activity> {
+        self.entries.iter().cloned().collect()
+    }
 }
 
 /// The unit's behaviour: the protocol's [`DeviceLink`] plus what the host
@@ -531,6 +578,7 @@ impl UnitModel {
             unacked: self.link.pending().count(),
             stats: self.stats(),
             faults_active,
+            recent: Vec::new(),
         }
     }
 }
@@ -581,6 +629,23 @@ mod tests {
         let buttons = UnitSpec::new("b", UnitKind::Buttons).hello(1);
         assert_eq!(buttons.capabilities.displays, 0);
         assert!(!buttons.roles.contains(Roles::DISPLAY));
+    }
+
+    #[test]
+    fn activity_folds_repeats_and_keeps_the_latest() {
+        let mut log = ActivityLog::default();
+        log.push(1, "bad frame");
+        log.push(2, "bad frame");
+        log.push(3, "ACK 1");
+        let entries = log.entries();
+        assert_eq!(entries.len(), 2);
+        assert_eq!((entries[0].count, entries[0].at_us), (2, 2));
+        for i in 0..20 {
+            log.push(10 + i, format!("line {i}"));
+        }
+        let entries = log.entries();
+        assert_eq!(entries.len(), ActivityLog::KEEP);
+        assert_eq!(entries.last().unwrap().text, "line 19");
     }
 
     #[test]

@@ -261,6 +261,8 @@ pub struct ViewStatus {
     pub now_us: i64,
     /// Whether a script is running, and its progress.
     pub script: Option<String>,
+    /// Activity times are shown relative to this instant (µs).
+    pub origin_us: i64,
 }
 
 const KEYS_HELP: &str = "a/z/⇧L left · l/m/⇧R right · space arbiter · u unplug/replug · q quit";
@@ -397,11 +399,61 @@ pub fn render(units: &[UnitSnapshot], status: &ViewStatus, width: u16, height: u
         draw_buttons_unit(&mut canvas, unit, 0, y, w);
         y += BUTTONS_HEIGHT;
     }
+    let activity_rows = h - 2 - y;
+    if activity_rows >= 3 {
+        draw_activity(&mut canvas, units, status, y, w, activity_rows);
+    }
 
     canvas.text(1, h - 2, &status.message, Tone::Normal);
     canvas.fill_row(h - 1, Tone::Bar);
     canvas.text(1, h - 1, KEYS_HELP, Tone::Bar);
     canvas
+}
+
+/// The latest happenings of every unit, newest at the bottom.
+fn draw_activity(
+    canvas: &mut Canvas,
+    units: &[UnitSnapshot],
+    status: &ViewStatus,
+    y: i32,
+    w: i32,
+    h: i32,
+) {
+    canvas.frame(0, y, w, h, "recent activity", Tone::Dim);
+    let mut lines: Vec<(i64, &str, String)> = units
+        .iter()
+        .flat_map(|u| {
+            u.recent.iter().map(move |a| {
+                let repeat = if a.count > 1 {
+                    format!("  ×{}", a.count)
+                } else {
+                    String::new()
+                };
+                (a.at_us, u.name.as_str(), format!("{}{repeat}", a.text))
+            })
+        })
+        .collect();
+    lines.sort_by_key(|(at, _, _)| *at);
+    let room = (h - 2).max(0) as usize;
+    let skip = lines.len().saturating_sub(room);
+    let name_width = units
+        .iter()
+        .map(|u| u.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (row, (at, unit, text)) in lines.iter().skip(skip).enumerate() {
+        let seconds = (at - status.origin_us) as f64 / 1e6;
+        let line = format!("{seconds:>9.3} s  {unit:<name_width$}  {text}");
+        canvas.text(2, y + 1 + row as i32, &fit(&line, w - 4), Tone::Normal);
+    }
+    if lines.is_empty() {
+        canvas.text(
+            2,
+            y + 1,
+            "nothing yet: start chessclockd on these paths",
+            Tone::Dim,
+        );
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -611,7 +663,7 @@ fn draw_buttons_unit(canvas: &mut Canvas, unit: &UnitSnapshot, x: i32, y: i32, w
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::unit::UnitStats;
+    use crate::sim::unit::{Activity, UnitStats};
     use chessclock_protocol::{Leds, Text};
 
     fn unit(name: &str, kind: UnitKind) -> UnitSnapshot {
@@ -631,6 +683,7 @@ mod tests {
             unacked: 0,
             stats: UnitStats::default(),
             faults_active: false,
+            recent: Vec::new(),
         }
     }
 
@@ -668,6 +721,18 @@ mod tests {
         let mut buttons = unit("buttons", UnitKind::Buttons);
         buttons.leds.left = true;
         buttons.unacked = 2;
+        buttons.recent = vec![
+            Activity {
+                at_us: 2_500_000,
+                text: "ACK event 4 (sent 1×)".into(),
+                count: 1,
+            },
+            Activity {
+                at_us: 1_500_000,
+                text: "bad frame from host (bad-crc)".into(),
+                count: 3,
+            },
+        ];
         let status = ViewStatus {
             message: "left pressed".into(),
             ..ViewStatus::default()
@@ -687,6 +752,13 @@ mod tests {
         assert!(text.contains("[ ○ RIGHT ]"), "{text}");
         assert!(text.contains("unacked 2"), "{text}");
         assert!(text.contains("left pressed"), "{text}");
+        let older = text
+            .find("    1.500 s  buttons  bad frame from host (bad-crc)  ×3")
+            .expect(&text);
+        let newer = text
+            .find("    2.500 s  buttons  ACK event 4 (sent 1×)")
+            .expect(&text);
+        assert!(older < newer, "oldest first");
         // Big digits: the `1` of 1:29:59 begins with a 2-column pixel, rows
         // of 2-column pixels follow; the left (running) side is lit.
         let big_rows = text.lines().filter(|l| l.contains("██████")).count();
@@ -750,15 +822,18 @@ mod tests {
     fn any_size_renders_without_panic() {
         let mut display = unit("display", UnitKind::Display);
         display.display = Some(DisplayState::default());
-        let units = [
-            display,
-            unit("buttons", UnitKind::Buttons),
-            unit("both", UnitKind::Combined),
-        ];
+        let mut buttons = unit("buttons", UnitKind::Buttons);
+        buttons.recent = vec![Activity {
+            at_us: -5,
+            text: "é".repeat(500),
+            count: 9,
+        }];
+        let units = [display, buttons, unit("both", UnitKind::Combined)];
         let status = ViewStatus {
             message: "x".repeat(300),
             script: Some("step 1/2".into()),
             now_us: 0,
+            origin_us: 0,
         };
         for width in [0u16, 1, 2, 3, 5, 10, 40, 80, 200] {
             for height in [0u16, 1, 2, 3, 7, 24, 60] {
