@@ -406,3 +406,32 @@ fn bad_options_are_refused_with_a_reason() {
     ));
     assert_eq!(units.paths().len(), 2);
 }
+
+#[test]
+fn a_port_nobody_reads_drops_its_backlog_and_recovers_when_the_host_comes() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    // Each HELLO written 3001 times (~190 KB each time): more than the PTY
+    // holds, with nobody reading.
+    units
+        .duplicate("buttons", 3000, Duration::from_millis(1200))
+        .unwrap();
+    let log_path = dir.path().join("log.jsonl");
+    assert!(
+        eventually(WAIT, || log_lines(&log_path)
+            .iter()
+            .any(|r| r["kind"] == "tx-overflow")),
+        "backlog dropped rather than grown"
+    );
+    units
+        .wait_until("buttons", WAIT, |s| !s.faults_active)
+        .unwrap();
+    let mut host = Host::open(units.path("buttons").unwrap());
+    let hello = host.handshake(250, 1000);
+    assert_eq!(hello.serial.as_str(), "CC0001");
+    units.press(None, Button::Left).unwrap();
+    host.expect(WAIT, "BUTTON after the flood", |m| {
+        button_event(m).is_some()
+    });
+}

@@ -343,7 +343,13 @@ impl SimHandle {
                 now,
                 &names.join(","),
                 "script",
-                json!({ "step": index + 1, "line": step.line, "action": step.action.name(), "status": status, "error": outcome.as_ref().err() }),
+                json!({
+                    "step": index + 1,
+                    "line": step.line,
+                    "action": step.action.name(),
+                    "status": status,
+                    "error": outcome.as_ref().err(),
+                }),
             );
             match outcome {
                 Ok(false) => {}
@@ -462,7 +468,8 @@ async fn wait_condition(
                 )
             });
             Err(format!(
-                "unit `{}`: {condition:?} not reached within {timeout_ms} ms (plugged {}, link {:?}, unacked {}, display {})",
+                "unit `{}`: {condition:?} not reached within {timeout_ms} ms \
+                 (plugged {}, link {:?}, unacked {}, display {})",
                 entry.name,
                 now.plugged,
                 now.link_state,

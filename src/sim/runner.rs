@@ -23,6 +23,9 @@ use super::pty::{point_link, remove_link, Pty};
 use super::unit::{ActivityLog, LinkState, PressRefused, UnitModel, UnitSnapshot};
 use crate::clock::monotonic_now_us;
 
+/// Unwritten bytes kept for a port nobody reads.
+const MAX_BACKLOG: usize = 4096;
+
 /// What the outside asks of a unit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum UnitCommand {
@@ -318,6 +321,18 @@ impl Runner {
         self.held.extend(out);
         while self.held.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, bytes)) = self.held.pop_front() {
+                if self.writing.len() + bytes.len() > MAX_BACKLOG {
+                    // Nobody reads the port (no host yet): like a device's
+                    // full USB FIFO, drop the backlog instead of growing it.
+                    // The host, when it comes, resynchronises at the next
+                    // delimiter and the link repeats what matters.
+                    self.record(
+                        now,
+                        "tx-overflow",
+                        json!({ "dropped_bytes": self.writing.len() }),
+                    );
+                    self.writing.clear();
+                }
                 self.writing.extend_from_slice(&bytes);
             }
         }
@@ -412,7 +427,10 @@ impl Runner {
                     until_us,
                     what: (ber, direction),
                 });
-                self.record(now, "fault", json!({ "fault": "corrupt", "ber": ber, "direction": direction, "until_us": until_us }));
+                let fields = json!({
+                    "fault": "corrupt", "ber": ber, "direction": direction, "until_us": until_us,
+                });
+                self.record(now, "fault", fields);
                 self.activity.push(
                     now,
                     format!("fault: bit errors {ber} for {} ms", duration_us / 1000),

@@ -258,11 +258,20 @@ impl RawStep {
             "delay" => &["delay_ms", "duration_ms"],
             "duplicate" => &["copies", "duration_ms"],
             "wait" => &[
-                "text", "left", "right", "icon", "side", "link", "plugged", "unacked", "timeout_ms",
+                "text",
+                "left",
+                "right",
+                "icon",
+                "side",
+                "link",
+                "plugged",
+                "unacked",
+                "timeout_ms",
             ],
             other => {
                 return Err(format!(
-                    "unknown action `{other}` (expected press, unplug, replug, corrupt, delay, duplicate, wait or end)"
+                    "unknown action `{other}` (expected press, unplug, replug, corrupt, \
+                     delay, duplicate, wait or end)"
                 ))
             }
         };

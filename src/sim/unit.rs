@@ -711,7 +711,8 @@ mod tests {
         assert_eq!(unit.link_state(), LinkState::Up);
         out.clear();
         unit.poll_transmit(2_000, &mut out);
-        assert!(out.iter().any(|f| matches!(f.message, Message::Button { event: e, device_time_us: 500, .. } if e == event)));
+        let resent = |f: &Frame| matches!(f.message, Message::Button { event: e, device_time_us: 500, .. } if e == event);
+        assert!(out.iter().any(resent));
         let ack = Frame {
             seq: 1,
             message: Message::Ack { event },
