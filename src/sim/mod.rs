@@ -82,6 +82,18 @@ impl SimOptions {
     }
 }
 
+impl SimOptions {
+    /// [`SimOptions::demo`] with stable symlinks `DIR/buttons` and
+    /// `DIR/display` (the folder is created if missing).
+    pub fn demo_in(dir: &std::path::Path) -> SimOptions {
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.join(&unit.name));
+        }
+        options
+    }
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions::demo()
@@ -95,6 +107,10 @@ pub enum SimError {
     UnknownUnit(String),
     #[error("no simulated unit has {0}")]
     NoSuchRole(&'static str),
+    #[error("simulated unit `{0}` has no buttons")]
+    NoButtons(String),
+    #[error("simulated unit `{0}` has no display")]
+    NoDisplay(String),
     #[error("the simulator has stopped")]
     Stopped,
     #[error("unit `{unit}`: {what} did not happen within {waited_ms} ms")]
@@ -159,6 +175,9 @@ impl SimHandle {
     pub fn press(&self, unit: Option<&str>, button: Button) -> Result<(), SimError> {
         let at_us = monotonic_now_us();
         let entry = self.buttons_unit(unit)?;
+        if !entry.kind.has_buttons() {
+            return Err(SimError::NoButtons(entry.name.clone()));
+        }
         self.send(entry, UnitCommand::Press { button, at_us })
     }
 
@@ -262,11 +281,31 @@ impl SimHandle {
         }
     }
 
-    /// Checks that every unit a script names exists.
+    /// Checks that every unit a script names exists and can do what the
+    /// step asks (presses need buttons, display waits a display).
     pub fn check_script(&self, script: &Script) -> Result<(), SimError> {
         for step in &script.steps {
-            if let Some(unit) = &step.unit {
-                self.entry(unit)?;
+            let needs_display =
+                matches!(&step.action, Action::Wait { condition, .. } if condition.needs_display());
+            let needs_buttons = matches!(step.action, Action::Press { .. });
+            match &step.unit {
+                Some(unit) => {
+                    let entry = self.entry(unit)?;
+                    if needs_buttons && !entry.kind.has_buttons() {
+                        return Err(SimError::NoButtons(unit.clone()));
+                    }
+                    if needs_display && !entry.kind.has_display() {
+                        return Err(SimError::NoDisplay(unit.clone()));
+                    }
+                }
+                None => {
+                    if needs_buttons && !self.units.iter().any(|u| u.kind.has_buttons()) {
+                        return Err(SimError::NoSuchRole("buttons"));
+                    }
+                    if needs_display && !self.units.iter().any(|u| u.kind.has_display()) {
+                        return Err(SimError::NoSuchRole("a display"));
+                    }
+                }
             }
         }
         Ok(())
