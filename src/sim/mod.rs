@@ -44,7 +44,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use faults::Direction;
-pub use interactive::run_interactive;
+pub use interactive::{run_interactive, run_interactive_until};
 pub use log::LogTarget;
 pub use script::{Script, ScriptError};
 pub use unit::{LinkState, UnitKind, UnitSnapshot, UnitSpec};
