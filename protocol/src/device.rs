@@ -4,10 +4,10 @@
 //! microsecond clock, and send the frames it hands out.
 //!
 //! It promises what SPEC.md requires of a device: HELLO every
-//! [`HELLO_INTERVAL_MS`](crate::HELLO_INTERVAL_MS) until WELCOME; after
+//! [`HELLO_INTERVAL_MS`] until WELCOME; after
 //! WELCOME a heartbeat at once, then every queued button event oldest first;
 //! heartbeats at the interval WELCOME gave; unacknowledged events resent
-//! every [`RETRANSMIT_INTERVAL_MS`](crate::RETRANSMIT_INTERVAL_MS), kept
+//! every [`RETRANSMIT_INTERVAL_MS`], kept
 //! across link losses; LINK_LOST after the link timeout without a valid
 //! frame, and then HELLO again.
 //!
