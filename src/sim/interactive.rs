@@ -222,7 +222,7 @@ fn event_loop(
     let names = handle.unit_names();
     let mut status = ViewStatus {
         message: format!("simulating {}: press keys to play", names.join(", ")),
-        origin_us: monotonic_now_us(),
+        origin_us: handle.started_us(),
         ..ViewStatus::default()
     };
     loop {

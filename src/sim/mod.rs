@@ -132,6 +132,7 @@ struct UnitEntry {
 #[derive(Clone)]
 pub struct SimHandle {
     units: Arc<[UnitEntry]>,
+    started_us: i64,
     runtime: tokio::runtime::Handle,
     log: LogSink,
 }
@@ -144,6 +145,11 @@ impl std::fmt::Debug for SimHandle {
 }
 
 impl SimHandle {
+    /// When [`spawn_units`] started (CLOCK_MONOTONIC µs), before any unit.
+    pub fn started_us(&self) -> i64 {
+        self.started_us
+    }
+
     pub fn unit_names(&self) -> Vec<String> {
         self.units.iter().map(|u| u.name.clone()).collect()
     }
@@ -592,6 +598,7 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             ));
         }
     }
+    let started_us = monotonic_now_us();
     let (log, log_thread) = match &opts.log {
         Some(target) => {
             let (sink, thread) = LogSink::start(target, opts.log_sent)?;
@@ -651,6 +658,7 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
     }
     let handle = SimHandle {
         units: entries.into(),
+        started_us,
         runtime: runtime.handle().clone(),
         log,
     };
