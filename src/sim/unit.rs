@@ -321,6 +321,10 @@ pub struct UnitSnapshot {
     pub kind: UnitKind,
     pub serial: String,
     pub displays: u8,
+    /// Digit positions per panel (0: no limit) and text line length, as
+    /// the unit draws them (SPEC 8.1, 8.3).
+    pub digits: u8,
+    pub text_chars: u8,
     pub plugged: bool,
     /// The PTY slave path while plugged.
     pub pty: Option<PathBuf>,
@@ -567,6 +571,8 @@ impl UnitModel {
             kind: self.spec.kind,
             serial: self.spec.serial.clone(),
             displays: self.spec.displays,
+            digits: self.spec.digits,
+            text_chars: self.spec.text_chars,
             plugged,
             pty,
             link: self.spec.link.clone(),

@@ -180,7 +180,8 @@ fn glyph(ch: char) -> &'static [&'static str; 5] {
         '.' => &[" ", " ", " ", " ", "#"],
         '-' => &["   ", "   ", "###", "   ", "   "],
         ' ' => &["   ", "   ", "   ", "   ", "   "],
-        _ => &["###", "  #", " ##", "   ", " # "],
+        // SPEC 8.1: unknown characters show as blank.
+        _ => &["   ", "   ", "   ", "   ", "   "],
     }
 }
 
@@ -207,6 +208,46 @@ impl Scale {
             Scale::Text => 1,
             _ => 5,
         }
+    }
+}
+
+/// `time` as a panel with `digits` digit positions shows it (SPEC 8.1):
+/// every character but `:` and `.` takes a position; when there are more
+/// than `digits`, the leftmost are not shown. `digits` 0: no limit.
+pub fn fit_time(time: &str, digits: u8) -> String {
+    let is_position = |c: char| c != ':' && c != '.';
+    let positions = time.chars().filter(|&c| is_position(c)).count();
+    let mut drop = positions.saturating_sub(usize::from(digits));
+    if digits == 0 {
+        drop = 0;
+    }
+    let mut out = String::new();
+    for c in time.chars() {
+        if drop > 0 {
+            if is_position(c) {
+                drop -= 1;
+            }
+            continue;
+        }
+        if out.is_empty() && !is_position(c) && positions > usize::from(digits) && digits > 0 {
+            // A separator left of the first shown position has no place.
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A time using all `digits` positions, for the width a panel reserves.
+fn full_time(digits: u8) -> &'static str {
+    match digits {
+        0 | 5 => "0:00:00",
+        1 => "0",
+        2 => "00",
+        3 => "0:00",
+        4 => "00:00",
+        6 => "00:00:00",
+        _ => "000:00:00",
     }
 }
 
@@ -489,14 +530,20 @@ fn draw_display_unit(
                 canvas.put(px - 1, y + row, '│', Tone::Dim);
             }
         }
+        let time = fit_time(panel.time.as_str(), unit.digits);
+        let area = PanelArea {
+            x: px,
+            y: y + 1,
+            w: panel_w,
+            digits: unit.digits,
+        };
         draw_panel(
             canvas,
             label,
             panel,
+            &time,
             unit.display.is_some(),
-            px,
-            y + 1,
-            panel_w,
+            area,
             scale,
         );
     }
@@ -508,7 +555,12 @@ fn draw_display_unit(
             "unplugged".to_owned()
         }
     } else {
-        state.text.as_str().to_owned()
+        state
+            .text
+            .as_str()
+            .chars()
+            .take(usize::from(unit.text_chars))
+            .collect()
     };
     if !text.is_empty() {
         let shown = format!("« {text} »");
@@ -527,16 +579,24 @@ fn draw_display_unit(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Where a panel is drawn and how many digit positions it has.
+struct PanelArea {
+    x: i32,
+    y: i32,
+    w: i32,
+    digits: u8,
+}
+
 fn draw_panel(
     canvas: &mut Canvas,
     label: &str,
     panel: &Panel,
+    time: &str,
     shown: bool,
-    x: i32,
-    y: i32,
-    w: i32,
+    area: PanelArea,
     scale: Scale,
 ) {
+    let PanelArea { x, y, w, digits } = area;
     let running = panel.icons.contains(Icons::RUNNING);
     let mut column = canvas.text(
         x + 1,
@@ -560,8 +620,8 @@ fn draw_panel(
             Tone::Normal,
         );
     }
-    let time = if shown && !panel.time.as_str().is_empty() {
-        panel.time.as_str()
+    let time = if shown && !time.is_empty() {
+        time
     } else {
         "-:--"
     };
@@ -573,8 +633,13 @@ fn draw_panel(
     } else {
         Tone::LedIdle
     };
-    let time_w = time_width(time, scale);
-    let tx = x + ((w - time_w) / 2).max(1);
+    // Right-aligned in the block the panel's digit positions take, as an
+    // LED panel does: digits keep their place when the text gets shorter.
+    let block_w = time_width(full_time(digits), scale)
+        .min(w - 2)
+        .max(time_width(time, scale).min(w - 2));
+    let block_x = x + ((w - block_w) / 2).max(1);
+    let tx = block_x + block_w - time_width(time, scale);
     draw_time(canvas, tx, digits_y, time, scale, tone);
     let icons_y = digits_y + scale.digit_rows() + if scale == Scale::Text { 0 } else { 1 };
     let mut ix = x + 1;
@@ -672,6 +737,8 @@ mod tests {
             kind,
             serial: format!("SIM-{name}"),
             displays: 2,
+            digits: 5,
+            text_chars: 16,
             plugged: true,
             pty: Some("/dev/pts/7".into()),
             link: Some(format!("/tmp/cc/{name}").into()),
@@ -692,6 +759,16 @@ mod tests {
         assert_eq!(time_width("1:29:59", Scale::Big), 5 * 6 + 2 * 2 + 6);
         assert_eq!(time_width("0:19.7", Scale::Narrow), 4 * 3 + 2 + 5);
         assert_eq!(time_width("4:59", Scale::Text), 4);
+    }
+
+    #[test]
+    fn times_fit_the_panel_positions_like_the_spec_says() {
+        assert_eq!(fit_time("1:29:59", 5), "1:29:59");
+        assert_eq!(fit_time("1:29:59", 4), "29:59");
+        assert_eq!(fit_time("0:19.7", 4), "0:19.7");
+        assert_eq!(fit_time("12:34:56", 5), "2:34:56");
+        assert_eq!(fit_time("4:59", 0), "4:59");
+        assert_eq!(fit_time("", 5), "");
     }
 
     #[test]
