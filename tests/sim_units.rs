@@ -435,3 +435,57 @@ fn a_port_nobody_reads_drops_its_backlog_and_recovers_when_the_host_comes() {
         button_event(m).is_some()
     });
 }
+
+#[test]
+fn power_cycle_starts_a_new_boot_and_low_power_is_reported() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let link = units.path("buttons").unwrap().clone();
+    let mut host = Host::open(&link);
+    let first = host.handshake(100, 1000);
+
+    units.set_low_power("buttons", true).unwrap();
+    host.expect(WAIT, "low-power heartbeat", |m| {
+        matches!(
+            m,
+            Message::DeviceHeartbeat {
+                low_power: true,
+                ..
+            }
+        )
+    });
+
+    // A press the host never acknowledges dies with the power.
+    units.press(None, Button::Left).unwrap();
+    host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    units
+        .power_cycle("buttons", Duration::from_millis(50))
+        .unwrap();
+    units.wait_until("buttons", WAIT, |s| !s.plugged).unwrap();
+    let back = units.wait_until("buttons", WAIT, |s| s.plugged).unwrap();
+    assert_eq!(back.unacked, 0);
+    assert!(!back.low_power);
+    assert!(eventually(WAIT, || std::fs::read_link(&link).is_ok()));
+    let mut host = Host::open(&link);
+    let second = host.handshake(100, 1000);
+    assert_ne!(second.boot_id, first.boot_id, "a new boot");
+    assert_eq!(second.first_unacked_event, 0);
+    let heartbeat = host.expect(WAIT, "heartbeat", |m| {
+        matches!(m, Message::DeviceHeartbeat { .. })
+    });
+    let Message::DeviceHeartbeat {
+        device_time_us,
+        low_power,
+        ..
+    } = heartbeat.frame.message
+    else {
+        unreachable!()
+    };
+    assert!(!low_power);
+    // The clock restarted from its offset (7 s) at power-up.
+    assert!(
+        (7_000_000..9_000_000).contains(&device_time_us),
+        "{device_time_us}"
+    );
+}

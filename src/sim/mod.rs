@@ -245,6 +245,18 @@ impl SimHandle {
         )
     }
 
+    /// Pulls the cable and powers `unit` off; it powers up again (new
+    /// `boot_id`, clock from its offset, queue empty) after `off`.
+    pub fn power_cycle(&self, unit: &str, off: Duration) -> Result<(), SimError> {
+        let off_us = off.as_micros() as i64;
+        self.send(self.entry(unit)?, UnitCommand::PowerCycle { off_us })
+    }
+
+    /// Battery low or fine (heartbeat flag, LOW_POWER icon).
+    pub fn set_low_power(&self, unit: &str, low_power: bool) -> Result<(), SimError> {
+        self.send(self.entry(unit)?, UnitCommand::LowPower(low_power))
+    }
+
     /// The unit's state now.
     pub fn snapshot(&self, unit: &str) -> Result<UnitSnapshot, SimError> {
         Ok(self.entry(unit)?.snapshots.borrow().clone())
@@ -479,6 +491,13 @@ impl SimHandle {
                     condition,
                     timeout_ms,
                 } => wait_condition(entry, condition, *timeout_ms).await?,
+                Action::PowerCycle { off_ms } => send(
+                    entry,
+                    UnitCommand::PowerCycle {
+                        off_us: *off_ms as i64 * 1000,
+                    },
+                )?,
+                Action::LowPower { on } => send(entry, UnitCommand::LowPower(*on))?,
                 Action::End => return Ok(true),
             }
         }

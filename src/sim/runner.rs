@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chessclock_protocol::{encode, Accumulator, Button, Feed, Frame, Message, MAX_WIRE_FRAME};
-use rand::{rngs::StdRng, SeedableRng};
+use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::json;
 use tokio::net::unix::pipe;
 use tokio::sync::{mpsc, watch};
@@ -54,6 +54,11 @@ pub enum UnitCommand {
         copies: u32,
         duration_us: i64,
     },
+    /// Cable out and power off; back on (new boot) after `off_us`.
+    PowerCycle {
+        off_us: i64,
+    },
+    LowPower(bool),
 }
 
 /// The unit's PTY while plugged; dropping it is the unplug (master closed,
@@ -164,6 +169,8 @@ struct Runner {
     /// (not every time update) in the activity feed.
     last_display_key: Option<(String, u16, u16)>,
     activity: ActivityLog,
+    /// Powered off: the next plug-in is a power-up with a new boot id.
+    powered_off: bool,
 }
 
 impl UnitTask {
@@ -192,6 +199,7 @@ impl UnitTask {
             press_instants: HashMap::new(),
             last_display_key: None,
             activity: ActivityLog::default(),
+            powered_off: false,
         };
         if let Some(pty) = plug_pty {
             runner.plug_in(pty, monotonic_now_us());
@@ -240,6 +248,16 @@ impl Runner {
     }
 
     fn plug_in(&mut self, pty: Pty, now: i64) {
+        if self.powered_off {
+            self.powered_off = false;
+            let boot_id = self.rng.random::<u32>();
+            self.model.power_cycle(now, boot_id);
+            self.press_instants.clear();
+            self.last_display_key = None;
+            self.record(now, "power-on", json!({ "boot_id": boot_id }));
+            self.activity
+                .push(now, format!("powered on (boot {boot_id:08x})"));
+        }
         match Plug::new(pty, self.link_path.clone()) {
             Ok(plug) => {
                 self.record(now, "plug", json!({ "pty": plug.path, "link": plug.link }));
@@ -375,6 +393,25 @@ impl Runner {
 
     fn on_command(&mut self, command: UnitCommand, now: i64) {
         match command {
+            UnitCommand::Press { button, .. } if self.powered_off => {
+                self.activity.push(
+                    now,
+                    format!("press {} lost: powered off", button_name(button)),
+                );
+            }
+            UnitCommand::PowerCycle { off_us } => {
+                self.unplug(now);
+                self.powered_off = true;
+                self.record(now, "power-off", json!({ "off_us": off_us }));
+                self.activity.push(now, "powered off");
+                self.replug_at = Some(now + off_us.max(0));
+            }
+            UnitCommand::LowPower(on) => {
+                self.model.set_low_power(on);
+                self.record(now, "low-power", json!({ "on": on }));
+                self.activity
+                    .push(now, if on { "battery low" } else { "battery fine" });
+            }
             UnitCommand::Press { button, at_us } => match self.model.press(button, at_us) {
                 Ok((event, device_us)) => {
                     self.record(

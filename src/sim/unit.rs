@@ -326,6 +326,7 @@ pub struct UnitSnapshot {
     pub digits: u8,
     pub text_chars: u8,
     pub plugged: bool,
+    pub low_power: bool,
     /// The PTY slave path while plugged.
     pub pty: Option<PathBuf>,
     /// The stable symlink, when configured.
@@ -400,6 +401,7 @@ pub struct UnitModel {
     /// Linked at least once since power-up or the last replug (so a
     /// handshake after it is a link loss).
     linked_since_plug: bool,
+    low_power: bool,
     display: Option<DisplayState>,
     leds: Leds,
     beeps: u64,
@@ -429,6 +431,7 @@ impl UnitModel {
             clock,
             link,
             linked_since_plug: false,
+            low_power: false,
             display: None,
             leds: Leds::default(),
             beeps: 0,
@@ -476,6 +479,22 @@ impl UnitModel {
     pub fn host_gone(&mut self, now_host_us: i64) {
         self.link.disconnected(self.clock.device_us(now_host_us));
         self.linked_since_plug = false;
+    }
+
+    /// Power off and on again at `now_host_us` with a new `boot_id`: the
+    /// clock restarts, unacknowledged events are lost (SPEC 7.3 keeps them
+    /// across reconnects, not power-ups), the display is blank until the
+    /// host sends again. Counters are kept.
+    pub fn power_cycle(&mut self, now_host_us: i64, boot_id: u32) {
+        let stats = self.stats;
+        *self = UnitModel::new(self.spec.clone(), now_host_us, boot_id);
+        self.stats = stats;
+    }
+
+    /// Battery low (reported in heartbeats, shown as LOW_POWER).
+    pub fn set_low_power(&mut self, low_power: bool) {
+        self.link.set_low_power(low_power);
+        self.low_power = low_power;
     }
 
     /// A button pressed at the true host instant `at_host_us`; returns the
@@ -574,6 +593,7 @@ impl UnitModel {
             digits: self.spec.digits,
             text_chars: self.spec.text_chars,
             plugged,
+            low_power: self.low_power,
             pty,
             link: self.spec.link.clone(),
             link_state: self.link_state(),
@@ -742,5 +762,18 @@ mod tests {
             .contains(Icons::LINK_LOST));
         unit.host_gone(400_000);
         assert_eq!(unit.link_state(), LinkState::Connecting);
+        // A power cycle forgets the queue and restarts the clock.
+        unit.press(Button::Left, 400_000).unwrap();
+        unit.set_low_power(true);
+        assert!(unit.snapshot(true, None, false).low_power);
+        unit.power_cycle(500_000, 10);
+        let snapshot = unit.snapshot(true, None, false);
+        assert_eq!(
+            (snapshot.unacked, snapshot.low_power, snapshot.display),
+            (0, false, None)
+        );
+        assert_eq!(snapshot.stats.presses, 2);
+        assert_eq!(unit.hello().boot_id, 10);
+        assert_eq!(unit.clock.device_us(500_000), 0);
     }
 }

@@ -712,7 +712,11 @@ fn draw_buttons_unit(canvas: &mut Canvas, unit: &UnitSnapshot, x: i32, y: i32, w
         } else {
             ""
         }
-    );
+    ) + if unit.low_power {
+        "  ▾ battery low"
+    } else {
+        ""
+    };
     canvas.text(
         x + 2,
         y + 2,
@@ -740,6 +744,7 @@ mod tests {
             digits: 5,
             text_chars: 16,
             plugged: true,
+            low_power: false,
             pty: Some("/dev/pts/7".into()),
             link: Some(format!("/tmp/cc/{name}").into()),
             link_state: LinkState::Up,
