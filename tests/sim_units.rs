@@ -489,3 +489,22 @@ fn power_cycle_starts_a_new_boot_and_low_power_is_reported() {
         "{device_time_us}"
     );
 }
+
+#[test]
+fn units_start_and_stop_from_inside_an_async_runtime() {
+    let _serial = lock();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let links = dir.path().join("demo");
+    runtime.block_on(async {
+        let units = sim::spawn_units(&SimOptions::demo_in(&links)).unwrap();
+        let pty = std::fs::read_link(links.join("buttons")).unwrap();
+        assert!(pty.starts_with("/dev/pts"), "{}", pty.display());
+        units.shutdown();
+    });
+    assert!(std::fs::symlink_metadata(links.join("buttons")).is_err());
+    assert!(std::fs::symlink_metadata(links.join("display")).is_err());
+}

@@ -647,9 +647,6 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
         ptys.push((pty, unit.link.clone()));
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let seed = opts.seed.unwrap_or_else(|| monotonic_now_us() as u64);
     let now = monotonic_now_us();
     let mut entries = Vec::new();
@@ -675,16 +672,24 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             seed: seed.wrapping_add(index as u64 * 0x9E37_79B9_7F4A_7C15),
         });
     }
-    let handle = SimHandle {
-        units: entries.into(),
-        started_us,
-        runtime: runtime.handle().clone(),
-        log,
-    };
+    // The runtime is built, run and dropped on its own thread, so this
+    // works from inside a caller's async context too.
+    let (runtime_tx, runtime_rx) = std::sync::mpsc::channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("chessclock-sim".into())
         .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    let _ = runtime_tx.send(Err(error));
+                    return;
+                }
+            };
+            let _ = runtime_tx.send(Ok(runtime.handle().clone()));
             runtime.block_on(async move {
                 for task in tasks {
                     tokio::spawn(task.run());
@@ -693,7 +698,31 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             });
             // Dropping the runtime drops every task: PTYs close, links go.
             drop(runtime);
-        })?;
+        });
+    let started = match spawned {
+        Ok(thread) => match runtime_rx.recv() {
+            Ok(Ok(runtime)) => Ok((thread, runtime)),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(io::Error::other("the simulator thread ended at start")),
+        },
+        Err(error) => Err(error),
+    };
+    let (thread, runtime) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            for link in opts.units.iter().filter_map(|u| u.link.as_ref()) {
+                pty::remove_link(link);
+            }
+            log.close();
+            return Err(error);
+        }
+    };
+    let handle = SimHandle {
+        units: entries.into(),
+        started_us,
+        runtime,
+        log,
+    };
     Ok(SimUnits {
         handle,
         paths,
