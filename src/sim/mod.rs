@@ -12,7 +12,8 @@
 //!   acknowledges it (resent meanwhile, also across unplugs), and shows
 //!   "link lost" when the host falls silent;
 //! * faults on demand: unplug/replug, bit errors, delayed delivery (the
-//!   press keeps its true timestamp), duplicated frames;
+//!   press keeps its true timestamp), duplicated frames, power cycles (new
+//!   `boot_id`, queue lost), low battery;
 //! * a JSON Lines log of every frame received (and optionally sent) and
 //!   every press's true instant ([`log`]), scripts ([`script`]) and a
 //!   terminal view ([`view`], [`interactive`]).
@@ -20,8 +21,9 @@
 //! Threads: [`spawn_units`] starts one thread running a current-thread tokio
 //! runtime with one task per unit (the only owner of that unit's state) plus
 //! script tasks, and one log-writer thread. [`SimHandle`] (cheap to clone,
-//! usable from any thread, but its blocking calls must not be made from
-//! inside an async task) sends commands and reads snapshots. Dropping
+//! usable from any thread; its waiting calls block the calling thread, so
+//! from async code run them in `spawn_blocking`) sends commands and reads
+//! snapshots. Dropping
 //! [`SimUnits`] (or [`SimUnits::shutdown`]) stops everything, closes the
 //! PTYs and removes the symlinks before it returns.
 
