@@ -167,7 +167,7 @@ impl ClockSync {
         } else {
             UNESTIMATED_DRIFT_PPB as i128
         };
-        let drift = age * rate_error_ppb / 1_000_000_000;
+        let drift = age.saturating_mul(rate_error_ppb) / 1_000_000_000;
         Some(
             self.delay_bound_us
                 .saturating_add(drift.clamp(0, u64::MAX as i128) as u64),
@@ -391,6 +391,12 @@ mod tests {
 
     #[test]
     fn extreme_values_do_not_panic() {
+        let mut huge = ClockSync::with_delay_bound(u64::MAX);
+        for k in 0..100u64 {
+            huge.observe(k * 1_000_000, (k * 1_000_000) as i64 + (k % 3) as i64);
+        }
+        huge.observe(u64::MAX, 0);
+        assert!(huge.error_bound_us().is_some());
         let mut sync = ClockSync::new();
         sync.observe(u64::MAX, i64::MIN);
         sync.observe(0, i64::MAX);

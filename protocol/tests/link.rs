@@ -258,3 +258,59 @@ fn a_long_unplug_shows_link_lost_and_keeps_the_presses() {
     assert_eq!(device.stats().events_dropped, 0);
     assert!(device.stats().frames_sent > 20);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Any bytes from the host, presses and clock jumps: no panic, the queue
+    /// stays within capacity and consecutive, `next_deadline` is honest.
+    #[test]
+    fn device_link_survives_any_input(
+        ops in proptest::collection::vec((0u8..4, proptest::collection::vec(any::<u8>(), 0..40), 0u64..2_000_000), 0..80),
+    ) {
+        let mut link: DeviceLink<8> = DeviceLink::new(Hello::default(), 0);
+        let mut acc = Accumulator::new();
+        let mut now = 0u64;
+        for (kind, bytes, step) in ops {
+            match kind {
+                0 => {
+                    let mut rest: &[u8] = &bytes;
+                    loop {
+                        match acc.feed(rest) {
+                            Feed::NeedMore => break,
+                            Feed::Frame(f, r) => { let _ = link.receive(&f, now); rest = r; }
+                            Feed::Error(e, r) => { link.frame_error(e); rest = r; }
+                        }
+                    }
+                }
+                1 => { let _ = link.press(Button::from_code(step as u8 % 4), step % 2 == 0, now); }
+                2 => now += step,
+                _ => link.disconnected(now),
+            }
+            if link.next_deadline() > now {
+                prop_assert_eq!(link.poll(now), None);
+            }
+            while link.poll(now).is_some() {}
+            prop_assert!(link.next_deadline() > now);
+            let events: Vec<u16> = link.pending().map(|e| e.event).collect();
+            prop_assert!(events.len() <= 8);
+            for w in events.windows(2) {
+                prop_assert_eq!(w[1], w[0].wrapping_add(1));
+            }
+        }
+    }
+
+    /// Any observations: no panic, never mapped after arrival.
+    #[test]
+    fn clock_sync_never_maps_after_arrival(
+        obs in proptest::collection::vec((any::<u64>(), any::<i64>()), 0..200),
+        query in (any::<u64>(), any::<i64>()),
+    ) {
+        let mut sync = chessclock_protocol::timesync::ClockSync::new();
+        for (d, h) in obs {
+            sync.observe(d, h);
+            prop_assert!(sync.to_host(query.0, query.1) <= query.1);
+        }
+        let _ = sync.error_bound_us();
+    }
+}
