@@ -41,6 +41,8 @@ pub struct Marks {
     pub buttons_lost: bool,
     /// Down time of the last restart, shown while paused after it (Art. 6.10a).
     pub down_time: Option<Micros>,
+    /// The game ended on an electronic board (`MATE`, `STALEMATE`).
+    pub game_end: Option<String>,
 }
 
 impl Marks {
@@ -150,6 +152,8 @@ impl DisplayRules {
     fn text(&self, state: &ClockState, marks: &Marks) -> String {
         if marks.arbiter_called {
             "ARBITER".to_owned()
+        } else if let Some(end) = &marks.game_end {
+            end.clone()
         } else if marks.buttons_lost {
             "NO BUTTONS".to_owned()
         } else if state.paused {

@@ -20,6 +20,7 @@ pub mod realtime;
 pub mod store;
 pub mod timing;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -132,6 +133,7 @@ impl Runtime {
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
         let (device_out, device_out_rx) = tokio_mpsc::unbounded_channel();
+        let (eboard_out, eboard_out_rx) = tokio_mpsc::unbounded_channel();
         let (store_tx, store_rx) = mpsc::channel();
         let (timing_tx, timing_rx) = mpsc::channel();
         let heartbeat = Arc::new(AtomicU64::new(0));
@@ -168,6 +170,7 @@ impl Runtime {
                         stored,
                         store_tx,
                         device_out,
+                        eboard_out,
                         heartbeat,
                     );
                     let _ = ready_tx.send(());
@@ -181,14 +184,19 @@ impl Runtime {
             thread
         };
 
+        let eboards = spawn_eboards(&config, &timing_tx);
         let (stop_control, stop_rx) = oneshot::channel();
         let control_task = tokio::spawn(control_loop(
-            requests_rx,
-            device_events,
-            device_out_rx,
+            ControlInputs {
+                requests: requests_rx,
+                device_events,
+                device_out: device_out_rx,
+                eboard_out: eboard_out_rx,
+                stop: stop_rx,
+            },
             backend,
+            eboards,
             timing_tx.clone(),
-            stop_rx,
         ));
         let handle = ControlHandle {
             requests,
@@ -232,12 +240,9 @@ impl Runtime {
     }
 
     async fn stop(&mut self) {
-        if let Some(stop) = self.stop_control.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.control_task.take() {
-            let _ = task.await;
-        }
+        // The timing thread first: it hands its last jobs to the store
+        // thread, which commits them and queues their ACKs; then the control
+        // loop, which sends every queued device command before it ends.
         let _ = self.timing.send(TimingMsg::Shutdown);
         let threads = [self.timing_thread.take(), self.store_thread.take()];
         let _ = tokio::task::spawn_blocking(move || {
@@ -248,6 +253,12 @@ impl Runtime {
             }
         })
         .await;
+        if let Some(stop) = self.stop_control.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.control_task.take() {
+            let _ = task.await;
+        }
         tracing::info!("runtime stopped; state saved");
     }
 }
@@ -261,25 +272,74 @@ impl Drop for Runtime {
     }
 }
 
+/// Starts a task per configured electronic board; its events reach the
+/// timing thread tagged with the board.
+fn spawn_eboards(
+    config: &Config,
+    timing: &mpsc::Sender<TimingMsg>,
+) -> HashMap<String, crate::eboard::EboardHandle> {
+    let mut handles = HashMap::new();
+    for board in &config.boards {
+        let Some(device) = &board.eboard else {
+            continue;
+        };
+        let path = match device {
+            crate::config::DeviceRef::Path(path) => path.clone(),
+            crate::config::DeviceRef::Serial(serial) => {
+                tracing::error!(board = %board.id, serial, "electronic boards are named by path (DGT boards have no HELLO serial); this one is not used");
+                continue;
+            }
+        };
+        let (tx, mut rx) = tokio_mpsc::unbounded_channel();
+        handles.insert(board.id.clone(), crate::eboard::spawn(path, tx));
+        let timing = timing.clone();
+        let id = board.id.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                let message = TimingMsg::Eboard {
+                    board: id.clone(),
+                    event,
+                };
+                if timing.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    handles
+}
+
+/// What the control loop listens to.
+struct ControlInputs {
+    requests: tokio_mpsc::Receiver<Request>,
+    device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
+    device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    eboard_out: tokio_mpsc::UnboundedReceiver<(String, crate::eboard::EboardCommand)>,
+    stop: oneshot::Receiver<()>,
+}
+
 async fn control_loop(
-    mut requests: tokio_mpsc::Receiver<Request>,
-    mut device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
-    mut device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    mut inputs: ControlInputs,
     backend: Box<dyn DeviceBackend>,
+    eboards: HashMap<String, crate::eboard::EboardHandle>,
     timing: mpsc::Sender<TimingMsg>,
-    mut stop: oneshot::Receiver<()>,
 ) {
     loop {
         tokio::select! {
             biased;
-            _ = &mut stop => break,
-            Some((key, command)) = device_out.recv() => backend.send(&key, command),
-            Some(event) = device_events.recv() => {
+            _ = &mut inputs.stop => break,
+            Some((key, command)) = inputs.device_out.recv() => backend.send(&key, command),
+            Some((board, command)) = inputs.eboard_out.recv() => {
+                if let Some(eboard) = eboards.get(&board) {
+                    let _ = eboard.commands.send(command);
+                }
+            }
+            Some(event) = inputs.device_events.recv() => {
                 if timing.send(TimingMsg::Device(event)).is_err() {
                     break;
                 }
             }
-            Some(request) = requests.recv() => {
+            Some(request) = inputs.requests.recv() => {
                 match &request.command {
                     Command::DeviceAdded { path } => {
                         backend.device_added(Path::new(path));
@@ -305,8 +365,11 @@ async fn control_loop(
         }
     }
     // Flush device commands already queued (final display frames, ACKs).
-    while let Ok((key, command)) = device_out.try_recv() {
+    while let Ok((key, command)) = inputs.device_out.try_recv() {
         backend.send(&key, command);
+    }
+    for eboard in eboards.values() {
+        let _ = eboard.commands.send(crate::eboard::EboardCommand::Stop);
     }
 }
 

@@ -155,6 +155,8 @@ pub struct Job {
     pub reply: Option<PendingReply>,
     pub ack: Option<(DeviceKey, u16)>,
     pub events: Vec<BoardEvent>,
+    /// A live PGN to write (directory, file name, text) after the commit.
+    pub pgn: Option<(PathBuf, String, String)>,
 }
 
 /// Messages for the store thread.
@@ -570,6 +572,11 @@ fn handle_job(
     for event in job.events {
         // No receivers is fine: nobody listens yet.
         let _ = events.send(event);
+    }
+    if let Some((dir, file, text)) = job.pgn {
+        if let Err(error) = crate::eboard::pgn::write_atomic(&dir, &file, &text) {
+            tracing::warn!(board = %job.board, dir = %dir.display(), %error, "cannot write the live PGN");
+        }
     }
 }
 
