@@ -326,6 +326,10 @@ async fn a_whole_game_to_the_flag_with_exact_times() {
         "0:00 shown {} µs late",
         sent_at - flag_at
     );
+    println!(
+        "0:00 frame handed to the devices {} µs after the flag",
+        sent_at - flag_at
+    );
 
     let state = h.state().await;
     assert_eq!(state["white"]["flag_ms"], flag_at / MS);

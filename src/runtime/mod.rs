@@ -5,11 +5,18 @@
 //!   `clock_nanosleep` until exactly the next deadline;
 //! * the **store thread** ([`store`]) owns SQLite: every engine input is
 //!   committed before its effect is reported (D-Bus reply, device ACK,
-//!   [`BoardEvent`] broadcast);
-//! * the **control loop** (a tokio task) owns the [`DeviceManager`]: it takes
-//!   [`Request`]s from the D-Bus layer and device events from the devices,
-//!   forwards both to the timing thread, and carries device commands
-//!   (display frames, LEDs, ACKs) back out.
+//!   [`BoardEvent`](crate::control::BoardEvent) broadcast);
+//! * the **control loop** (a tokio task) owns the [`DeviceManager`] and the
+//!   electronic-board tasks: it takes [`Request`]s from the D-Bus layer and
+//!   device events from the devices, forwards both to the timing thread, and
+//!   carries device commands (display frames, LEDs, ACKs, DGT commands) back
+//!   out.
+//!
+//! Promises: an input's effect is reported (D-Bus reply, device ACK, board
+//! event) only after its row is committed; displays change at once (they are
+//! the clock face); a restart rebuilds every game paused (see [`store`] for
+//! the time scheme); SIGTERM-style shutdown commits everything queued and
+//! sends the last ACKs before [`Runtime::shutdown`] returns.
 //!
 //! [`run`] puts it together with the D-Bus service and stops it when its
 //! `shutdown` future completes (shutdown as a value). [`Runtime::start`]

@@ -806,9 +806,12 @@ impl Timing {
             .iter()
             .flat_map(|board| {
                 let state = board.state(now);
+                // A deadline at or before the last instant already given to
+                // the engine was processed; never spin on one.
                 let engine = board
                     .engine
                     .next_deadline()
+                    .filter(|&d| d > board.floor)
                     .map(|d| d + board.epoch + LATE_GRACE);
                 let displays = board
                     .displays
