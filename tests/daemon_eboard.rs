@@ -76,7 +76,7 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
     });
     let (inject, events_rx) = mpsc::unbounded_channel();
     let runtime = Runtime::start(
-        config,
+        config.clone(),
         Some(dir.path().join("state")),
         Devices::Custom {
             backend: Box::new(NoDevices),
@@ -156,8 +156,17 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
         .unwrap()
         .iter()
         .map(|e| e["do"].as_str().unwrap())
+        .filter(|kind| !kind.starts_with("board-"))
         .collect();
     assert_eq!(kinds, ["start", "adjust", "press"]);
+    let board_moves: Vec<&str> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["do"] == "board-move")
+        .map(|e| e["uci"].as_str().unwrap())
+        .collect();
+    assert_eq!(board_moves.last(), Some(&"b8c6"), "{board_moves:?}");
 
     // The live PGN, by D-Bus command and on disk.
     let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
@@ -180,4 +189,27 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
     }
     runtime.shutdown().await;
     let _ = sim.stop();
+
+    // After a restart the stored board moves rebuild the game on the board
+    // side too (the board itself is gone now).
+    let (_inject, events_rx) = mpsc::unbounded_channel();
+    let runtime = Runtime::start(
+        config,
+        Some(dir.path().join("state")),
+        Devices::Custom {
+            backend: Box::new(NoDevices),
+            events: events_rx,
+        },
+    )
+    .unwrap();
+    let handle = runtime.handle();
+    let restored = state(&handle).await;
+    assert_eq!(restored["eboard"]["ply"], 4, "{restored}");
+    assert_eq!(restored["white"]["moves"], 2);
+    let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
+        Reply::Text(text) => text,
+        other => panic!("unexpected {other:?}"),
+    };
+    assert!(pgn.contains("2. Nf3 Nc6"), "{pgn}");
+    runtime.shutdown().await;
 }

@@ -65,6 +65,22 @@ pub enum StoredEvent {
     Restart {
         down_us: Micros,
     },
+    /// A move seen on the electronic board (not an engine input): kept so
+    /// the board can follow the game again after a restart.
+    BoardMove {
+        ply: u32,
+        side: Side,
+        side_moves: u32,
+        san: String,
+        uci: String,
+        fen_after: String,
+        confirmed: bool,
+    },
+    /// Moves taken back on the electronic board, back to `to_ply`.
+    BoardTakeBack {
+        to_ply: u32,
+        fen: String,
+    },
 }
 
 /// Where a press came from, for duplicate detection after a crash.

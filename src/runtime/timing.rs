@@ -262,7 +262,47 @@ fn stored_input(event: &StoredEvent) -> Option<Input> {
             moves,
             stage,
         })),
-        StoredEvent::StartAt { .. } | StoredEvent::Restart { .. } => None,
+        StoredEvent::StartAt { .. }
+        | StoredEvent::Restart { .. }
+        | StoredEvent::BoardMove { .. }
+        | StoredEvent::BoardTakeBack { .. } => None,
+    }
+}
+
+/// The detector event a stored board move stands for (to rebuild the
+/// tracker after a restart).
+fn board_event_of(event: &StoredEvent, at: Micros) -> Option<crate::eboard::BoardEvent> {
+    match event {
+        StoredEvent::BoardMove {
+            ply,
+            side,
+            side_moves,
+            san,
+            uci,
+            fen_after,
+            confirmed,
+        } => Some(crate::eboard::BoardEvent::MoveDetected(
+            crate::eboard::DetectedMove {
+                ply: *ply,
+                side: *side,
+                side_moves: *side_moves,
+                san: san.clone(),
+                uci: uci.clone(),
+                fen_after: fen_after.clone(),
+                status: if *confirmed {
+                    crate::eboard::MoveStatus::Confirmed
+                } else {
+                    crate::eboard::MoveStatus::Tentative
+                },
+                at,
+            },
+        )),
+        StoredEvent::BoardTakeBack { to_ply, fen } => Some(crate::eboard::BoardEvent::TakeBack {
+            to_ply: *to_ply,
+            fen: fen.clone(),
+            at,
+        }),
+        _ => None,
     }
 }
 
@@ -677,6 +717,7 @@ impl Timing {
         board.game_created_wall = game.created_wall_us;
         board.game_caller = game.caller_uid;
         let mut last_start_at = None;
+        let mut board_moves: Vec<String> = Vec::new();
         for row in &game.events {
             let mut notices = Vec::new();
             if let Some(input) = stored_input(&row.event) {
@@ -697,6 +738,24 @@ impl Timing {
                 StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
                 // A pause from a device is the arbiter button (Art. 6.12b).
                 StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
+                StoredEvent::BoardMove { .. } | StoredEvent::BoardTakeBack { .. } => {
+                    if let (Some(eboard), Some(event)) = (
+                        board.eboard.as_mut(),
+                        board_event_of(&row.event, row.offset_us),
+                    ) {
+                        eboard.tracker.apply_board(&event);
+                        match &row.event {
+                            StoredEvent::BoardMove { ply, uci, .. } => {
+                                board_moves.truncate(ply.saturating_sub(1) as usize);
+                                board_moves.push(uci.clone());
+                            }
+                            StoredEvent::BoardTakeBack { to_ply, .. } => {
+                                board_moves.truncate(*to_ply as usize)
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
             if let Some(origin) = &row.origin {
@@ -707,6 +766,13 @@ impl Timing {
         }
         let alive = game.alive_offset_us.max(board.floor);
         board.epoch = now - alive;
+        if board.eboard.is_some() && !board_moves.is_empty() {
+            tracing::info!(board = %config.id, plies = board_moves.len(), "the electronic board resumes the stored game");
+            outbox.eboard.push((
+                config.id.clone(),
+                EboardCommand::Resume { moves: board_moves },
+            ));
+        }
         let down_us = (wall_now_us() - game.alive_wall_us).max(0);
         outbox.jobs.push(Job {
             board: config.id.clone(),
@@ -1075,6 +1141,7 @@ impl Timing {
         let mut outbox = Outbox::default();
         let pgn_dir = self.config.daemon.pgn_dir.clone();
         let board = &mut self.boards[index];
+        let t_now = board.t(now);
         let Some(eboard) = board.eboard.as_mut() else {
             return;
         };
@@ -1105,10 +1172,47 @@ impl Timing {
             _ => {}
         }
         let link = eboard.link.clone();
-        if let (EboardEvent::Board(_), Some(dir), Some(pgn)) =
-            (&event, &pgn_dir, eboard.tracker.pgn())
-        {
-            outbox.pgn.push((id.to_owned(), dir.clone(), pgn.render()));
+        let board_record = match &event {
+            EboardEvent::Board(crate::eboard::BoardEvent::MoveDetected(m)) => {
+                Some(StoredEvent::BoardMove {
+                    ply: m.ply,
+                    side: m.side,
+                    side_moves: m.side_moves,
+                    san: m.san.clone(),
+                    uci: m.uci.clone(),
+                    fen_after: m.fen_after.clone(),
+                    confirmed: m.status == crate::eboard::MoveStatus::Confirmed,
+                })
+            }
+            EboardEvent::Board(crate::eboard::BoardEvent::TakeBack { to_ply, fen, .. }) => {
+                Some(StoredEvent::BoardTakeBack {
+                    to_ply: *to_ply,
+                    fen: fen.clone(),
+                })
+            }
+            _ => None,
+        };
+        let pgn = match (&event, &pgn_dir, eboard.tracker.pgn()) {
+            (EboardEvent::Board(_), Some(dir), Some(pgn)) => Some((dir.clone(), pgn.render())),
+            _ => None,
+        };
+        if let Some(stored) = board_record {
+            let row = EventRow {
+                offset_us: t_now,
+                wall_us: wall_now_us(),
+                event: stored,
+                caller_uid: None,
+                origin: None,
+            };
+            board.log_entry(row.clone(), &[]);
+            outbox.jobs.push(Job {
+                board: id.to_owned(),
+                record: Some(Record::Event(row)),
+                ..Job::default()
+            });
+        }
+        if let Some((dir, text)) = pgn {
+            outbox.pgn.push((id.to_owned(), dir, text));
         }
         let mut events = Vec::new();
         if link_changed {
