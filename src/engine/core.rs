@@ -602,8 +602,11 @@ impl Core {
                             .saturating_add(pre_credit(next)),
                         Credit::AfterMove => earned,
                     };
-                    clock.remaining = clock.remaining.saturating_add(credit).max(0);
-                    clock.credits = clock.credits.saturating_add(credit);
+                    let before = clock.remaining;
+                    clock.remaining = before.saturating_add(credit).max(0);
+                    clock.credits = clock
+                        .credits
+                        .saturating_add(clock.remaining.saturating_sub(before));
                 }
                 TimeControl::ByoYomi { period, .. } => {
                     if clock.in_overtime {
