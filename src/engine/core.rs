@@ -183,9 +183,17 @@ impl Core {
         if side.dead {
             return None;
         }
-        match control.for_side(self.to_move) {
+        let side_control = control.for_side(self.to_move);
+        match side_control {
             TimeControl::Upcount => None,
-            TimeControl::Stages(_) => Some(side.delay_left.saturating_add(side.remaining)),
+            TimeControl::Stages(_) => {
+                let delayed = matches!(
+                    side_control.stage(side.stage).map(|s| s.bonus),
+                    Some(Bonus::Delay(_))
+                );
+                let delay = if delayed { side.delay_left } else { 0 };
+                Some(delay.saturating_add(side.remaining))
+            }
             _ => Some(side.remaining),
         }
     }
@@ -679,7 +687,19 @@ impl Core {
                     }
                     clock.in_overtime = overtime;
                 }
-                TimeControl::Stages(_) => clock.in_overtime = stage > 1,
+                TimeControl::Stages(_) => {
+                    clock.in_overtime = stage > 1;
+                    // the delay of the new stage: in full for a move still to
+                    // come, none for a move that started without one
+                    let delay = side_control.stage(stage).map_or(0, |s| s.bonus.delay());
+                    let moving = self.started && self.to_move == side;
+                    let clock = self.side_mut(side);
+                    if delay <= 0 {
+                        clock.delay_left = 0;
+                    } else if !moving {
+                        clock.delay_left = delay;
+                    }
+                }
                 _ => clock.stage = 1,
             }
         }
