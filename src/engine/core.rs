@@ -384,15 +384,28 @@ impl Core {
                     }
                     let new_stage = clock.stage.saturating_add(1);
                     let added = side_control.stage(new_stage).map_or(0, |s| s.time.max(0));
-                    let waiting_delay = side_control
+                    let old_bonus = side_control
+                        .stage(clock.stage)
+                        .map_or(Bonus::None, |s| s.bonus);
+                    let new_bonus = side_control
                         .stage(new_stage)
-                        .map_or(0, |s| s.bonus.delay().max(0));
+                        .map_or(Bonus::None, |s| s.bonus);
+                    // the waiting side's next move now belongs to the new
+                    // stage: its bonus replaces the one credited before it
+                    let rebased = if side != mover && settings.credit == Credit::BeforeMove {
+                        pre_credit(new_bonus).saturating_sub(pre_credit(old_bonus))
+                    } else {
+                        0
+                    };
                     let clock = self.side_mut(side);
                     clock.stage = new_stage;
-                    clock.remaining = clock.remaining.saturating_add(added);
-                    clock.credits = clock.credits.saturating_add(added);
+                    let before = clock.remaining;
+                    clock.remaining = before.saturating_add(added).saturating_add(rebased).max(0);
+                    clock.credits = clock
+                        .credits
+                        .saturating_add(clock.remaining.saturating_sub(before));
                     if side != mover {
-                        clock.delay_left = waiting_delay;
+                        clock.delay_left = new_bonus.delay().max(0);
                     }
                     emit(
                         sink,
