@@ -149,10 +149,10 @@ fn duplicates_are_sent_when_asked() {
         .unwrap();
     units.press(None, Button::Right).unwrap();
     let first = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
-    // The copies arrive at once, byte-identical (same frame seq), before any
-    // 100 ms retransmission.
+    // The copies are byte-identical (same frame seq); retransmissions carry
+    // a new seq, so they are not counted here.
     let copies: Vec<_> = host
-        .listen(Duration::from_millis(60))
+        .listen(Duration::from_millis(300))
         .into_iter()
         .filter(|a| a.frame == first.frame)
         .collect();
@@ -507,4 +507,62 @@ fn units_start_and_stop_from_inside_an_async_runtime() {
     });
     assert!(std::fs::symlink_metadata(links.join("buttons")).is_err());
     assert!(std::fs::symlink_metadata(links.join("display")).is_err());
+}
+
+#[test]
+fn a_combined_unit_has_both_roles_on_one_port_and_its_clock_drifts() {
+    let _serial = lock();
+    let spec: UnitSpec = "clock=combined,serial=CC0003,drift-ppm=50000"
+        .parse()
+        .unwrap();
+    let options = SimOptions {
+        units: vec![spec],
+        log: None,
+        log_sent: false,
+        seed: Some(3),
+    };
+    let units = sim::spawn_units(&options).unwrap();
+    let mut host = Host::open(units.path("clock").unwrap());
+    let hello = host.handshake(100, 2000);
+    assert_eq!(hello.roles, Roles(0x03));
+    assert_eq!(hello.capabilities.displays, 2);
+    assert!(hello.capabilities.arbiter_button);
+
+    units.press(None, Button::Right).unwrap();
+    let press = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    host.send(Message::Ack {
+        event: button_event(&press.frame.message).unwrap().0,
+    });
+    let mut state = DisplayState::default();
+    state.right.icons = Icons::RUNNING;
+    host.send(Message::Display(state));
+    units
+        .wait_until("clock", WAIT, |s| {
+            s.unacked == 0
+                && s.display
+                    .is_some_and(|d| d.right.icons.contains(Icons::RUNNING))
+        })
+        .unwrap();
+
+    // A clock 5% fast: over about a second of heartbeats the device counts
+    // about 50 ms more than the host (wide bounds: the host's arrival times
+    // jitter on a loaded machine).
+    let heartbeat = |m: &Message| match m {
+        Message::DeviceHeartbeat { device_time_us, .. } => Some(*device_time_us),
+        _ => None,
+    };
+    let first = host.expect(WAIT, "heartbeat", |m| heartbeat(m).is_some());
+    let mut last = first.clone();
+    while last.at_us - first.at_us < 1_000_000 {
+        host.send(Message::HostHeartbeat);
+        last = host.expect(WAIT, "heartbeat", |m| heartbeat(m).is_some());
+    }
+    let device = heartbeat(&last.frame.message).unwrap() - heartbeat(&first.frame.message).unwrap();
+    let host_elapsed = (last.at_us - first.at_us) as u64;
+    let gained = device as i64 - host_elapsed as i64;
+    let expected = host_elapsed as i64 / 20;
+    assert!(
+        (gained - expected).abs() < 25_000,
+        "gained {gained} µs over {host_elapsed} µs"
+    );
 }

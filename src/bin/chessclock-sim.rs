@@ -50,7 +50,7 @@ struct UnitArgs {
     /// A unit to simulate: `NAME=KIND[,key=value...]`, KIND one of
     /// buttons, display, combined; keys serial, vendor, model, firmware,
     /// displays (1|2), digits, tenths, buzzer, arbiter (yes|no), text-chars,
-    /// offset-us, drift-ppm, link. Repeatable. Default: `buttons=buttons`
+    /// offset-us, drift-ppm, boot-id, link. Repeatable. Default: `buttons=buttons`
     /// and `display=display`.
     #[arg(long = "unit", value_name = "SPEC")]
     units: Vec<UnitSpec>,

@@ -588,6 +588,9 @@ impl ScriptReport {
 pub struct SimUnits {
     handle: SimHandle,
     paths: Vec<(String, PathBuf)>,
+    /// Every configured symlink, removed again at shutdown even if a unit
+    /// task never ran.
+    links: Vec<PathBuf>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     log_thread: Option<std::thread::JoinHandle<()>>,
@@ -728,6 +731,7 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
     Ok(SimUnits {
         handle,
         paths,
+        links: opts.units.iter().filter_map(|u| u.link.clone()).collect(),
         shutdown: Some(shutdown_tx),
         thread: Some(thread),
         log_thread,
@@ -766,6 +770,9 @@ impl SimUnits {
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        for link in &self.links {
+            pty::remove_link(link);
         }
         self.handle.log.close();
         if let Some(thread) = self.log_thread.take() {
