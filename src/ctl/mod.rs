@@ -332,6 +332,13 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                 writeln!(stdout, "{value}")?;
             } else {
                 write!(stdout, "{}", Table::render(&views, now_ms))?;
+                for id in &ids {
+                    let state = api(id, ctx.board(id).await?.state().await)?;
+                    let state = serde_json::from_str(&state).unwrap_or_default();
+                    for note in output::state_notes(id, &state) {
+                        writeln!(stdout, "{note}")?;
+                    }
+                }
             }
         }
         Cmd::Watch { once, json } => {
