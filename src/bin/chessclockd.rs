@@ -288,7 +288,14 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     };
     let result = run(config, options, stop).await;
     if let Some(units) = idle_units {
-        units.shutdown();
+        // Stopping the simulator joins its threads; do not let that hold up
+        // the exit (the PTYs close with the process anyway).
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            units.shutdown();
+            let _ = done_tx.send(());
+        });
+        let _ = done_rx.recv_timeout(std::time::Duration::from_millis(300));
     }
     if let Some(view) = view {
         // Only join a view that has ended (the user quit); after a signal

@@ -10,7 +10,26 @@
 //!   [`Engine::next_deadline`] says when the next one (or the next internal
 //!   change, e.g. a byo-yomi period ending) is due, so a runtime can sleep
 //!   until exactly then;
-//! * nothing panics on any input.
+//! * nothing panics on any input; arithmetic saturates;
+//! * while a side's flag has not fallen, `used + remaining` equals its initial
+//!   time plus everything credited to it ([`Engine::credited`]).
+//!
+//! Decisions where the reference leaves room (see `clock-behaviour.md`):
+//! * a flag falls at the instant the time reaches zero, so a press at exactly
+//!   that instant comes after the flag;
+//! * freeze default: a last-stage (loss) flag freezes the clock when the
+//!   flagged side's stage has an increment or a delay, and always in
+//!   hourglass, byo-yomi and Canadian overtime (the game cannot go on in
+//!   time); never in plain sudden death or upcount. [`Settings::freeze`]
+//!   overrides it;
+//! * under [`StageAdvance::Moves`] running out in any stage is a loss flag
+//!   (`last_stage: true`); after a loss flag a side stays at zero, is credited
+//!   nothing, and its presses still count moves and switch the clocks when
+//!   the game is not frozen;
+//! * byo-yomi and Canadian overtime count as stage 2 once the main time is
+//!   over; hourglass transfers follow the running side's control;
+//! * what the passing of time causes is recorded in the history under
+//!   [`Input::Elapsed`] entries, one per instant.
 //!
 //! CONTRACT NOTE (skeleton): the public items below are the interface the rest
 //! of the daemon codes against. Add freely; change signatures only together
@@ -307,6 +326,36 @@ impl Engine {
     /// The last instant the engine has seen (`Micros::MIN` before any).
     pub fn last_instant(&self) -> Micros {
         self.core.t
+    }
+
+    /// Everything credited to `side` at the last instant the engine saw,
+    /// beyond the first stage's time: increments (including the one credited
+    /// before the first move), Bronstein delay given back, simple delay as it
+    /// is used, later stages' time, byo-yomi periods and Canadian blocks,
+    /// hourglass transfers and arbiter corrections (possibly negative). While
+    /// a side's flag has not fallen, `used + remaining == first stage time +
+    /// credited` at every instant.
+    pub fn credited(&self, side: Side) -> Micros {
+        self.core.side(side).credits
+    }
+
+    /// Like [`Engine::credited`], at `now` (>= the last input), without
+    /// changing anything.
+    pub fn credited_at(&self, now: Micros, side: Side) -> Micros {
+        let mut core = self.core;
+        core.advance(now, &self.control, self.settings, None);
+        core.side(side).credits
+    }
+
+    /// The time a side starts with, before any credit: the first stage's time,
+    /// the hourglass time, or the main time (0 for upcount).
+    pub fn initial_time(&self, side: Side) -> Micros {
+        match self.control.for_side(side) {
+            TimeControl::Stages(_) => self.control.for_side(side).stage(1).map_or(0, |s| s.time),
+            TimeControl::Hourglass { time } => *time,
+            TimeControl::Upcount => 0,
+            TimeControl::ByoYomi { main, .. } | TimeControl::Canadian { main, .. } => *main,
+        }
     }
 
     /// Applies `input` at `now` (first processing any flag that fell before).

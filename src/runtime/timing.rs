@@ -157,6 +157,7 @@ pub struct Timing {
     store: mpsc::Sender<StoreMsg>,
     device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
     heartbeat: Arc<AtomicU64>,
+    lateness: super::realtime::Lateness,
 }
 
 fn engine_error(error: EngineError) -> ControlError {
@@ -514,6 +515,7 @@ impl Timing {
             store,
             device_out,
             heartbeat,
+            lateness: super::realtime::Lateness::default(),
         };
         let mut outbox = Outbox::default();
         let now = monotonic_now_us();
@@ -626,6 +628,8 @@ impl Timing {
             match &row.event {
                 StoredEvent::StartAt { unix_time_us } => last_start_at = Some(*unix_time_us),
                 StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
+                // A pause from a device is the arbiter button (Art. 6.12b).
+                StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
                 _ => {}
             }
             if let Some(origin) = &row.origin {
@@ -703,6 +707,7 @@ impl Timing {
             let until = deadline.map_or(now + MAX_WAIT, |d| d.min(now + MAX_WAIT));
             if deadline.is_some_and(|d| d - now <= SPIN_MARGIN) {
                 super::realtime::sleep_until(until);
+                self.lateness.record(monotonic_now_us() - until);
                 continue;
             }
             let wait = (until - SPIN_MARGIN - now).max(0);
@@ -718,7 +723,13 @@ impl Timing {
             }
         }
         let _ = self.store.send(StoreMsg::Shutdown);
-        tracing::debug!("timing thread done");
+        tracing::info!(
+            wakeups = self.lateness.count(),
+            p50_us = self.lateness.percentile_us(50),
+            p99_us = self.lateness.percentile_us(99),
+            max_us = self.lateness.max_us(),
+            "timing thread done; lateness of its deadline wake-ups"
+        );
     }
 
     /// The earliest monotonic instant something is due.
@@ -1472,7 +1483,7 @@ fn report_notices(
                 stage,
                 last_stage,
             } => {
-                tracing::info!(board = %id, %side, at_ms = at / MS, stage, last_stage, "flag fell");
+                tracing::info!(board = %id, %side, game_ms = at / MS, stage, last_stage, "flag fell");
                 events.push(BoardEvent::FlagFell {
                     board: id.clone(),
                     side: *side,
