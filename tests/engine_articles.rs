@@ -649,3 +649,20 @@ impl Check for Game {
         assert_eq!(self.state(at_ms), before);
     }
 }
+
+#[test]
+fn art_6_10b_moving_a_running_clock_into_a_stage_without_delay_drops_the_delay() {
+    // Black moves in a 1 s delay stage; the arbiter moves it to the last
+    // stage (Bronstein) and sets its time to 0: the flag falls at once, not
+    // after the old stage's delay
+    let mut g = game("2/6d1:5b1");
+    g.start(0);
+    g.press(1_000, White);
+    let notices = g.adjust(1_000, Black, Some(0), None, Some(2));
+    assert!(notices.contains(&Notice::FlagFell {
+        side: Black,
+        at: 1_000 * MS,
+        stage: 2,
+        last_stage: true
+    }));
+}

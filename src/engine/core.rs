@@ -58,6 +58,9 @@ pub(super) struct Core {
     pub black: SideClock,
 }
 
+/// See [`Core::advance`].
+const MAX_EXPIRIES_PER_ADVANCE: usize = 1 << 20;
+
 /// Where notices go; `None` when computing a state that changes nothing.
 pub(super) type Sink<'a> = Option<&'a mut Vec<(Micros, Notice)>>;
 
@@ -180,9 +183,17 @@ impl Core {
         if side.dead {
             return None;
         }
-        match control.for_side(self.to_move) {
+        let side_control = control.for_side(self.to_move);
+        match side_control {
             TimeControl::Upcount => None,
-            TimeControl::Stages(_) => Some(side.delay_left.saturating_add(side.remaining)),
+            TimeControl::Stages(_) => {
+                let delayed = matches!(
+                    side_control.stage(side.stage).map(|s| s.bonus),
+                    Some(Bonus::Delay(_))
+                );
+                let delay = if delayed { side.delay_left } else { 0 };
+                Some(delay.saturating_add(side.remaining))
+            }
             _ => Some(side.remaining),
         }
     }
@@ -206,16 +217,22 @@ impl Core {
             return;
         }
         // Each expiry either ends the running side's clock (flag, freeze) or
-        // gives it positive time, except zero-length stages/periods, which
-        // are bounded by `expire`; the cap is a belt against surprises.
-        for _ in 0..64 {
+        // gives it positive time (`expire` turns zero-length stages, periods
+        // and blocks into a loss flag), so instants strictly increase. The cap
+        // only matters for absurd controls (a million 1 µs periods): past it
+        // the rest of the interval is counted without further expiries.
+        let mut last_expiry = None;
+        for _ in 0..MAX_EXPIRIES_PER_ADVANCE {
             let Some(dt) = self.next_event_in(control) else {
                 break;
             };
             let at = self.t.saturating_add(dt);
-            if at > now {
+            // a second expiry at the same instant only happens when time
+            // saturates at the end of the i64 range
+            if at > now || last_expiry == Some(at) {
                 break;
             }
+            last_expiry = Some(at);
             self.elapse(dt, control);
             self.t = at;
             self.expire(at, control, settings, &mut sink);
@@ -593,8 +610,11 @@ impl Core {
                             .saturating_add(pre_credit(next)),
                         Credit::AfterMove => earned,
                     };
-                    clock.remaining = clock.remaining.saturating_add(credit).max(0);
-                    clock.credits = clock.credits.saturating_add(credit);
+                    let before = clock.remaining;
+                    clock.remaining = before.saturating_add(credit).max(0);
+                    clock.credits = clock
+                        .credits
+                        .saturating_add(clock.remaining.saturating_sub(before));
                 }
                 TimeControl::ByoYomi { period, .. } => {
                     if clock.in_overtime {
@@ -667,7 +687,19 @@ impl Core {
                     }
                     clock.in_overtime = overtime;
                 }
-                TimeControl::Stages(_) => clock.in_overtime = stage > 1,
+                TimeControl::Stages(_) => {
+                    clock.in_overtime = stage > 1;
+                    // the delay of the new stage: in full for a move still to
+                    // come, none for a move that started without one
+                    let delay = side_control.stage(stage).map_or(0, |s| s.bonus.delay());
+                    let moving = self.started && self.to_move == side;
+                    let clock = self.side_mut(side);
+                    if delay <= 0 {
+                        clock.delay_left = 0;
+                    } else if !moving {
+                        clock.delay_left = delay;
+                    }
+                }
                 _ => clock.stage = 1,
             }
         }
