@@ -5,7 +5,7 @@
 //! Promises:
 //! * one owner of state: the objects hold a [`ControlHandle`] and a cached
 //!   snapshot that only the runtime's [`BoardEvent`] broadcast updates; every
-//!   method is a [`Command`] the runtime answers;
+//!   method is a [`crate::control::Command`] the runtime answers;
 //! * reads are open; every change needs root or membership of
 //!   `[daemon] admin-group`, decided from the caller's credentials, and
 //!   carries the caller's uid to the runtime (recorded in the history);
@@ -200,7 +200,12 @@ pub async fn serve_with(
         );
     }
     if options.request_name {
-        builder = builder.name(BUS_NAME);
+        // zbus's default lets a later owner take the name over: a second
+        // daemon must fail instead of silently stealing every board.
+        builder = builder
+            .name(BUS_NAME)
+            .allow_name_replacements(false)
+            .replace_existing_names(false);
     }
     let connection = builder.build().await.map_err(|source| ServeError::Bus {
         bus: bus.to_owned(),
