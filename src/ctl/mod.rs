@@ -234,33 +234,41 @@ impl CtlError {
     }
 }
 
-/// Explains an API error: the daemon's message, then its name.
+/// Explains an API error: the daemon's message, then its name, with a hint
+/// for the bus's own refusals.
 pub fn describe(error: ApiError) -> String {
-    match error {
+    let (name, message) = match error {
         ApiError::ZBus(zbus::Error::MethodError(name, message, _)) => {
-            let message = message.unwrap_or_default();
-            let hint = match name.as_str() {
-                "org.freedesktop.DBus.Error.AccessDenied" => {
-                    "; changing a clock needs root or membership of group `chessclock`"
-                }
-                "org.freedesktop.DBus.Error.ServiceUnknown" => {
-                    "; is chessclockd running? (systemctl status chessclockd; \
-                     --user for a daemon on your session bus)"
-                }
-                _ => "",
-            };
-            format!("{message}{hint} ({name})")
+            (name.to_string(), message.unwrap_or_default())
         }
-        ApiError::ZBus(other) => format!("D-Bus failure: {other}"),
+        ApiError::ZBus(zbus::Error::FDO(error)) => (
+            zbus::DBusError::name(error.as_ref()).to_string(),
+            zbus::DBusError::description(error.as_ref())
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        ApiError::ZBus(other) => return format!("D-Bus failure: {other}"),
         other => {
             let name = zbus::DBusError::name(&other).to_string();
             let message = zbus::DBusError::description(&other)
                 .unwrap_or_default()
                 .to_owned();
             let short = crate::dbus::error::short_name(&name).unwrap_or(&name);
-            format!("{message} ({short})")
+            return format!("{message} ({short})");
         }
-    }
+    };
+    let hint = match name.as_str() {
+        "org.freedesktop.DBus.Error.AccessDenied" => {
+            "; changing a clock needs root or membership of group `chessclock`"
+        }
+        "org.freedesktop.DBus.Error.ServiceUnknown"
+        | "org.freedesktop.DBus.Error.NameHasNoOwner" => {
+            "; is chessclockd running? (systemctl status chessclockd; \
+             --user for a daemon on your session bus)"
+        }
+        _ => "",
+    };
+    format!("{message}{hint} ({name})")
 }
 
 fn api<T>(context: &str, result: Result<T, ApiError>) -> Result<T, CtlError> {
