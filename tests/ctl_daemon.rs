@@ -130,6 +130,9 @@ async fn chessclockctl_drives_the_real_daemon() {
             status["state"]["scheduled_start_ms"].is_i64(),
             "the scheduled start is not in the state: {out}"
         );
+        let (ok, out, _) = ctl(&bus, &["status"]).await;
+        assert!(ok);
+        assert!(out.contains("board2: starts in 0:5"), "{out}");
 
         // The history names the caller.
         let (ok, out, err) = ctl(&bus, &["history", "board1", "--json"]).await;

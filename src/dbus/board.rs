@@ -31,12 +31,17 @@ pub struct Board {
 }
 
 impl Board {
-    pub(crate) fn new(id: String, handle: ControlHandle, context: Arc<Context>) -> Board {
+    pub(crate) fn new(
+        id: String,
+        handle: ControlHandle,
+        context: Arc<Context>,
+        snapshot: Option<BoardSnapshot>,
+    ) -> Board {
         Board {
             id,
             handle,
             context,
-            snapshot: None,
+            snapshot,
         }
     }
 
@@ -670,6 +675,7 @@ mod tests {
                 ntp: super::super::NtpSource::Fixed(None),
                 config: crate::config::Config::default(),
             }),
+            None,
         )
     }
 
