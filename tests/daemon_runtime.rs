@@ -835,3 +835,33 @@ async fn a_scheduled_start_happens_at_its_wall_clock_instant() {
     assert_eq!(start / MS, scheduled_ms);
     h.runtime.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_restart_keeps_the_clock_running_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 30 * MS).await;
+    h.press(1, Button::Left, start + 30 * MS);
+    h.ack(1).await;
+    h.runtime.shutdown().await;
+
+    let mut resuming = config("60");
+    resuming.daemon.resume_after_restart = true;
+    let h = launch(resuming, dir.path());
+    let state = h.state().await;
+    assert_eq!(state["paused"], false);
+    assert_eq!(state["running"], "black");
+    assert_eq!(state["white"]["used_ms"], 30);
+    let history = h.history().await;
+    let last = history["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["do"], "restart", "{history}");
+    assert!(last["down_us"].as_i64().unwrap() >= 0);
+    h.runtime.shutdown().await;
+}

@@ -800,7 +800,9 @@ impl Timing {
                 record: Some(Record::Event(restart)),
                 ..Job::default()
             });
-            board.marks.down_time = Some(down_us);
+            if state.running.is_some() {
+                board.marks.down_time = Some(down_us);
+            }
             if state.running.is_some() && !self.config.daemon.resume_after_restart {
                 let mut events = Vec::new();
                 Self::apply_input(
@@ -826,6 +828,12 @@ impl Timing {
                 tracing::info!(board = %config.id, unix_time_us, "scheduled start restored");
             }
         }
+        // Tells the store whether this game's clock runs (alive checkpoints).
+        outbox.jobs.push(Job {
+            board: config.id.clone(),
+            events: vec![BoardEvent::StateChanged(board.snapshot(now))],
+            ..Job::default()
+        });
         Some(board)
     }
 
