@@ -43,6 +43,12 @@ enum Command {
         #[command(flatten)]
         units: UnitArgs,
     },
+    /// Simulate a DGT electronic board on a PTY: replay a capture or play a
+    /// PGN with realistic hand movements (prints the PTY path, then serves).
+    Dgt {
+        #[command(flatten)]
+        args: chessclockd::eboard::sim::DgtSimArgs,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -189,6 +195,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run { units, stay } => run(units, *stay),
+        Command::Dgt { args } => {
+            chessclockd::eboard::sim::run_sim_cli(args, &mut std::io::stdout())
+                .map(|_| ExitCode::SUCCESS)
+                .context("simulating the DGT board")
+        }
         Command::Interactive { units } => (|| {
             let options = units.options()?;
             let script = units.script()?;

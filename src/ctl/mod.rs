@@ -181,6 +181,11 @@ pub enum Cmd {
         /// The timeline; `-` or nothing reads standard input.
         file: Option<PathBuf>,
     },
+    /// Electronic boards (DGT): offline tools.
+    Eboard {
+        #[command(subcommand)]
+        action: EboardAction,
+    },
     /// Tell the daemon a device appeared or went away (udev calls this).
     Device {
         #[command(subcommand)]
@@ -209,6 +214,23 @@ pub enum DeviceAction {
     Remove {
         /// e.g. /dev/ttyACM0
         path: String,
+    },
+}
+
+/// `chessclockctl eboard ...`
+#[derive(Subcommand, Debug)]
+pub enum EboardAction {
+    /// Print the moves detected in a DGT board capture, one per line.
+    Decode {
+        /// One base64-encoded serial read per line (as recorded by
+        /// `shared/data/dgt-captures/`), or raw bytes with `--raw`.
+        file: PathBuf,
+        /// Print SAN instead of UCI.
+        #[arg(long)]
+        san: bool,
+        /// The file holds the raw bytes the board sent.
+        #[arg(long)]
+        raw: bool,
     },
 }
 
@@ -310,6 +332,14 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
             return Ok(0);
         }
         Cmd::Replay { file } => return replay(file.as_deref()),
+        Cmd::Eboard {
+            action: EboardAction::Decode { file, san, raw },
+        } => {
+            return match crate::eboard::decode::decode_cli(file, *raw, *san, &mut stdout) {
+                Ok(()) => Ok(0),
+                Err(error) => Err(CtlError::Usage(error.to_string())),
+            };
+        }
         _ => {}
     }
     let connection = connect(&cli).await?;
@@ -509,7 +539,7 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
             DeviceAction::Add { path } => api(&path, manager.add_device(&path).await)?,
             DeviceAction::Remove { path } => api(&path, manager.remove_device(&path).await)?,
         },
-        Cmd::Replay { .. } | Cmd::Completions { .. } | Cmd::Man { .. } => {}
+        Cmd::Replay { .. } | Cmd::Eboard { .. } | Cmd::Completions { .. } | Cmd::Man { .. } => {}
     }
     stdout.flush()?;
     Ok(0)
