@@ -166,7 +166,8 @@ impl Table {
 
 /// What the board table cannot show, from a board's `State()` JSON: a
 /// scheduled start still to come, a side that has not moved within the
-/// competition's default time (Art. 6.7: the arbiter decides).
+/// competition's default time (Art. 6.7: the arbiter decides), the
+/// electronic board (link, moves, Art. 6.4 / 6.9 flag report, game end).
 pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
     let mut notes = Vec::new();
     let started = state
@@ -190,6 +191,12 @@ pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
                  the arbiter decides"
             ));
         }
+    }
+    if let Some(line) = state
+        .get("eboard")
+        .and_then(crate::runtime::eboard::status_line)
+    {
+        notes.push(format!("{board}: {line}"));
     }
     notes
 }

@@ -23,6 +23,7 @@
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
 //! the [`ControlHandle`].
 
+pub mod eboard;
 pub mod realtime;
 pub mod store;
 pub mod timing;

@@ -60,6 +60,10 @@ pub enum StoredEvent {
         remaining_us: Option<Micros>,
         moves: Option<u32>,
         stage: Option<u32>,
+        /// Set when the daemon made the adjustment itself (the move count
+        /// taken from the electronic board), not an arbiter.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<super::eboard::InputSource>,
     },
     /// The daemon came back after `down_us` of down time (not an engine input).
     Restart {

@@ -256,6 +256,7 @@ fn stored_input(event: &StoredEvent) -> Option<Input> {
             remaining_us,
             moves,
             stage,
+            ..
         } => Some(Input::Adjust(Adjustment {
             side,
             remaining: remaining_us,
@@ -1132,6 +1133,7 @@ impl Timing {
                 remaining_us: None,
                 moves: adjustment.moves,
                 stage: None,
+                source: Some(super::eboard::InputSource::Eboard),
             },
             Caller { uid: None },
             None,
@@ -1347,6 +1349,7 @@ impl Timing {
                         remaining_us: remaining,
                         moves: *moves,
                         stage: *stage,
+                        source: None,
                     },
                 ))
             }
@@ -1833,7 +1836,26 @@ fn report_notices(
                     let control = board.engine.control().for_side(*side);
                     let report = eboard.tracker.flag_report(*side, control, *stage);
                     tracing::info!(board = %id, %side, ?report, "flag fall checked on the electronic board (Art. 6.4, 6.9)");
-                    eboard.flag_report = report.and_then(|r| serde_json::to_value(r).ok());
+                    eboard.flag_report = report.as_ref().map(super::eboard::flag_report_json);
+                    if let Some(text) = report
+                        .as_ref()
+                        .and_then(super::eboard::verdict_display_text)
+                    {
+                        board.marks.game_end = Some(text.to_owned());
+                    }
+                }
+                // Time given back after the flag: its report no longer holds.
+                Notice::Adjusted(adjustment)
+                    if adjustment.remaining.is_some_and(|r| r > 0)
+                        && eboard
+                            .flag_report
+                            .as_ref()
+                            .is_some_and(|r| r["side"] == adjustment.side.as_str()) =>
+                {
+                    eboard.flag_report = None;
+                    if eboard.tracker.game_end().is_none() {
+                        board.marks.game_end = None;
+                    }
                 }
                 _ => {}
             }

@@ -1,0 +1,423 @@
+//! End to end with an electronic board: the real `chessclockd` binary, a
+//! private dbus-daemon, simulated button and display units on PTYs
+//! (`chessclockd::sim`) and a simulated DGT board on a PTY playing a PGN
+//! (`eboard::run_sim`). Control `4/60+1:30+1`: four moves in a minute with
+//! one second a move, then thirty seconds more. White forgets to press after
+//! its 3rd move; its press after the 4th move on the board must still add
+//! the second stage's time (Art. 6.2a2: the board counts the moves), and the
+//! live PGN must carry each move's `%clk` exactly as the engine has it.
+//! Serialised; every wait has a deadline and waits for a condition.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::Button;
+use chessclockd::dbus::client::BoardProxy;
+use chessclockd::eboard::{run_sim, DgtSim, DgtSimOptions, SimScript};
+use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
+use serde_json::Value;
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const WAIT: Duration = Duration::from_secs(15);
+
+struct Bus {
+    address: String,
+    child: Child,
+}
+
+impl Bus {
+    fn start(dir: &Path) -> Bus {
+        let mut child = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is installed");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("bus address");
+        Bus {
+            address: line.trim().to_owned(),
+            child,
+        }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Daemon {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Daemon {
+    fn spawn(config: &Path, bus: &Bus, stderr: PathBuf) -> Daemon {
+        let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
+            .arg("--config")
+            .arg(config)
+            .arg("--session")
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .env("RUST_LOG", "info")
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("spawn chessclockd");
+        Daemon { child, stderr }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    bus: Bus,
+    units: Option<SimUnits>,
+    sim: SimHandle,
+    board: Option<DgtSim>,
+    config: PathBuf,
+}
+
+impl Setup {
+    /// Units, a DGT board playing `pgn` (one move every `move_pause`) and
+    /// the config of board `b1` with all three.
+    fn new(control: &str, pgn: &str, move_pause: Duration) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let bus = Bus::start(dir.path());
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
+        }
+        let units = spawn_units(&options).expect("simulated units");
+        let sim = units.handle();
+        let dgt_link = dir.path().join("dev-dgt");
+        let mut dgt = DgtSimOptions::new(SimScript::Pgn { text: pgn.into() });
+        dgt.link = Some(dgt_link.clone());
+        dgt.step = Duration::from_millis(20);
+        dgt.move_pause = move_pause;
+        // Time for the daemon to link the button unit before the first move.
+        dgt.start_delay = Duration::from_millis(1500);
+        let board = run_sim(dgt).expect("simulated DGT board");
+        let state = dir.path().join("state");
+        let pgn_dir = dir.path().join("pgn");
+        std::fs::create_dir(&pgn_dir).unwrap();
+        let config = dir.path().join("chessclockd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"[daemon]
+bus = "session"
+state-dir = "{state}"
+rt-priority = 0
+mlock = false
+pgn-dir = "{pgn_dir}"
+
+[engine]
+move-count = "eboard"
+
+[[board]]
+id = "b1"
+control = "{control}"
+buttons = "{buttons}"
+displays = ["{display}"]
+eboard = "{dgt}"
+"#,
+                state = state.display(),
+                pgn_dir = pgn_dir.display(),
+                buttons = units.path("buttons").unwrap().display(),
+                display = units.path("display").unwrap().display(),
+                dgt = dgt_link.display(),
+            ),
+        )
+        .unwrap();
+        Setup {
+            dir,
+            bus,
+            units: Some(units),
+            sim,
+            board: Some(board),
+            config,
+        }
+    }
+
+    fn daemon(&self) -> Daemon {
+        Daemon::spawn(&self.config, &self.bus, self.dir.path().join("daemon.log"))
+    }
+
+    fn pgn_file(&self) -> PathBuf {
+        self.dir.path().join("pgn").join("b1.pgn")
+    }
+
+    /// Presses and waits for the ACK (the press is committed).
+    fn press(&self, button: Button) {
+        self.sim.press(Some("buttons"), button).unwrap();
+        let sim = self.sim.clone();
+        std::thread::spawn(move || sim.wait_until("buttons", WAIT, |s| s.unacked == 0))
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(board) = self.board.take() {
+            let _ = board.stop();
+        }
+        if let Some(units) = self.units.take() {
+            units.shutdown();
+        }
+    }
+}
+
+struct Client {
+    board: BoardProxy<'static>,
+}
+
+impl Client {
+    /// Connects once the daemon serves the board with all devices linked,
+    /// the electronic board included.
+    async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
+        let connection = zbus::connection::Builder::address(bus.address.as_str())
+            .build()
+            .await
+            .unwrap();
+        let board = BoardProxy::builder(&connection)
+            .path("/org/chessclockd/ChessClock1/board/b1")
+            .build()
+            .await
+            .unwrap();
+        let client = Client { board };
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Ok(state) = client.board.state().await {
+                let state: Value = serde_json::from_str(&state).unwrap();
+                let devices = state["devices"].as_array().unwrap();
+                if devices.iter().all(|d| d["connected"] == true)
+                    && state["eboard"]["connected"] == true
+                {
+                    return client;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not come up with its devices linked:\n{}",
+                daemon.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn state(&self) -> Value {
+        serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
+    }
+
+    async fn wait_ply(&self, ply: u64, daemon: &Daemon) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let state = self.state().await;
+            if state["eboard"]["ply"].as_u64() >= Some(ply) {
+                return state;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ply {ply} never reached the daemon: last state {state}\n{}",
+                daemon.log()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// `H:MM:SS` of milliseconds, rounded up to the second (PGN `%clk`).
+fn clk(ms: i64) -> String {
+    let seconds = (ms.max(0) + 999) / 1000;
+    format!(
+        "{}:{:02}:{:02}",
+        seconds / 3600,
+        (seconds / 60) % 60,
+        seconds % 60
+    )
+}
+
+/// The `%clk` comment of every move of a PGN's movetext, by ply (1-based);
+/// `None` for a move without one.
+fn clocks_by_ply(pgn: &str) -> Vec<Option<String>> {
+    let movetext: String = pgn
+        .lines()
+        .filter(|line| !line.starts_with('['))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut plies: Vec<Option<String>> = Vec::new();
+    let mut rest = movetext.as_str();
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(comment) = rest.strip_prefix('{') {
+            let end = comment.find('}').expect("closed comment");
+            let body = &comment[..end];
+            if let (Some(last), Some(at)) = (plies.last_mut(), body.find("[%clk ")) {
+                let value = &body[at + 6..];
+                *last = Some(value[..value.find(']').unwrap()].to_owned());
+            }
+            rest = &comment[end + 1..];
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let token = &rest[..end];
+        rest = &rest[end..];
+        let is_number = token
+            .trim_end_matches('.')
+            .chars()
+            .all(|c| c.is_ascii_digit());
+        let is_result = ["*", "1-0", "0-1", "1/2-1/2"].contains(&token);
+        if !is_number && !is_result {
+            plies.push(None);
+        }
+    }
+    plies
+}
+
+#[test]
+fn clocks_by_ply_reads_movetext() {
+    let pgn = "[Event \"?\"]\n\n1. e4 {[%clk 0:01:00] [%emt 0:00:01]} 1... e5 2. Nf3\n{[%clk 0:00:59] [%emt 0:00:02]} *\n";
+    assert_eq!(
+        clocks_by_ply(pgn),
+        [Some("0:01:00".to_owned()), None, Some("0:00:59".to_owned())]
+    );
+    assert_eq!(clk(59_001), "0:01:00");
+    assert_eq!(clk(3_600_000), "1:00:00");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new(
+        "4/60+1:30+1",
+        "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 *",
+        Duration::from_millis(700),
+    ));
+    let daemon = setup.daemon();
+    let client = Client::connect(&setup.bus, &daemon).await;
+    client.board.start().await.unwrap();
+
+    // (ply on the board, who presses after it, or nobody): White forgets to
+    // press after 3. Bb5; Black's 3... a6 is played on White's time, so
+    // Black cannot press either.
+    let script: [(u64, Option<Button>); 8] = [
+        (1, Some(Button::Left)),
+        (2, Some(Button::Right)),
+        (3, Some(Button::Left)),
+        (4, Some(Button::Right)),
+        (5, None),
+        (6, None),
+        (7, Some(Button::Left)),
+        (8, Some(Button::Right)),
+    ];
+    // The mover's clock right after each press, as the engine has it.
+    let mut expected_clk: Vec<Option<String>> = vec![None; 8];
+    for (ply, press) in script {
+        client.wait_ply(ply, &daemon).await;
+        let Some(button) = press else { continue };
+        let side = if button == Button::Left {
+            "white"
+        } else {
+            "black"
+        };
+        let before = client.state().await;
+        let s = setup.clone();
+        tokio::task::spawn_blocking(move || s.press(button))
+            .await
+            .unwrap();
+        let after = client.state().await;
+        assert_ne!(
+            after["running"], side,
+            "{side}'s press stopped its clock: {after}"
+        );
+        let moves = after[side]["moves"].as_u64().unwrap();
+        // The board's count, not the presses': the press after the 4th move
+        // is the 4th move even though only two presses came before it.
+        let board_moves = ply.div_ceil(2);
+        assert_eq!(moves, board_moves, "{side} after ply {ply}: {after}");
+        if ply == 7 {
+            assert_eq!(before["white"]["moves"], 2, "{before}");
+            assert_eq!(before["white"]["stage"], 1, "{before}");
+            // 60 s, +1 s per move, minus what White used (well under 30 s):
+            // only the second stage's 30 s takes it above 64 s.
+            assert_eq!(after["white"]["stage"], 2, "{after}");
+            assert!(
+                after["white"]["remaining_ms"].as_i64().unwrap() > 64_000,
+                "{after}"
+            );
+        }
+        if ply == 8 {
+            assert_eq!(after["black"]["stage"], 2, "{after}");
+            assert!(
+                after["black"]["remaining_ms"].as_i64().unwrap() > 64_000,
+                "{after}"
+            );
+        }
+        let remaining = after[side]["remaining_ms"].as_i64().unwrap();
+        expected_clk[ply as usize - 1] = Some(clk(remaining));
+    }
+
+    // The stored inputs: the count taken from the board is an adjustment
+    // marked as the e-board's, with no caller uid.
+    let history: Value = serde_json::from_str(&client.board.history().await.unwrap()).unwrap();
+    let counts: Vec<&Value> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["do"] == "adjust")
+        .collect();
+    assert_eq!(counts.len(), 2, "{history}");
+    for (count, (side, moves)) in counts.iter().zip([("white", 3), ("black", 3)]) {
+        assert_eq!(count["side"], side, "{count}");
+        assert_eq!(count["moves"], moves, "{count}");
+        assert_eq!(count["source"], "eboard", "{count}");
+        assert_eq!(count["caller_uid"], Value::Null, "{count}");
+    }
+
+    // The live PGN over D-Bus: every pressed move's %clk is the engine's
+    // time left after the press; unpressed moves carry none.
+    let pgn = client.board.pgn().await.unwrap();
+    assert!(pgn.contains("[TimeControl "), "{pgn}");
+    assert!(pgn.contains("4. Ba4"), "{pgn}");
+    assert_eq!(clocks_by_ply(&pgn), expected_clk, "{pgn}");
+
+    // The same text on disk, written atomically after the last commit.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let written = std::fs::read_to_string(setup.pgn_file()).unwrap_or_default();
+        if clocks_by_ply(&written) == expected_clk {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the PGN file never caught up: {written}\nexpected clocks {expected_clk:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
