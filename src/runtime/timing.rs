@@ -908,8 +908,15 @@ impl Timing {
                     .flatten()
                     .map(|t| t + board.epoch)
                     .min();
+                // The deadline itself too (not only after the grace): what
+                // it changes (a byo-yomi period, a flag) shows at once.
+                let exact = board
+                    .engine
+                    .next_deadline()
+                    .map(|d| d + board.epoch)
+                    .filter(|&d| d > now);
                 let start = board.scheduled_start.map(|(at, _)| at);
-                [engine, displays, start]
+                [engine, exact, displays, start]
             })
             .flatten()
             .min()
