@@ -888,14 +888,36 @@ impl Timing {
                     .next_deadline()
                     .filter(|&d| d > board.floor)
                     .map(|d| d + board.epoch + LATE_GRACE);
+                // Hourglass: the waiting side's time grows and shows too.
+                let rising = state.running.map(|side| side.other()).filter(|&other| {
+                    matches!(
+                        board.engine.control().for_side(other),
+                        crate::timecontrol::TimeControl::Hourglass { .. }
+                    )
+                });
                 let displays = board
                     .displays
                     .iter()
-                    .filter_map(move |d| d.rules.next_change(&state))
-                    .map(move |t| t + board.epoch)
+                    .flat_map(|d| {
+                        [
+                            d.rules.next_change(&state),
+                            rising.and_then(|other| {
+                                d.rules.next_change_rising(state.side(other), state.t)
+                            }),
+                        ]
+                    })
+                    .flatten()
+                    .map(|t| t + board.epoch)
                     .min();
+                // The deadline itself too (not only after the grace): what
+                // it changes (a byo-yomi period, a flag) shows at once.
+                let exact = board
+                    .engine
+                    .next_deadline()
+                    .map(|d| d + board.epoch)
+                    .filter(|&d| d > now);
                 let start = board.scheduled_start.map(|(at, _)| at);
-                [engine, displays, start]
+                [engine, exact, displays, start]
             })
             .flatten()
             .min()
