@@ -172,6 +172,17 @@ pub enum BoardEvent {
     ArbiterCalled {
         board: String,
     },
+    /// At a flag fall, what the electronic board says (Art. 6.4: did the
+    /// flagged side complete the moves its stage required, `false` in
+    /// sudden death; Art. 6.9: can the opponent mate?) and the verdict
+    /// (`loss`, `draw`, `moves-completed`, `game-already-over`).
+    FlagReport {
+        board: String,
+        side: Side,
+        moves_completed: bool,
+        opponent_can_mate: bool,
+        verdict: String,
+    },
     /// Any change of the properties (emit PropertiesChanged).
     StateChanged(BoardSnapshot),
 }

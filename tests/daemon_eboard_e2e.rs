@@ -232,21 +232,50 @@ impl Client {
         serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
     }
 
-    async fn wait_ply(&self, ply: u64, daemon: &Daemon) -> Value {
+    /// Waits until the board shows the position after `ply` half-moves
+    /// of the game, the moved piece put down on its final square (the
+    /// simulated hand sets sliding pieces down on the squares between:
+    /// pressing then would confirm the wrong move).
+    async fn wait_ply(&self, ply: usize, placements: &[String], daemon: &Daemon) -> Value {
+        let want = &placements[ply - 1];
         let deadline = Instant::now() + WAIT;
         loop {
             let state = self.state().await;
-            if state["eboard"]["ply"].as_u64() >= Some(ply) {
+            let placement = state["eboard"]["fen"]
+                .as_str()
+                .and_then(|fen| fen.split_whitespace().next());
+            if state["eboard"]["ply"].as_u64() == Some(ply as u64) && placement == Some(want) {
                 return state;
             }
             assert!(
                 Instant::now() < deadline,
-                "ply {ply} never reached the daemon: last state {state}\n{}",
+                "ply {ply} ({want}) never reached the daemon: last state {state}\n{}",
                 daemon.log()
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
+}
+
+/// The piece placement (FEN's first field) after each half-move of `pgn`.
+fn placements(pgn: &str) -> Vec<String> {
+    use shakmaty::san::SanPlus;
+    use shakmaty::{Chess, EnPassantMode, Position};
+    let mut position = Chess::default();
+    chessclockd::eboard::sim::pgn_sans(pgn)
+        .iter()
+        .map(|san| {
+            let san: SanPlus = san.parse().unwrap();
+            let played = san.san.to_move(&position).unwrap();
+            position = position.clone().play(played).unwrap();
+            let fen = shakmaty::fen::Fen::from_position(&position, EnPassantMode::Legal);
+            fen.to_string()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
 }
 
 /// `H:MM:SS` of milliseconds, rounded up to the second (PGN `%clk`).
@@ -314,11 +343,9 @@ fn clocks_by_ply_reads_movetext() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks() {
     let _serial = SERIAL.lock().await;
-    let setup = std::sync::Arc::new(Setup::new(
-        "4/60+1:30+1",
-        "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 *",
-        Duration::from_millis(700),
-    ));
+    let game = "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 *";
+    let placements = placements(game);
+    let setup = std::sync::Arc::new(Setup::new("4/60+1:30+1", game, Duration::from_millis(700)));
     let daemon = setup.daemon();
     let client = Client::connect(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
@@ -326,7 +353,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     // (ply on the board, who presses after it, or nobody): White forgets to
     // press after 3. Bb5; Black's 3... a6 is played on White's time, so
     // Black cannot press either.
-    let script: [(u64, Option<Button>); 8] = [
+    let script: [(usize, Option<Button>); 8] = [
         (1, Some(Button::Left)),
         (2, Some(Button::Right)),
         (3, Some(Button::Left)),
@@ -339,7 +366,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     // The mover's clock right after each press, as the engine has it.
     let mut expected_clk: Vec<Option<String>> = vec![None; 8];
     for (ply, press) in script {
-        client.wait_ply(ply, &daemon).await;
+        client.wait_ply(ply, &placements, &daemon).await;
         let Some(button) = press else { continue };
         let side = if button == Button::Left {
             "white"
@@ -359,7 +386,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
         let moves = after[side]["moves"].as_u64().unwrap();
         // The board's count, not the presses': the press after the 4th move
         // is the 4th move even though only two presses came before it.
-        let board_moves = ply.div_ceil(2);
+        let board_moves = ply.div_ceil(2) as u64;
         assert_eq!(moves, board_moves, "{side} after ply {ply}: {after}");
         if ply == 7 {
             assert_eq!(before["white"]["moves"], 2, "{before}");
@@ -380,7 +407,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
             );
         }
         let remaining = after[side]["remaining_ms"].as_i64().unwrap();
-        expected_clk[ply as usize - 1] = Some(clk(remaining));
+        expected_clk[ply - 1] = Some(clk(remaining));
     }
 
     // The stored inputs: the count taken from the board is an adjustment
@@ -420,4 +447,142 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// What a unit's display shows as text, once it shows `want`.
+fn wait_display_text(setup: &Setup, want: &'static str) -> String {
+    let sim = setup.sim.clone();
+    std::thread::spawn(move || {
+        sim.wait_until("display", WAIT, move |s| {
+            s.display.as_ref().is_some_and(|d| d.text.as_str() == want)
+        })
+    })
+    .join()
+    .unwrap()
+    .unwrap_or_else(|e| panic!("the display never showed {want}: {e}"))
+    .display
+    .unwrap()
+    .text
+    .as_str()
+    .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flag_fall_is_checked_on_the_board_and_reported_everywhere() {
+    let _serial = SERIAL.lock().await;
+    // Three seconds for the game: White's flag falls with one move each on
+    // the board, and Black has all its pieces: a loss (Art. 6.9).
+    let game = "1. e4 e5 *";
+    let placements = placements(game);
+    let setup = std::sync::Arc::new(Setup::new("3", game, Duration::from_millis(500)));
+    let daemon = setup.daemon();
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let mut reports = client.board.receive_flag_report().await.unwrap();
+    client.board.start().await.unwrap();
+    for (ply, button) in [(1, Button::Left), (2, Button::Right)] {
+        client.wait_ply(ply, &placements, &daemon).await;
+        let s = setup.clone();
+        tokio::task::spawn_blocking(move || s.press(button))
+            .await
+            .unwrap();
+    }
+
+    let signal = {
+        use zbus::export::futures_core::Stream;
+        let next = std::future::poll_fn(|cx| std::pin::Pin::new(&mut reports).poll_next(cx));
+        tokio::time::timeout(WAIT, next)
+            .await
+            .expect("a FlagReport signal")
+            .expect("the signal stream ended")
+    };
+    let args = signal.args().unwrap();
+    assert_eq!(args.side(), "white");
+    assert!(!args.moves_completed(), "sudden death requires no moves");
+    assert!(args.opponent_can_mate());
+    assert_eq!(args.verdict(), "loss");
+
+    let state = client.state().await;
+    assert_eq!(state["flags"], serde_json::json!(["white"]), "{state}");
+    let report = &state["eboard"]["flag_report"];
+    assert_eq!(report["side"], "white", "{state}");
+    assert_eq!(report["verdict"], "loss", "{state}");
+    assert_eq!(report["opponent_can_mate"], true, "{state}");
+    assert_eq!(report["moves_completed"], Value::Null, "{state}");
+
+    let s = setup.clone();
+    let shown = tokio::task::spawn_blocking(move || wait_display_text(&s, "LOSS"))
+        .await
+        .unwrap();
+    assert_eq!(shown, "LOSS");
+
+    let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .arg("--user")
+        .arg("status")
+        .env("DBUS_SESSION_BUS_ADDRESS", &setup.bus.address)
+        .output();
+    let status = tokio::time::timeout(WAIT, status)
+        .await
+        .expect("chessclockctl status finishes")
+        .unwrap();
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(
+        out.contains("b1: e-board ") && out.contains("2 half-moves; white's flag: loss"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkmate_on_the_board_stops_the_clock() {
+    let _serial = SERIAL.lock().await;
+    let game = "1. f3 e5 2. g4 Qh4# 0-1";
+    let placements = placements(game);
+    let setup = std::sync::Arc::new(Setup::new("60", game, Duration::from_millis(500)));
+    let daemon = setup.daemon();
+    let client = Client::connect(&setup.bus, &daemon).await;
+    client.board.start().await.unwrap();
+    let script = [
+        (1, Button::Left),
+        (2, Button::Right),
+        (3, Button::Left),
+        (4, Button::Right),
+    ];
+    for (ply, button) in script {
+        client.wait_ply(ply, &placements, &daemon).await;
+        let s = setup.clone();
+        tokio::task::spawn_blocking(move || s.press(button))
+            .await
+            .unwrap();
+    }
+    // Black's press confirms the mate (Art. 6.2a1): the clock stops.
+    let deadline = Instant::now() + WAIT;
+    let state = loop {
+        let state = client.state().await;
+        if state["paused"] == true {
+            break state;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the clock never stopped: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(
+        state["eboard"]["game_end"]["reason"], "checkmate",
+        "{state}"
+    );
+    assert_eq!(state["eboard"]["game_end"]["winner"], "black", "{state}");
+    assert_eq!(state["black"]["moves"], 2, "{state}");
+    let s = setup.clone();
+    let shown = tokio::task::spawn_blocking(move || wait_display_text(&s, "MATE"))
+        .await
+        .unwrap();
+    assert_eq!(shown, "MATE");
+    let pgn = client.board.pgn().await.unwrap();
+    assert!(pgn.contains("2. g4") && pgn.contains("Qh4#"), "{pgn}");
+    assert!(pgn.trim_end().ends_with("0-1"), "{pgn}");
 }

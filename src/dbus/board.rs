@@ -568,6 +568,19 @@ impl Board {
         last_stage: bool,
     ) -> zbus::Result<()>;
 
+    /// The electronic board's report on a flag fall: did `side` complete
+    /// the moves its stage required (Art. 6.4; false in sudden death), can
+    /// the opponent mate (Art. 6.9), and the verdict (`loss`, `draw`,
+    /// `moves-completed`, `game-already-over`).
+    #[zbus(signal)]
+    pub async fn flag_report(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        moves_completed: bool,
+        opponent_can_mate: bool,
+        verdict: &str,
+    ) -> zbus::Result<()>;
+
     /// A side entered a new stage.
     #[zbus(signal)]
     pub async fn stage_changed(

@@ -104,6 +104,14 @@ pub mod board {
         #[zbus(signal)]
         fn stage_changed(&self, side: String, stage: u32) -> zbus::Result<()>;
         #[zbus(signal)]
+        fn flag_report(
+            &self,
+            side: String,
+            moves_completed: bool,
+            opponent_can_mate: bool,
+            verdict: String,
+        ) -> zbus::Result<()>;
+        #[zbus(signal)]
         fn device_changed(
             &self,
             role: String,

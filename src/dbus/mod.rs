@@ -310,7 +310,8 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         | BoardEvent::FlagFell { board, .. }
         | BoardEvent::StageChanged { board, .. }
         | BoardEvent::DeviceChanged { board, .. }
-        | BoardEvent::ArbiterCalled { board } => board.clone(),
+        | BoardEvent::ArbiterCalled { board }
+        | BoardEvent::FlagReport { board, .. } => board.clone(),
         BoardEvent::StateChanged(snapshot) => snapshot.board.clone(),
     };
     let path = board_path(&board_of(&event));
@@ -343,6 +344,22 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         } => Board::flag_fell(emitter, side.as_str(), at_ms, stage, last_stage).await,
         BoardEvent::StageChanged { side, stage, .. } => {
             Board::stage_changed(emitter, side.as_str(), stage).await
+        }
+        BoardEvent::FlagReport {
+            side,
+            moves_completed,
+            opponent_can_mate,
+            verdict,
+            ..
+        } => {
+            Board::flag_report(
+                emitter,
+                side.as_str(),
+                moves_completed,
+                opponent_can_mate,
+                &verdict,
+            )
+            .await
         }
         BoardEvent::DeviceChanged { link, .. } => {
             Board::device_changed(

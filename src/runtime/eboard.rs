@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::control::BoardEvent;
 use crate::eboard::{FlagReport, FlagVerdict};
 
 /// Who made a stored engine input that no caller or device made: an
@@ -54,6 +55,18 @@ pub fn flag_report_json(report: &FlagReport) -> Value {
         "opponent_can_mate": report.opponent_can_mate,
         "verdict": verdict_name(report.verdict),
     })
+}
+
+/// The report as a board event (the D-Bus `FlagReport` signal):
+/// `moves_completed` is false in sudden death, where no moves are required.
+pub fn flag_report_event(board: &str, report: &FlagReport) -> BoardEvent {
+    BoardEvent::FlagReport {
+        board: board.to_owned(),
+        side: report.flagged,
+        moves_completed: report.stage.is_some_and(|s| s.fulfilled),
+        opponent_can_mate: report.opponent_can_mate,
+        verdict: verdict_name(report.verdict).to_owned(),
+    }
 }
 
 /// One line for `chessclockctl status` from the State JSON's `eboard`
@@ -116,6 +129,16 @@ mod tests {
         let r = report(KQ_VS_K, Side::White, Some(40), 31);
         assert_eq!(verdict_display_text(&r), Some("DRAW 6.9"));
         assert_eq!(
+            flag_report_event("b1", &r),
+            BoardEvent::FlagReport {
+                board: "b1".into(),
+                side: Side::White,
+                moves_completed: false,
+                opponent_can_mate: false,
+                verdict: "draw".into(),
+            }
+        );
+        assert_eq!(
             flag_report_json(&r),
             json!({"side": "white", "moves_completed": false, "moves_required": 40,
                    "moves_on_board": 31, "opponent_can_mate": false, "verdict": "draw"})
@@ -133,6 +156,21 @@ mod tests {
 
         let completed = report(KQ_VS_K, Side::Black, Some(40), 40);
         assert_eq!(verdict_display_text(&completed), Some("MOVES OK 6.4"));
+        assert!(matches!(
+            flag_report_event("b1", &completed),
+            BoardEvent::FlagReport {
+                moves_completed: true,
+                opponent_can_mate: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            flag_report_event("b1", &lost),
+            BoardEvent::FlagReport {
+                moves_completed: false,
+                ..
+            }
+        ));
         assert_eq!(flag_report_json(&completed)["verdict"], "moves-completed");
     }
 

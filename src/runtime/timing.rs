@@ -1842,6 +1842,7 @@ fn report_notices(
 ) {
     apply_marks(board, notices);
     let id = board.id().to_owned();
+    let mut flag_reports = Vec::new();
     if let Some(eboard) = board.eboard.as_mut() {
         let state = board.engine.state(board.floor);
         let mut pgn_changed = false;
@@ -1865,6 +1866,7 @@ fn report_notices(
                     {
                         board.marks.game_end = Some(text.to_owned());
                     }
+                    flag_reports.extend(report);
                 }
                 // Time given back after the flag: its report no longer holds.
                 Notice::Adjusted(adjustment)
@@ -1931,4 +1933,9 @@ fn report_notices(
             _ => {}
         }
     }
+    events.extend(
+        flag_reports
+            .iter()
+            .map(|report| super::eboard::flag_report_event(&id, report)),
+    );
 }
