@@ -161,7 +161,11 @@ eboard = "{dgt}"
     }
 
     fn daemon(&self) -> Daemon {
-        Daemon::spawn(&self.config, &self.bus, self.dir.path().join("daemon.log"))
+        self.daemon_logging_to("daemon.log")
+    }
+
+    fn daemon_logging_to(&self, log: &str) -> Daemon {
+        Daemon::spawn(&self.config, &self.bus, self.dir.path().join(log))
     }
 
     fn pgn_file(&self) -> PathBuf {
@@ -365,6 +369,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     ];
     // The mover's clock right after each press, as the engine has it.
     let mut expected_clk: Vec<Option<String>> = vec![None; 8];
+    let mut last = Value::Null;
     for (ply, press) in script {
         client.wait_ply(ply, &placements, &daemon).await;
         let Some(button) = press else { continue };
@@ -408,6 +413,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
         }
         let remaining = after[side]["remaining_ms"].as_i64().unwrap();
         expected_clk[ply - 1] = Some(clk(remaining));
+        last = after;
     }
 
     // The stored inputs: the count taken from the board is an adjustment
@@ -447,6 +453,26 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+
+    // A crash and a restart: the stored inputs (the e-board's count
+    // included) rebuild the same game and the same PGN.
+    drop(client);
+    drop(daemon);
+    let daemon = setup.daemon_logging_to("daemon-restarted.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let restored = client.state().await;
+    for side in ["white", "black"] {
+        assert_eq!(restored[side]["moves"], 4, "{restored}\n{}", daemon.log());
+        assert_eq!(restored[side]["stage"], 2, "{restored}");
+    }
+    // Black's clock stood still since its press.
+    assert_eq!(
+        restored["black"]["remaining_ms"], last["black"]["remaining_ms"],
+        "{restored}"
+    );
+    assert_eq!(restored["eboard"]["ply"], 8, "{restored}");
+    let pgn = client.board.pgn().await.unwrap();
+    assert_eq!(clocks_by_ply(&pgn), expected_clk, "{pgn}");
 }
 
 /// What a unit's display shows as text, once it shows `want`.

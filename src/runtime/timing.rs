@@ -762,6 +762,7 @@ impl Timing {
             if let Some(origin) = &row.origin {
                 board.remember(origin);
             }
+            follow_replayed_notices(&mut board, &notices);
             apply_marks(&mut board, &notices);
             board.log_entry(row.clone(), &notices);
         }
@@ -1832,6 +1833,58 @@ fn apply_marks(board: &mut Board, notices: &[Notice]) {
     }
 }
 
+/// Rebuilding a stored game: the electronic board's PGN clocks and flag
+/// report follow the replayed notices as they followed the live ones.
+fn follow_replayed_notices(board: &mut Board, notices: &[Notice]) {
+    let Some(eboard) = board.eboard.as_mut() else {
+        return;
+    };
+    let state = board.engine.state(board.floor);
+    for notice in notices {
+        eboard.tracker.on_engine_notice(notice, &state);
+        follow_flag(eboard, &mut board.marks, &board.engine, notice);
+    }
+}
+
+/// At a flag fall, the board's Art. 6.4 / 6.9 report (kept for the State
+/// JSON and shown on the display); time given back after the flag
+/// withdraws it. Returns a new report.
+fn follow_flag(
+    eboard: &mut EboardState,
+    marks: &mut Marks,
+    engine: &Engine,
+    notice: &Notice,
+) -> Option<crate::eboard::FlagReport> {
+    match notice {
+        Notice::FlagFell { side, stage, .. } => {
+            let control = engine.control().for_side(*side);
+            let report = eboard.tracker.flag_report(*side, control, *stage);
+            eboard.flag_report = report.as_ref().map(super::eboard::flag_report_json);
+            if let Some(text) = report
+                .as_ref()
+                .and_then(super::eboard::verdict_display_text)
+            {
+                marks.game_end = Some(text.to_owned());
+            }
+            report
+        }
+        Notice::Adjusted(adjustment)
+            if adjustment.remaining.is_some_and(|r| r > 0)
+                && eboard
+                    .flag_report
+                    .as_ref()
+                    .is_some_and(|r| r["side"] == adjustment.side.as_str()) =>
+        {
+            eboard.flag_report = None;
+            if eboard.tracker.game_end().is_none() {
+                marks.game_end = None;
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Turns engine notices into board events (and beeps), updating the marks.
 fn report_notices(
     config: &Config,
@@ -1848,40 +1901,17 @@ fn report_notices(
         let mut pgn_changed = false;
         for notice in notices {
             pgn_changed |= eboard.tracker.on_engine_notice(notice, &state);
-            match notice {
-                Notice::Pressed { .. } => outbox.eboard.push((
+            if let Notice::Pressed { .. } = notice {
+                outbox.eboard.push((
                     id.clone(),
                     EboardCommand::ClockPressed {
                         at: board.floor + board.epoch,
                     },
-                )),
-                Notice::FlagFell { side, stage, .. } => {
-                    let control = board.engine.control().for_side(*side);
-                    let report = eboard.tracker.flag_report(*side, control, *stage);
-                    tracing::info!(board = %id, %side, ?report, "flag fall checked on the electronic board (Art. 6.4, 6.9)");
-                    eboard.flag_report = report.as_ref().map(super::eboard::flag_report_json);
-                    if let Some(text) = report
-                        .as_ref()
-                        .and_then(super::eboard::verdict_display_text)
-                    {
-                        board.marks.game_end = Some(text.to_owned());
-                    }
-                    flag_reports.extend(report);
-                }
-                // Time given back after the flag: its report no longer holds.
-                Notice::Adjusted(adjustment)
-                    if adjustment.remaining.is_some_and(|r| r > 0)
-                        && eboard
-                            .flag_report
-                            .as_ref()
-                            .is_some_and(|r| r["side"] == adjustment.side.as_str()) =>
-                {
-                    eboard.flag_report = None;
-                    if eboard.tracker.game_end().is_none() {
-                        board.marks.game_end = None;
-                    }
-                }
-                _ => {}
+                ));
+            }
+            if let Some(report) = follow_flag(eboard, &mut board.marks, &board.engine, notice) {
+                tracing::info!(board = %id, side = %report.flagged, ?report, "flag fall checked on the electronic board (Art. 6.4, 6.9)");
+                flag_reports.push(report);
             }
         }
         if let (true, Some(dir), Some(pgn)) =
