@@ -419,27 +419,34 @@ pub async fn run(
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
-    notify_ready(&runtime);
-    if let Some(tx) = options.handle {
-        let _ = tx.send(runtime.handle());
-    }
-    let watchdog = tokio::spawn(watchdog_loop(runtime.heartbeat()));
+    tokio::pin!(shutdown);
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .context("cannot install the SIGHUP handler")?;
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            _ = hangup.recv() => match &options.config_path {
-                Some(path) => match Config::load(path) {
-                    Ok(new) => {
-                        tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
-                        runtime.reload(new);
-                    }
-                    Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
+    let handle = runtime.handle();
+    let stopped_early = tokio::select! {
+        _ = wait_for_devices(&handle, std::time::Duration::from_secs(2)) => false,
+        _ = &mut shutdown => true,
+    };
+    let watchdog = tokio::spawn(watchdog_loop(runtime.heartbeat()));
+    if !stopped_early {
+        notify_ready(&runtime);
+        if let Some(tx) = options.handle {
+            let _ = tx.send(runtime.handle());
+        }
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                _ = hangup.recv() => match &options.config_path {
+                    Some(path) => match Config::load(path) {
+                        Ok(new) => {
+                            tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
+                            runtime.reload(new);
+                        }
+                        Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
+                    },
+                    None => tracing::info!("SIGHUP: no config file to reload"),
                 },
-                None => tracing::info!("SIGHUP: no config file to reload"),
-            },
+            }
         }
     }
     tracing::info!("shutting down");
@@ -447,6 +454,38 @@ pub async fn run(
     watchdog.abort();
     runtime.shutdown().await;
     Ok(())
+}
+
+/// Gives the configured devices a moment to link (a HELLO comes every
+/// 500 ms) so that READY means "devices tried": returns once every device
+/// of every board is connected, or after `limit`.
+async fn wait_for_devices(handle: &ControlHandle, limit: std::time::Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let mut all_linked = true;
+        for board in &handle.boards {
+            match handle
+                .call(
+                    board,
+                    Command::Snapshot,
+                    crate::control::Caller { uid: None },
+                )
+                .await
+            {
+                Ok(Reply::Snapshot(snapshot)) => {
+                    all_linked &= snapshot.devices.iter().all(|d| d.connected)
+                }
+                _ => all_linked = false,
+            }
+        }
+        if all_linked || tokio::time::Instant::now() >= deadline {
+            if !all_linked {
+                tracing::warn!("not every configured device is linked yet; going on (they reconnect by themselves)");
+            }
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// Tells systemd the daemon is ready (bus name owned, device tasks started).
