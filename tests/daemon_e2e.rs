@@ -538,3 +538,28 @@ async fn a_corrupt_database_is_kept_and_replaced() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), garbage);
     assert!(daemon.terminate().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_reloads_the_config_for_a_board_without_a_game() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("60");
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    assert_eq!(client.state().await["control"], "60");
+    let text = std::fs::read_to_string(&setup.config).unwrap();
+    std::fs::write(
+        &setup.config,
+        text.replace("control = \"60\"", "control = \"180+2\""),
+    )
+    .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let state = client
+        .wait_state("the reloaded control", |s| s["control"] == "180+2")
+        .await;
+    assert_eq!(state["white"]["remaining_ms"], 182_000);
+    assert!(daemon.terminate().success());
+}

@@ -326,6 +326,10 @@ async fn a_whole_game_to_the_flag_with_exact_times() {
         "0:00 shown {} µs late",
         sent_at - flag_at
     );
+    println!(
+        "0:00 frame handed to the devices {} µs after the flag",
+        sent_at - flag_at
+    );
 
     let state = h.state().await;
     assert_eq!(state["white"]["flag_ms"], flag_at / MS);
@@ -829,5 +833,112 @@ async fn a_scheduled_start_happens_at_its_wall_clock_instant() {
         .unwrap()
         + epoch;
     assert_eq!(start / MS, scheduled_ms);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_restart_keeps_the_clock_running_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 30 * MS).await;
+    h.press(1, Button::Left, start + 30 * MS);
+    h.ack(1).await;
+    h.runtime.shutdown().await;
+
+    let mut resuming = config("60");
+    resuming.daemon.resume_after_restart = true;
+    let h = launch(resuming, dir.path());
+    let state = h.state().await;
+    assert_eq!(state["paused"], false);
+    assert_eq!(state["running"], "black");
+    assert_eq!(state["white"]["used_ms"], 30);
+    let history = h.history().await;
+    let last = history["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["do"], "restart", "{history}");
+    assert!(last["down_us"].as_i64().unwrap() >= 0);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hourglass_shows_the_waiting_side_growing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("*60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // White thinks; Black's time grows by as much. Rounded up, Black shows
+    // 1:02 once past 61 s: 1 µs after White reaches 0:59, not a second
+    // later with White's next change.
+    let (at, shown) = h
+        .sent(|(at, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && shown.right.time.as_str() == "1:02" =>
+            {
+                Some((*at, *shown))
+            }
+            _ => None,
+        })
+        .await;
+    assert!(
+        at > start + SECOND,
+        "1:02 shown {} µs early",
+        start + SECOND - at
+    );
+    assert!(
+        at < start + 1_500 * MS,
+        "1:02 shown {} µs late",
+        at - start - SECOND
+    );
+    assert_eq!(shown.left.time.as_str(), "0:59");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_byo_yomi_period_shows_as_soon_as_it_begins() {
+    use chessclockd::config::{ControlSpec, ControlTable, SideControlSpec, SpecialControl};
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("byo");
+    config.presets.insert(
+        "byo".into(),
+        ControlSpec::Table(ControlTable {
+            control: Some(SideControlSpec::Special(SpecialControl::ByoYomi {
+                main: 1,
+                periods: 3,
+                period: 1,
+            })),
+            ..ControlTable::default()
+        }),
+    );
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // Main time ends at start + 1 s; the first period's 0:01.0 shows then.
+    let at = h
+        .sent(|(at, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display()
+                    && *at >= start + SECOND
+                    && shown.left.time.as_str() == "0:01.0" =>
+            {
+                Some(*at)
+            }
+            _ => None,
+        })
+        .await;
+    println!(
+        "byo-yomi period shown {} µs after it began",
+        at - start - SECOND
+    );
+    assert!(
+        at < start + SECOND + 90 * MS,
+        "shown {} µs late",
+        at - start - SECOND
+    );
     h.runtime.shutdown().await;
 }

@@ -304,6 +304,15 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
             if let Ok(Err(error)) = view.join() {
                 tracing::warn!(%error, "terminal view");
             }
+        } else {
+            // Stopped by a signal with the view still drawing: give the
+            // terminal back in a usable state.
+            let _ = crossterm::terminal::disable_raw_mode();
+            let _ = crossterm::execute!(
+                std::io::stdout(),
+                crossterm::terminal::LeaveAlternateScreen,
+                crossterm::cursor::Show
+            );
         }
     }
     drop(private_bus);
