@@ -175,6 +175,11 @@ pub struct BoardConfig {
     /// Which side of the button unit White sits on: the unit's `left` or `right` button.
     #[serde(default)]
     pub white_button: ButtonSide,
+    /// Club practice: before the game has started, a press of Black's button
+    /// starts White's clock. Off by default (FIDE Art. 6.6: the arbiter
+    /// starts the clocks); the `--demo` board has it on.
+    #[serde(default)]
+    pub start_on_black_press: bool,
 }
 
 fn default_board_control() -> String {

@@ -73,6 +73,7 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
         displays: vec![],
         eboard: Some(DeviceRef::Path(link.clone())),
         white_button: ButtonSide::Left,
+        start_on_black_press: false,
     });
     let (inject, events_rx) = mpsc::unbounded_channel();
     let runtime = Runtime::start(

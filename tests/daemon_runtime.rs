@@ -59,6 +59,7 @@ fn config(control: &str) -> Config {
         displays: vec![DeviceRef::Path("/dev/fake-display".into())],
         eboard: None,
         white_button: ButtonSide::Left,
+        start_on_black_press: false,
     });
     config
 }
@@ -940,5 +941,43 @@ async fn a_byo_yomi_period_shows_as_soon_as_it_begins() {
         "shown {} µs late",
         at - start - SECOND
     );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blacks_press_starts_whites_clock_only_when_configured() {
+    // Default (FIDE Art. 6.6: the arbiter starts the clocks): a press before
+    // the start changes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    h.press(1, Button::Right, monotonic_now_us());
+    h.ack(1).await;
+    let state = h.state().await;
+    assert_eq!(state["running"], Value::Null);
+    h.runtime.shutdown().await;
+
+    // Club practice, on for the demo: Black's press starts White's clock,
+    // and a press by White before the start still changes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("60");
+    config.boards[0].start_on_black_press = true;
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    h.press(1, Button::Left, monotonic_now_us());
+    h.ack(1).await;
+    assert_eq!(h.state().await["running"], Value::Null);
+    h.press(2, Button::Right, monotonic_now_us());
+    h.ack(2).await;
+    let state = h.state().await;
+    assert_eq!(state["running"], "white");
+    assert_eq!(state["black"]["moves"], 0);
+    // Once started, Black's button is an ordinary press again (ignored:
+    // White's clock runs).
+    h.press(3, Button::Right, monotonic_now_us());
+    h.ack(3).await;
+    let state = h.state().await;
+    assert_eq!(state["running"], "white");
+    assert_eq!(state["black"]["moves"], 0);
     h.runtime.shutdown().await;
 }

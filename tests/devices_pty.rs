@@ -244,6 +244,7 @@ fn board(id: &str, buttons: Option<&Path>, displays: &[&Path]) -> BoardConfig {
             .collect(),
         eboard: None,
         white_button: ButtonSide::Left,
+        start_on_black_press: false,
     }
 }
 

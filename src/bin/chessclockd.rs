@@ -244,6 +244,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         displays: vec![device("display")?],
         eboard: None,
         white_button: ButtonSide::Left,
+        start_on_black_press: true,
     }];
 
     let private_bus = if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|a| !a.is_empty())

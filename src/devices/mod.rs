@@ -368,6 +368,7 @@ mod tests {
             displays: displays.iter().map(|s| device(s)).collect(),
             eboard: None,
             white_button: ButtonSide::Left,
+            start_on_black_press: false,
         }
     }
 

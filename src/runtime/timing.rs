@@ -1707,9 +1707,18 @@ impl Timing {
                     tracing::warn!(board = %key.board, "arbiter called (Art. 6.12b): clock paused");
                     Some((Input::Pause, StoredEvent::Pause))
                 }
-                other => board
-                    .side_of_button(other)
-                    .map(|side| (Input::Press(side), StoredEvent::Press { side })),
+                other => board.side_of_button(other).map(|side| {
+                    if side == Side::Black
+                        && board.config.start_on_black_press
+                        && board.started_at.is_none()
+                        && !board.state(t).started
+                    {
+                        // Club practice: Black's press starts White's clock.
+                        (Input::Start, StoredEvent::Start)
+                    } else {
+                        (Input::Press(side), StoredEvent::Press { side })
+                    }
+                }),
             };
             match input {
                 Some((input, stored)) => {
