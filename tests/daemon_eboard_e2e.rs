@@ -119,8 +119,8 @@ impl Setup {
         dgt.start_delay = Duration::from_millis(1500);
         let board = run_sim(dgt).expect("simulated DGT board");
         let state = dir.path().join("state");
+        // Not created here: the daemon creates it.
         let pgn_dir = dir.path().join("pgn");
-        std::fs::create_dir(&pgn_dir).unwrap();
         let config = dir.path().join("chessclockd.toml");
         std::fs::write(
             &config,

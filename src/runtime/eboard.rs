@@ -4,6 +4,8 @@
 //! display's text line). The timing thread owns the board trackers and
 //! calls these; they never look at a clock.
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -19,6 +21,14 @@ pub enum InputSource {
     /// The move count taken from the electronic board before a press
     /// (`move-count = "eboard"`, Art. 6.2a).
     Eboard,
+}
+
+/// Writes a live PGN atomically into `dir` (`[daemon] pgn-dir`), creating
+/// the directory first if it is missing (the shipped config names one under
+/// the state directory that nothing else creates).
+pub fn write_pgn(dir: &Path, file_name: &str, text: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    crate::eboard::pgn::write_atomic(dir, file_name, text)
 }
 
 /// The verdict's stable name (`loss`, `draw`, `moves-completed`,
@@ -182,6 +192,21 @@ mod tests {
         assert_eq!(r.verdict, FlagVerdict::GameAlreadyOver);
         assert_eq!(verdict_display_text(&r), None);
         assert_eq!(flag_report_json(&r)["verdict"], "game-already-over");
+    }
+
+    #[test]
+    fn the_pgn_directory_is_created_when_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn_dir = dir.path().join("state").join("pgn");
+        let written = write_pgn(&pgn_dir, "b1.pgn", "1. e4 *\n").unwrap();
+        assert_eq!(written, pgn_dir.join("b1.pgn"));
+        assert_eq!(std::fs::read_to_string(&written).unwrap(), "1. e4 *\n");
+        write_pgn(&pgn_dir, "b1.pgn", "1. d4 *\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&written).unwrap(), "1. d4 *\n");
+        // A file where the directory should be: a clear error, no panic.
+        let blocked = dir.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap();
+        assert!(write_pgn(&blocked, "b1.pgn", "*\n").is_err());
     }
 
     #[test]

@@ -632,7 +632,7 @@ fn handle_job(
         let _ = events.send(event);
     }
     if let Some((dir, file, text)) = job.pgn {
-        if let Err(error) = crate::eboard::pgn::write_atomic(&dir, &file, &text) {
+        if let Err(error) = super::eboard::write_pgn(&dir, &file, &text) {
             tracing::warn!(board = %job.board, dir = %dir.display(), %error, "cannot write the live PGN");
         }
     }
