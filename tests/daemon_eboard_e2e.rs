@@ -496,11 +496,11 @@ fn wait_display_text(setup: &Setup, want: &'static str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flag_fall_is_checked_on_the_board_and_reported_everywhere() {
     let _serial = SERIAL.lock().await;
-    // Three seconds for the game: White's flag falls with one move each on
+    // Five seconds for the game: White's flag falls with one move each on
     // the board, and Black has all its pieces: a loss (Art. 6.9).
     let game = "1. e4 e5 *";
     let placements = placements(game);
-    let setup = std::sync::Arc::new(Setup::new("3", game, Duration::from_millis(500)));
+    let setup = std::sync::Arc::new(Setup::new("5", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
     let client = Client::connect(&setup.bus, &daemon).await;
     let mut reports = client.board.receive_flag_report().await.unwrap();
