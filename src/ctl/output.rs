@@ -347,6 +347,26 @@ mod tests {
     }
 
     #[test]
+    fn notes_for_the_electronic_board() {
+        let state: Value = serde_json::from_str(
+            r#"{"t":1000,"started":true,"default_time_overrun":[],
+                "eboard":{"name":"/dev/dgt","connected":true,"ply":3,"game_end":null,
+                  "flag_report":{"side":"black","moves_completed":true,
+                                 "opponent_can_mate":true,"verdict":"moves-completed"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            state_notes("b1", &state),
+            vec![
+                "b1: e-board /dev/dgt: connected, 3 half-moves; black's flag: moves-completed \
+                 (required moves completed, Art. 6.4)"
+            ]
+        );
+        let without: Value = serde_json::from_str(r#"{"eboard":null}"#).unwrap();
+        assert!(state_notes("b1", &without).is_empty());
+    }
+
+    #[test]
     fn csv_has_every_key_and_quotes() {
         let csv =
             history_csv(r#"[{"t":1,"what":"press"},{"t":2,"uid":0,"what":"a,b \"c\""}]"#).unwrap();
