@@ -3,7 +3,14 @@
 //! Promises: [`Config::default`] is the embedded configuration the daemon runs
 //! on without a file (the `--demo` board lives elsewhere); [`Config::load`]
 //! names the file, line and column of any error; the shipped
-//! `config/chessclockd.toml` always parses (a test checks it).
+//! `config/chessclockd.toml` always parses (a test checks it); a loaded config
+//! is validated: board ids are `[A-Za-z0-9_]+` and unique, no device serves
+//! two boards, and every preset and board control resolves to a time control.
+//!
+//! Time controls are resolved by [`Config::resolve_control`]: a preset name
+//! (the config's `[presets]` first, then the [`builtin_presets`]) or a
+//! notation (see [`crate::timecontrol`]); a preset table's `credit`,
+//! `stage-advance` and `freeze` override the `[engine]` defaults.
 //!
 //! CONTRACT NOTE (skeleton): the field names and types below are the schema
 //! other modules rely on. Add freely; keep what is here.
@@ -13,10 +20,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Credit, StageAdvance};
+use crate::engine::{Credit, MatchControl, Settings, StageAdvance, SECOND};
+use crate::timecontrol::{self, TimeControl};
 
 /// The whole configuration file.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Config {
     pub daemon: DaemonConfig,
@@ -245,18 +253,6 @@ impl Default for DisplayConfig {
     }
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            daemon: DaemonConfig::default(),
-            engine: EngineConfig::default(),
-            display: DisplayConfig::default(),
-            presets: BTreeMap::new(),
-            boards: Vec::new(),
-        }
-    }
-}
-
 /// A configuration error with its location.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -276,10 +272,491 @@ pub enum ConfigError {
     Invalid { path: PathBuf, message: String },
 }
 
+/// The largest time a config table may give, in seconds (as the notation).
+const MAX_SECONDS: u64 = 1_000_000_000;
+
+fn seconds(value: u64, what: &str) -> Result<i64, String> {
+    if value > MAX_SECONDS {
+        return Err(format!("{what} is too large (at most {MAX_SECONDS} s)"));
+    }
+    Ok(value as i64 * SECOND)
+}
+
+impl SpecialControl {
+    /// The engine's control for this table.
+    pub fn to_control(&self) -> Result<TimeControl, String> {
+        match *self {
+            SpecialControl::ByoYomi {
+                main,
+                periods,
+                period,
+            } => {
+                if periods == 0 {
+                    return Err("byo-yomi needs at least 1 period".into());
+                }
+                if period == 0 {
+                    return Err("a byo-yomi period must be longer than 0 s".into());
+                }
+                Ok(TimeControl::ByoYomi {
+                    main: seconds(main, "`main`")?,
+                    periods,
+                    period: seconds(period, "`period`")?,
+                })
+            }
+            SpecialControl::Canadian { main, moves, block } => {
+                if moves == 0 {
+                    return Err("a Canadian block needs at least 1 move".into());
+                }
+                if block == 0 {
+                    return Err("a Canadian block must be longer than 0 s".into());
+                }
+                Ok(TimeControl::Canadian {
+                    main: seconds(main, "`main`")?,
+                    moves,
+                    block: seconds(block, "`block`")?,
+                })
+            }
+        }
+    }
+}
+
+impl SideControlSpec {
+    /// The engine's control: a notation (not a preset name) or a special table.
+    pub fn to_control(&self) -> Result<TimeControl, String> {
+        match self {
+            SideControlSpec::Notation(text) => {
+                timecontrol::parse(text).map_err(|e| format!("`{text}`: {e}"))
+            }
+            SideControlSpec::Special(special) => special.to_control(),
+        }
+    }
+}
+
+impl ControlTable {
+    /// The per-side controls of this table, and its settings merged over `base`.
+    pub fn resolve(&self, base: Settings) -> Result<(MatchControl, Settings), String> {
+        let control = match (&self.control, &self.white, &self.black) {
+            (Some(both), None, None) => MatchControl::same(both.to_control()?),
+            (None, Some(white), Some(black)) => MatchControl {
+                white: white.to_control().map_err(|e| format!("white: {e}"))?,
+                black: black.to_control().map_err(|e| format!("black: {e}"))?,
+            },
+            (None, Some(_), None) | (None, None, Some(_)) => {
+                return Err("give both `white` and `black`, or `control`".into())
+            }
+            (None, None, None) => return Err("give `control`, or `white` and `black`".into()),
+            (Some(_), _, _) => {
+                return Err("give either `control` or `white` and `black`, not both".into())
+            }
+        };
+        let settings = Settings {
+            credit: self.credit.unwrap_or(base.credit),
+            stage_advance: self.stage_advance.unwrap_or(base.stage_advance),
+            freeze: self.freeze.or(base.freeze),
+        };
+        Ok((control, settings))
+    }
+}
+
+/// A built-in preset: name, description, control.
+pub struct BuiltinPreset {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub spec: fn() -> ControlSpec,
+}
+
+fn notation(text: &str) -> ControlSpec {
+    ControlSpec::Notation(text.to_owned())
+}
+
+fn per_side(white: &str, black: &str, description: &str) -> ControlSpec {
+    ControlSpec::Table(ControlTable {
+        description: Some(description.to_owned()),
+        white: Some(SideControlSpec::Notation(white.to_owned())),
+        black: Some(SideControlSpec::Notation(black.to_owned())),
+        ..ControlTable::default()
+    })
+}
+
+fn special(control: SpecialControl, description: &str) -> ControlSpec {
+    ControlSpec::Table(ControlTable {
+        description: Some(description.to_owned()),
+        control: Some(SideControlSpec::Special(control)),
+        ..ControlTable::default()
+    })
+}
+
+/// The presets every daemon knows; a config's `[presets]` entry of the same
+/// name replaces one.
+pub fn builtin_presets() -> &'static [BuiltinPreset] {
+    const PRESETS: &[BuiltinPreset] = &[
+        BuiltinPreset {
+            name: "fide-classical",
+            description:
+                "FIDE classical: 90 min for 40 moves, then 30 min, 30 s per move from move 1",
+            spec: || notation("40/5400+30:1800+30"),
+        },
+        BuiltinPreset {
+            name: "fide-rapid",
+            description: "FIDE rapid: 15 min, 10 s per move",
+            spec: || notation("900+10"),
+        },
+        BuiltinPreset {
+            name: "fide-blitz",
+            description: "FIDE blitz: 3 min, 2 s per move",
+            spec: || notation("180+2"),
+        },
+        BuiltinPreset {
+            name: "blitz",
+            description: "blitz: 3 min, 2 s per move",
+            spec: || notation("180+2"),
+        },
+        BuiltinPreset {
+            name: "blitz-5",
+            description: "blitz: 5 min, 3 s per move",
+            spec: || notation("300+3"),
+        },
+        BuiltinPreset {
+            name: "bullet",
+            description: "bullet: 1 min, 1 s per move",
+            spec: || notation("60+1"),
+        },
+        BuiltinPreset {
+            name: "armageddon",
+            description: "Armageddon: White 5 min, Black 4 min (draw odds), no increment",
+            spec: || per_side("300", "240", "Armageddon: White 5 min, Black 4 min"),
+        },
+        BuiltinPreset {
+            name: "us-classical",
+            description: "US Chess: 40 moves in 120 min, then 30 min sudden death, 5 s delay",
+            spec: || notation("40/120, SD/30;d5"),
+        },
+        BuiltinPreset {
+            name: "us-rapid",
+            description: "US Chess: game in 25 min, 5 s delay",
+            spec: || notation("G/25;d5"),
+        },
+        BuiltinPreset {
+            name: "byo-yomi",
+            description: "10 min, then byo-yomi: 5 periods of 30 s",
+            spec: || {
+                special(
+                    SpecialControl::ByoYomi {
+                        main: 600,
+                        periods: 5,
+                        period: 30,
+                    },
+                    "10 min, then byo-yomi: 5 periods of 30 s",
+                )
+            },
+        },
+        BuiltinPreset {
+            name: "canadian",
+            description: "10 min, then Canadian overtime: 25 moves in 5 min",
+            spec: || {
+                special(
+                    SpecialControl::Canadian {
+                        main: 600,
+                        moves: 25,
+                        block: 300,
+                    },
+                    "10 min, then Canadian overtime: 25 moves in 5 min",
+                )
+            },
+        },
+        BuiltinPreset {
+            name: "hourglass",
+            description: "hourglass: 3 min each, time used goes to the opponent",
+            spec: || notation("*180"),
+        },
+        BuiltinPreset {
+            name: "upcount",
+            description: "no time limit: both clocks count up",
+            spec: || notation("-"),
+        },
+    ];
+    PRESETS
+}
+
+/// Why a board id is refused, if it is.
+fn check_board_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("a board id must not be empty".into());
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(format!(
+            "board id `{id}` may only contain A-Z, a-z, 0-9 and `_` (found `{bad}`)"
+        ));
+    }
+    Ok(())
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
 impl Config {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let _ = path;
-        todo!("config: load")
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::parse_str(&text, path)
+    }
+
+    /// Parses and validates config text; `path` names it in errors.
+    pub fn parse_str(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|error| {
+            let (line, column) = error
+                .span()
+                .map_or((1, 1), |span| line_column(text, span.start));
+            ConfigError::Syntax {
+                path: path.to_owned(),
+                line,
+                column,
+                message: error.message().trim().to_owned(),
+            }
+        })?;
+        config.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_owned(),
+            message,
+        })?;
+        Ok(config)
+    }
+
+    /// Checks what the schema alone cannot: board ids, devices used twice,
+    /// presets and board controls that do not resolve.
+    pub fn validate(&self) -> Result<(), String> {
+        for name in self.presets.keys() {
+            self.resolve_control(name)
+                .map_err(|e| format!("[presets] `{name}`: {e}"))?;
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        let mut devices: std::collections::HashMap<&DeviceRef, &str> =
+            std::collections::HashMap::new();
+        for board in &self.boards {
+            check_board_id(&board.id)?;
+            if !ids.insert(board.id.as_str()) {
+                return Err(format!("board id `{}` is used twice", board.id));
+            }
+            self.resolve_control(&board.control)
+                .map_err(|e| format!("board `{}`: control: {e}", board.id))?;
+            let mut own: Vec<&DeviceRef> = Vec::new();
+            own.extend(board.buttons.iter());
+            own.extend(board.displays.iter());
+            own.extend(board.eboard.iter());
+            let mut seen: Vec<&DeviceRef> = Vec::new();
+            for device in own {
+                // a combined unit may be both the buttons and a display
+                if seen.contains(&device) {
+                    continue;
+                }
+                seen.push(device);
+                if let Some(other) = devices.insert(device, board.id.as_str()) {
+                    return Err(format!(
+                        "device `{}` is used by both board `{other}` and board `{}`",
+                        String::from(device.clone()),
+                        board.id
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine settings of `[engine]`.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            credit: self.engine.credit,
+            stage_advance: self.engine.stage_advance,
+            freeze: self.engine.freeze,
+        }
+    }
+
+    /// The preset of that name: the config's own first, then the built-in one.
+    pub fn preset(&self, name: &str) -> Option<ControlSpec> {
+        if let Some(spec) = self.presets.get(name) {
+            return Some(spec.clone());
+        }
+        builtin_presets()
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| (p.spec)())
+    }
+
+    /// Every preset name this config knows (built-in and its own), sorted.
+    pub fn preset_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = builtin_presets()
+            .iter()
+            .map(|p| p.name.to_owned())
+            .chain(self.presets.keys().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// A preset name or a notation, as the engine needs it, with the
+    /// `[engine]` settings (overridden by a preset table's own).
+    pub fn resolve_control(&self, text: &str) -> Result<(MatchControl, Settings), String> {
+        self.resolve_at_depth(text.trim(), 0)
+    }
+
+    fn resolve_at_depth(
+        &self,
+        text: &str,
+        depth: usize,
+    ) -> Result<(MatchControl, Settings), String> {
+        // a preset may name another preset; a cycle must end in an error
+        if depth > 8 {
+            return Err(format!(
+                "preset `{text}`: presets refer to each other in a cycle"
+            ));
+        }
+        match self.preset(text) {
+            Some(ControlSpec::Table(table)) => table
+                .resolve(self.settings())
+                .map_err(|e| format!("preset `{text}`: {e}")),
+            Some(ControlSpec::Notation(inner)) => {
+                if inner.trim() != text && self.preset(inner.trim()).is_some() {
+                    return self.resolve_at_depth(inner.trim(), depth + 1);
+                }
+                let control = timecontrol::parse(&inner)
+                    .map_err(|e| format!("preset `{text}` = `{inner}`: {e}"))?;
+                Ok((MatchControl::same(control), self.settings()))
+            }
+            None => match timecontrol::parse(text) {
+                Ok(control) => Ok((MatchControl::same(control), self.settings())),
+                Err(e) => Err(format!(
+                    "`{text}` is neither a preset ({}) nor a time control: {e}",
+                    self.preset_names().join(", ")
+                )),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Side;
+
+    fn config(text: &str) -> Result<Config, ConfigError> {
+        Config::parse_str(text, Path::new("test.toml"))
+    }
+
+    #[test]
+    fn builtin_presets_all_resolve_to_what_they_promise() {
+        let config = Config::default();
+        for preset in builtin_presets() {
+            config.resolve_control(preset.name).unwrap();
+        }
+        let control = |name: &str| config.resolve_control(name).unwrap().0;
+        assert_eq!(
+            control("fide-classical").white.to_string(),
+            "40/5400+30:1800+30"
+        );
+        assert_eq!(control("fide-rapid").white.to_string(), "900+10");
+        assert_eq!(control("blitz").white.to_string(), "180+2");
+        assert_eq!(
+            control("us-classical").white.to_string(),
+            "40/7200d5:1800d5"
+        );
+        let armageddon = control("armageddon");
+        assert_eq!(armageddon.for_side(Side::White).to_string(), "300");
+        assert_eq!(armageddon.for_side(Side::Black).to_string(), "240");
+    }
+
+    #[test]
+    fn notation_when_not_a_preset_with_engine_settings() {
+        let config = config("[engine]\ncredit = \"after-move\"\n").unwrap();
+        let (control, settings) = config.resolve_control(" G/90;d5 ").unwrap();
+        assert_eq!(control.white.to_string(), "5400d5");
+        assert_eq!(settings.credit, Credit::AfterMove);
+        let err = config.resolve_control("fide-clasical").unwrap_err();
+        assert!(err.contains("neither a preset"), "{err}");
+        assert!(err.contains("fide-classical"), "lists the presets: {err}");
+    }
+
+    #[test]
+    fn config_presets_override_builtins_and_may_alias() {
+        let config = config(
+            "[presets]\nblitz = \"300+3\"\nmy-blitz = \"blitz\"\n\
+             [presets.slow]\ncontrol = \"3600\"\nfreeze = true\ncredit = \"after-move\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.resolve_control("blitz").unwrap().0.white.to_string(),
+            "300+3"
+        );
+        assert_eq!(
+            config
+                .resolve_control("my-blitz")
+                .unwrap()
+                .0
+                .white
+                .to_string(),
+            "300+3"
+        );
+        let (_, settings) = config.resolve_control("slow").unwrap();
+        assert_eq!(settings.freeze, Some(true));
+        assert_eq!(settings.credit, Credit::AfterMove);
+    }
+
+    #[test]
+    fn preset_cycles_and_bad_presets_are_refused() {
+        let err = config("[presets]\na = \"b\"\nb = \"a\"\n").unwrap_err();
+        assert!(err.to_string().contains("cycle"), "{err}");
+        let err = config("[presets]\nbroken = \"40/\"\n").unwrap_err();
+        assert!(err.to_string().contains("`broken`"), "{err}");
+        let err = config("[presets.half]\nwhite = \"300\"\n").unwrap_err();
+        assert!(
+            err.to_string().contains("both `white` and `black`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn boards_are_validated() {
+        let err = config("[[board]]\nid = \"a\"\n[[board]]\nid = \"a\"\n").unwrap_err();
+        assert!(err.to_string().contains("used twice"), "{err}");
+        let err = config("[[board]]\nid = \"\"\n").unwrap_err();
+        assert!(err.to_string().contains("empty"), "{err}");
+        let err = config(
+            "[[board]]\nid = \"a\"\nbuttons = \"serial:X\"\n[[board]]\nid = \"b\"\ndisplays = [\"serial:X\"]\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("`serial:X`"), "{err}");
+        let err = config("[[board]]\nid = \"a\"\ncontrol = \"nonsense\"\n").unwrap_err();
+        assert!(err.to_string().contains("board `a`"), "{err}");
+        let ok = config(
+            "[[board]]\nid = \"Board_7\"\nbuttons = \"serial:X\"\ndisplays = [\"serial:X\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.boards[0].control, "fide-rapid");
+        let err = config("[[board]]\nid = \"a\"\nbuttons = \"ttyACM0\"\n").unwrap_err();
+        match err {
+            ConfigError::Syntax { line, .. } => assert_eq!(line, 3),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn line_column_counts_characters() {
+        assert_eq!(line_column("ab\ncé d", 7), (2, 4));
+        assert_eq!(line_column("", 5), (1, 1));
     }
 }

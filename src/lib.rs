@@ -25,6 +25,7 @@ pub mod display;
 pub mod eboard;
 pub mod engine;
 pub mod logging;
+pub mod notify;
 pub mod replay;
 pub mod runtime;
 pub mod sim;

@@ -1,1 +1,330 @@
-//! TODO
+//! The D-Bus API of the daemon: bus name `org.chessclockd.ChessClock1`, a
+//! manager object and one object per board (see `protocol/dbus/` for the
+//! introspection XML and README for the names).
+//!
+//! Promises:
+//! * one owner of state: the objects hold a [`ControlHandle`] and a cached
+//!   snapshot that only the runtime's [`BoardEvent`] broadcast updates; every
+//!   method is a [`Command`] the runtime answers;
+//! * reads are open; every change needs root or membership of
+//!   `[daemon] admin-group`, decided from the caller's credentials, and
+//!   carries the caller's uid to the runtime (recorded in the history);
+//! * bad arguments get `org.chessclockd.ChessClock1.Error.InvalidArgument`
+//!   before the runtime sees them: nothing changes;
+//! * `PropertiesChanged` for every state change (one signal per change, with
+//!   every changed property), never per clock tick: clients extrapolate from
+//!   `SnapshotMs` with `Manager.Now()`.
+
+pub mod auth;
+pub mod board;
+pub mod client;
+pub mod error;
+pub mod manager;
+pub mod ntp;
+
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+use zbus::connection;
+use zbus::Connection;
+
+pub use board::{Board, BOARD_INTERFACE};
+pub use error::Error;
+pub use manager::{Manager, MANAGER_INTERFACE};
+pub use ntp::NtpSource;
+
+use crate::config::{BusKind, Config};
+use crate::control::{BoardEvent, Caller, Command, ControlHandle};
+
+/// The well-known bus name.
+pub const BUS_NAME: &str = "org.chessclockd.ChessClock1";
+/// The manager object's path.
+pub const MANAGER_PATH: &str = "/org/chessclockd/ChessClock1";
+/// The prefix of board object paths (`<prefix>/<id>`).
+pub const BOARD_PATH_PREFIX: &str = "/org/chessclockd/ChessClock1/board";
+
+/// The object path of a board.
+pub fn board_path(id: &str) -> String {
+    format!("{BOARD_PATH_PREFIX}/{id}")
+}
+
+/// The board id of a board object path, if it is one.
+pub fn board_id(path: &str) -> Option<&str> {
+    path.strip_prefix(BOARD_PATH_PREFIX)?.strip_prefix('/')
+}
+
+/// Why the API could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(
+        "board id `{0}` cannot be a D-Bus object path component: use only letters, digits and _"
+    )]
+    BadBoardId(String),
+    #[error("cannot serve {BUS_NAME} on the {bus} bus: {source}")]
+    Bus {
+        bus: String,
+        #[source]
+        source: zbus::Error,
+    },
+}
+
+/// How to serve, beyond the connection itself.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The daemon's configuration (admin group, NTP requirement, presets).
+    pub config: Config,
+    /// Request [`BUS_NAME`] (off for peer-to-peer connections).
+    pub request_name: bool,
+    /// Where NTP synchronisation is read for scheduled starts.
+    pub ntp: NtpSource,
+}
+
+impl ServeOptions {
+    /// The daemon's options: own the name, ask timedated on the system bus.
+    pub fn from_config(config: &Config) -> ServeOptions {
+        ServeOptions {
+            config: config.clone(),
+            request_name: true,
+            ntp: NtpSource::SystemBus,
+        }
+    }
+}
+
+/// What every object shares: fixed for the connection's lifetime.
+#[derive(Debug)]
+pub(crate) struct Context {
+    policy: auth::Policy,
+    require_ntp: bool,
+    ntp: NtpSource,
+    config: Config,
+}
+
+impl Context {
+    /// The caller of a changing method, if allowed.
+    pub(crate) async fn authorize(
+        &self,
+        connection: &Connection,
+        header: &zbus::message::Header<'_>,
+    ) -> Result<Caller, Error> {
+        let credentials = auth::caller_credentials(connection, header).await?;
+        self.policy.decide(
+            &credentials,
+            auth::group_id(&self.policy.admin_group),
+            auth::groups_of_uid,
+        )
+    }
+
+    /// A first check of a time control before the runtime sees it.
+    pub(crate) fn validate_control(&self, control: &str) -> Result<(), Error> {
+        validate_control_text(&self.config, control)
+    }
+}
+
+/// Checks a control string's shape: a preset name or a notation.
+pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error> {
+    let hint = "give a notation such as `5400+30`, `40/5400+30:1800+30`, `G/90;d5`, `-`, \
+                or a preset name (chessclockctl new BOARD PRESET)";
+    if control.trim().is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "the time control is empty: {hint}"
+        )));
+    }
+    if control.len() > 256 || control.chars().any(|c| c.is_control() || !c.is_ascii()) {
+        return Err(Error::InvalidArgument(format!(
+            "the time control `{}` is not valid: {hint}",
+            control.escape_default()
+        )));
+    }
+    let _ = config;
+    Ok(())
+}
+
+/// Serves the API on the bus the configuration names, owning [`BUS_NAME`].
+/// The runtime calls this once, after creating the [`ControlHandle`] and
+/// while it answers requests (the objects may ask for snapshots at once).
+/// The returned connection keeps the API alive; drop it to leave the bus.
+pub async fn serve(handle: ControlHandle, config: &Config) -> Result<Connection, ServeError> {
+    let builder = match config.daemon.bus {
+        BusKind::System => connection::Builder::system(),
+        BusKind::Session => connection::Builder::session(),
+    };
+    serve_with(builder, handle, ServeOptions::from_config(config)).await
+}
+
+/// [`serve`] on a given connection builder (a private bus address, or one
+/// end of a peer-to-peer socket pair with `request_name: false`).
+pub async fn serve_with(
+    builder: connection::Builder<'static>,
+    handle: ControlHandle,
+    options: ServeOptions,
+) -> Result<Connection, ServeError> {
+    for id in &handle.boards {
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(ServeError::BadBoardId(id.clone()));
+        }
+    }
+    let bus = match options.config.daemon.bus {
+        BusKind::System => "system",
+        BusKind::Session => "session",
+    };
+    let context = Arc::new(Context {
+        policy: auth::Policy {
+            admin_group: options.config.daemon.admin_group.clone(),
+        },
+        require_ntp: options.config.daemon.require_ntp_for_scheduled_start,
+        ntp: options.ntp,
+        config: options.config,
+    });
+    // Subscribe before serving so that no event after the first call is lost.
+    let events = handle.events.subscribe();
+    let mut builder = builder.serve_at(
+        MANAGER_PATH,
+        Manager::new(handle.clone(), Arc::clone(&context)),
+    );
+    for id in &handle.boards {
+        builder = builder.serve_at(
+            board_path(id),
+            Board::new(id.clone(), handle.clone(), Arc::clone(&context)),
+        );
+    }
+    if options.request_name {
+        builder = builder.name(BUS_NAME);
+    }
+    let connection = builder.build().await.map_err(|source| ServeError::Bus {
+        bus: bus.to_owned(),
+        source,
+    })?;
+    tokio::spawn(pump_events(connection.clone(), handle, events));
+    Ok(connection)
+}
+
+/// Copies the runtime's broadcast onto the objects and the bus. Stops when
+/// the runtime closes the broadcast or the connection is gone.
+async fn pump_events(
+    connection: Connection,
+    handle: ControlHandle,
+    mut events: broadcast::Receiver<BoardEvent>,
+) {
+    // Fill every cache once; later snapshots arrive as events.
+    refresh_all(&connection, &handle).await;
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if let Err(error) = forward_event(&connection, event).await {
+                    if is_connection_gone(&error) {
+                        return;
+                    }
+                    tracing::warn!("D-Bus: cannot emit a signal: {error}");
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!("D-Bus: missed {missed} board events; re-reading every board");
+                refresh_all(&connection, &handle).await;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+fn is_connection_gone(error: &zbus::Error) -> bool {
+    match error {
+        zbus::Error::InputOutput(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::NotConnected
+        ),
+        _ => false,
+    }
+}
+
+async fn refresh_all(connection: &Connection, handle: &ControlHandle) {
+    for id in &handle.boards {
+        match board::fetch_snapshot(handle, id).await {
+            Ok(snapshot) => {
+                let _ = update_snapshot(connection, snapshot).await;
+            }
+            Err(error) => tracing::warn!("D-Bus: cannot read board {id}: {error}"),
+        }
+    }
+}
+
+async fn update_snapshot(
+    connection: &Connection,
+    snapshot: crate::control::BoardSnapshot,
+) -> zbus::Result<()> {
+    let path = board_path(&snapshot.board);
+    let Ok(board) = connection
+        .object_server()
+        .interface::<_, Board>(path.as_str())
+        .await
+    else {
+        return Ok(());
+    };
+    let changed = board.get_mut().await.replace_snapshot(snapshot);
+    board::emit_properties_changed(board.signal_emitter(), &changed).await
+}
+
+async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Result<()> {
+    let board_of = |event: &BoardEvent| match event {
+        BoardEvent::Pressed { board, .. }
+        | BoardEvent::FlagFell { board, .. }
+        | BoardEvent::StageChanged { board, .. }
+        | BoardEvent::DeviceChanged { board, .. }
+        | BoardEvent::ArbiterCalled { board } => board.clone(),
+        BoardEvent::StateChanged(snapshot) => snapshot.board.clone(),
+    };
+    let path = board_path(&board_of(&event));
+    let Ok(board) = connection
+        .object_server()
+        .interface::<_, Board>(path.as_str())
+        .await
+    else {
+        tracing::debug!("D-Bus: event for a board without an object: {path}");
+        return Ok(());
+    };
+    let emitter = board.signal_emitter();
+    match event {
+        BoardEvent::StateChanged(snapshot) => {
+            let changed = board.get_mut().await.replace_snapshot(snapshot);
+            board::emit_properties_changed(emitter, &changed).await
+        }
+        BoardEvent::Pressed {
+            side,
+            move_number,
+            used_ms,
+            ..
+        } => Board::pressed(emitter, side.as_str(), move_number, used_ms).await,
+        BoardEvent::FlagFell {
+            side,
+            at_ms,
+            stage,
+            last_stage,
+            ..
+        } => Board::flag_fell(emitter, side.as_str(), at_ms, stage, last_stage).await,
+        BoardEvent::StageChanged { side, stage, .. } => {
+            Board::stage_changed(emitter, side.as_str(), stage).await
+        }
+        BoardEvent::DeviceChanged { link, .. } => {
+            Board::device_changed(
+                emitter,
+                &link.role,
+                &link.name,
+                link.connected,
+                link.serial.as_deref().unwrap_or(""),
+            )
+            .await
+        }
+        BoardEvent::ArbiterCalled { board: id } => {
+            Board::arbiter_called_signal(emitter).await?;
+            let manager = zbus::object_server::SignalEmitter::new(connection, MANAGER_PATH)?;
+            let object = zbus::ObjectPath::try_from(path.as_str())?;
+            Manager::arbiter_called(&manager, &id, object).await
+        }
+    }
+}
+
+/// The command a changing D-Bus method sends, for documentation and tests.
+pub fn is_change(command: &Command) -> bool {
+    command.is_change()
+}

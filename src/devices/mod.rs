@@ -3,14 +3,41 @@
 //! hotplug. Each port's protocol logic is the pure state machine in
 //! [`session`]; the tasks here only move bytes and instants.
 //!
+//! Promises:
+//! * one task per distinct configured device (a combined unit named both as
+//!   `buttons` and in `displays` is one port, one task, one session);
+//! * a device is found by path (symlinks followed when opening) or by its
+//!   HELLO serial (`serial:<number>`: candidate ports are probed one by one,
+//!   never written to before they said HELLO);
+//! * a vanished device (end of file, I/O error, path removed, missed
+//!   heartbeats) is reported once and reopened with exponential back-off
+//!   (100 ms doubling to 5 s), or at once when hotplug (inotify on the device
+//!   directories, or [`DeviceManager::device_added`]) says a node appeared;
+//! * a device refused for its role or protocol version is reported
+//!   ([`DeviceEvent::Refused`], a warning with the reason) and not reopened
+//!   until its node appears again;
+//! * the latest display and LED state of each slot is re-sent right after a
+//!   reconnect;
+//! * [`DeviceManager::send`] and [`DeviceHandle::send`] never block and may
+//!   be called from any thread (the real-time timing thread included).
+//!
 //! CONTRACT NOTE (skeleton): [`DeviceEvent`] and [`DeviceCommand`] are what the
 //! runtime (timing thread) codes against. Add freely.
 
+mod hotplug;
+mod link;
 pub mod session;
 
-use chessclock_protocol::{Button, DisplayState, Hello, Leds};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
+use chessclock_protocol::{Button, DisplayState, Hello, Leds, Roles};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+use tokio::task::JoinHandle;
+
+use crate::config::{BoardConfig, DeviceRef};
 use crate::engine::Micros;
+use link::{LinkInput, LinkSpec};
 
 /// What a configured device is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -31,7 +58,11 @@ pub struct DeviceKey {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceEvent {
     /// The handshake completed.
-    Connected { key: DeviceKey, hello: Hello, path: String },
+    Connected {
+        key: DeviceKey,
+        hello: Hello,
+        path: String,
+    },
     /// The device went away (unplug, missed heartbeats, I/O error).
     Disconnected { key: DeviceKey, reason: String },
     /// A new (not duplicate) button event. `at` is the device timestamp mapped
@@ -46,6 +77,14 @@ pub enum DeviceEvent {
     },
     /// Frames refused since the last report (bad CRC, malformed, unknown id...).
     Errors { key: DeviceKey, count: u64 },
+    /// A device answered on the slot's port but is not usable there (wrong
+    /// role or protocol version): it is left alone until its device node
+    /// appears again (replug, or [`DeviceManager::device_added`]).
+    Refused {
+        key: DeviceKey,
+        path: String,
+        reason: String,
+    },
 }
 
 /// From the runtime to a device task.
@@ -54,18 +93,90 @@ pub enum DeviceCommand {
     /// Show this (latest wins; restored at once after a reconnect).
     Display(DisplayState),
     Leds(Leds),
-    Beep { duration_ms: u16, count: u8 },
+    Beep {
+        duration_ms: u16,
+        count: u8,
+    },
     /// Acknowledge button event `event`: sent only once the press is
     /// committed to the state store, so an unacknowledged press is resent by
     /// the device after a crash.
-    Ack { event: u16 },
+    Ack {
+        event: u16,
+    },
 }
 
-/// The running device tasks (one per configured device slot, plus hotplug).
-/// Created inside a tokio runtime; dropping it stops every task.
+/// The running device tasks (one per configured device, plus hotplug).
+/// Created inside a tokio runtime; dropping it stops every task (and so
+/// closes every port).
 #[derive(Debug)]
 pub struct DeviceManager {
-    _private: (),
+    handle: DeviceHandle,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// A cheap, cloneable, `Send + Sync` handle for sending commands and hotplug
+/// notices from any thread without blocking (e.g. the timing thread keeps
+/// one). Sends after the manager was dropped are ignored.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceHandle {
+    slots: HashMap<DeviceKey, UnboundedSender<LinkInput>>,
+    links: Vec<UnboundedSender<LinkInput>>,
+}
+
+impl DeviceKey {
+    pub fn new(board: &str, role: DeviceRole) -> DeviceKey {
+        DeviceKey {
+            board: board.to_owned(),
+            role,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceRole::Buttons => f.write_str("buttons"),
+            DeviceRole::Display(n) => write!(f, "display{n}"),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.board, self.role)
+    }
+}
+
+/// The configured devices grouped by port: one group per distinct
+/// [`DeviceRef`], with every slot it serves (config order).
+pub fn group_slots(boards: &[BoardConfig]) -> Vec<(DeviceRef, Vec<DeviceKey>)> {
+    let mut groups: Vec<(DeviceRef, Vec<DeviceKey>)> = Vec::new();
+    let mut add =
+        |device: &DeviceRef, key: DeviceKey| match groups.iter_mut().find(|(d, _)| d == device) {
+            Some((_, keys)) => keys.push(key),
+            None => groups.push((device.clone(), vec![key])),
+        };
+    for board in boards {
+        if let Some(device) = &board.buttons {
+            add(device, DeviceKey::new(&board.id, DeviceRole::Buttons));
+        }
+        for (n, device) in board.displays.iter().enumerate() {
+            add(device, DeviceKey::new(&board.id, DeviceRole::Display(n)));
+        }
+    }
+    groups
+}
+
+/// The roles a device must have to serve `keys`.
+pub fn required_roles(keys: &[DeviceKey]) -> Roles {
+    let mut roles = 0;
+    for key in keys {
+        roles |= match key.role {
+            DeviceRole::Buttons => Roles::BUTTONS.0,
+            DeviceRole::Display(_) => Roles::DISPLAY.0,
+        };
+    }
+    Roles(roles)
 }
 
 impl DeviceManager {
@@ -76,26 +187,169 @@ impl DeviceManager {
         watch_dirs: &[std::path::PathBuf],
         events: tokio::sync::mpsc::UnboundedSender<DeviceEvent>,
     ) -> DeviceManager {
-        let _ = (boards, watch_dirs, events);
-        todo!("devices: start")
+        Self::start_with(boards, watch_dirs, events, DeviceOptions::default())
+    }
+
+    /// [`DeviceManager::start`] with explicit timing and discovery options.
+    pub fn start_with(
+        boards: &[BoardConfig],
+        watch_dirs: &[PathBuf],
+        events: UnboundedSender<DeviceEvent>,
+        options: DeviceOptions,
+    ) -> DeviceManager {
+        let mut handle = DeviceHandle::default();
+        let mut tasks = Vec::new();
+        let mut watched = options.device_dirs.clone();
+        watched.extend(watch_dirs.iter().cloned());
+        let mut candidate_dirs = options.device_dirs.clone();
+        candidate_dirs.extend(watch_dirs.iter().cloned());
+        for (device, keys) in group_slots(boards) {
+            if let DeviceRef::Path(path) = &device {
+                if let Some(parent) = path.parent() {
+                    watched.push(parent.to_path_buf());
+                }
+            }
+            let (tx, rx) = unbounded_channel();
+            for key in &keys {
+                handle.slots.insert(key.clone(), tx.clone());
+            }
+            handle.links.push(tx);
+            let spec = LinkSpec {
+                device,
+                keys,
+                candidate_dirs: candidate_dirs.clone(),
+                candidate_prefixes: options.candidate_prefixes.clone(),
+                session: options.session.clone(),
+                min_backoff: options.min_backoff,
+                max_backoff: options.max_backoff,
+                resume_events: options
+                    .resume_events
+                    .iter()
+                    .map(|(serial, state)| (serial.clone(), *state))
+                    .collect(),
+            };
+            tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
+        }
+        if options.inotify && !handle.links.is_empty() {
+            watched.sort();
+            watched.dedup();
+            let links = handle.links.clone();
+            tasks.push(tokio::spawn(hotplug::watch(watched, links)));
+        }
+        DeviceManager { handle, tasks }
     }
 
     /// Sends a command to a device slot (dropped, with a debug log, when the
     /// slot is unknown; a display state is kept and restored on reconnect).
     pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
-        let _ = (key, command);
-        todo!("devices: send")
+        self.handle.send(key, command)
     }
 
     /// Hotplug entry point: a device node appeared (udev rule, inotify).
     pub fn device_added(&self, path: &std::path::Path) {
-        let _ = path;
-        todo!("devices: device_added")
+        self.handle.device_added(path)
     }
 
     /// Hotplug entry point: a device node went away.
     pub fn device_removed(&self, path: &std::path::Path) {
-        let _ = path;
-        todo!("devices: device_removed")
+        self.handle.device_removed(path)
+    }
+
+    /// A handle for other threads (the timing thread, the D-Bus layer).
+    pub fn handle(&self) -> DeviceHandle {
+        self.handle.clone()
+    }
+
+    /// Every configured slot.
+    pub fn slots(&self) -> Vec<DeviceKey> {
+        let mut keys: Vec<DeviceKey> = self.handle.slots.keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+}
+
+impl Drop for DeviceManager {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl DeviceHandle {
+    /// See [`DeviceManager::send`]. Never blocks.
+    pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        match self.slots.get(key) {
+            Some(link) => {
+                if link.send(LinkInput::Command(key.role, command)).is_err() {
+                    tracing::debug!(board = %key.board, device = %key.role, "device task stopped; command dropped");
+                }
+            }
+            None => {
+                tracing::debug!(board = %key.board, device = %key.role, "no such device slot; command dropped")
+            }
+        }
+    }
+
+    /// See [`DeviceManager::device_added`].
+    pub fn device_added(&self, path: &Path) {
+        self.hotplug(path, true)
+    }
+
+    /// See [`DeviceManager::device_removed`].
+    pub fn device_removed(&self, path: &Path) {
+        self.hotplug(path, false)
+    }
+
+    fn hotplug(&self, path: &Path, added: bool) {
+        tracing::debug!(path = %path.display(), added, "hotplug notice");
+        for link in &self.links {
+            let _ = link.send(LinkInput::Hotplug {
+                path: path.to_path_buf(),
+                added,
+            });
+        }
+    }
+}
+
+/// Timing and discovery knobs (defaults suit the daemon; tests shorten them).
+#[derive(Clone, Debug)]
+pub struct DeviceOptions {
+    /// Protocol timing of every session (its `required_roles` and
+    /// `wanted_serial` are set per device).
+    pub session: session::SessionConfig,
+    pub min_backoff: Micros,
+    pub max_backoff: Micros,
+    /// Directories watched for hotplug and listed for `serial:` probing.
+    pub device_dirs: Vec<PathBuf>,
+    /// Only entries whose file name starts with one of these are probed in
+    /// `device_dirs` (entries of the configured `watch_dirs` are all probed).
+    pub candidate_prefixes: Vec<String>,
+    /// Watch the directories with inotify.
+    pub inotify: bool,
+    /// Per device serial: `(boot_id, next event)` as persisted by the
+    /// runtime with its last committed press (from the `hello` of
+    /// [`DeviceEvent::Connected`] and the event number). Events of that boot
+    /// before `next event` are then known duplicates after a daemon restart
+    /// (acknowledged, not reported again).
+    pub resume_events: std::collections::BTreeMap<String, (u32, u16)>,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            session: session::SessionConfig::default(),
+            min_backoff: 100 * crate::engine::MS,
+            max_backoff: 5 * crate::engine::SECOND,
+            device_dirs: vec![
+                PathBuf::from("/dev"),
+                PathBuf::from("/dev/serial"),
+                PathBuf::from("/dev/serial/by-id"),
+                PathBuf::from("/dev/chessclock"),
+            ],
+            candidate_prefixes: vec!["ttyACM".into(), "ttyUSB".into()],
+            inotify: true,
+            resume_events: Default::default(),
+        }
     }
 }

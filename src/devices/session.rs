@@ -1,2 +1,1117 @@
-//! One serial device's protocol session: a pure state machine (bytes and
-//! instants in; frames to send, events and the next deadline out).
+//! One serial device's protocol session, host side: a pure state machine.
+//!
+//! Inputs are decoded frames and frame errors with the instant they were read,
+//! the runtime's [`DeviceCommand`]s, link up/down notices from the I/O shell
+//! and timer ticks. Outputs ([`Output`]) are frames to send and happenings for
+//! the runtime; [`Session::next_deadline`] says when [`Session::on_tick`] must
+//! be called next. The session does no I/O and reads no clock: every instant
+//! is a parameter (CLOCK_MONOTONIC µs in the daemon), so the tests below are
+//! exact transcripts.
+//!
+//! Promises:
+//! * a device is welcomed only when its HELLO carries our protocol version,
+//!   every role the slot needs and (for `serial:` slots) the wanted serial
+//!   number; otherwise the session says why ([`Refusal`]) and goes quiet;
+//! * heartbeats both ways; the device is declared lost when no valid frame
+//!   arrived for [`SessionConfig::link_timeout`];
+//! * a button event is reported once and in the device's order: the
+//!   protocol's [`EventFilter`] (keyed by the device's boot id) is kept per
+//!   device serial number for the whole life of the session, so a
+//!   retransmission after a replug is recognised; it can be seeded from the
+//!   runtime's store ([`Session::resume_events`]) so a restart of the daemon
+//!   does not count a committed press twice either;
+//! * a press is reported at its device timestamp mapped to host time by
+//!   [`ClockSync`] (fed by heartbeats and button frames), never later than the
+//!   frame's arrival;
+//! * an event is acknowledged only when the runtime says so
+//!   ([`DeviceCommand::Ack`]), after it committed the press to its state
+//!   store. Acknowledging on arrival would let the device forget a press the
+//!   daemon could still lose in a crash before the commit; acknowledging after
+//!   the commit means the device retransmits until the press is durable. A
+//!   retransmission of an event already acknowledged is answered with a new
+//!   (cumulative) ACK of the last committed event at once (the first ACK was
+//!   lost); an event arriving ahead of a lost predecessor is dropped without
+//!   an ACK (the device resends both, in order);
+//! * bad frames (CRC, COBS, oversize, malformed), unknown message ids and
+//!   messages that make no sense in the current state are counted, reported
+//!   (coalesced) as [`Output::Errors`] and otherwise ignored: never fatal;
+//! * the latest display state and LED state are kept and sent right after
+//!   each WELCOME, so a replugged display is restored at once.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+use chessclock_protocol::host::{EventFilter, EventVerdict};
+use chessclock_protocol::timesync::ClockSync;
+use chessclock_protocol::{
+    event_before, Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles,
+    DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
+};
+
+use super::DeviceCommand;
+use crate::engine::{Micros, MS};
+
+/// Timing and identity a session checks and keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// Every role the slot(s) served by this link need (a combined unit
+    /// serving both a `buttons` and a `displays` slot needs both).
+    pub required_roles: Roles,
+    /// `Some` for a `serial:<number>` slot: any other serial is refused with
+    /// [`Refusal::WrongSerial`] (the shell then probes the next port).
+    pub wanted_serial: Option<String>,
+    /// The host sends a heartbeat when it sent nothing else for this long; the
+    /// device is told (WELCOME) to do the same.
+    pub heartbeat_interval: Micros,
+    /// No valid frame for this long: the device is lost. Also sent to the
+    /// device in WELCOME (it shows "link lost" after it).
+    pub link_timeout: Micros,
+    /// No HELLO this long after the link came up: [`Output::HandshakeTimeout`].
+    pub hello_timeout: Micros,
+    /// Frame errors are reported at most this often (coalesced).
+    pub error_report_interval: Micros,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            required_roles: Roles::BUTTONS,
+            wanted_serial: None,
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL_MS as Micros * MS,
+            // HOST_MISSED_HEARTBEATS (4) heartbeat intervals.
+            link_timeout: DEFAULT_LINK_TIMEOUT_MS as Micros * MS,
+            hello_timeout: 3_000 * MS,
+            error_report_interval: 100 * MS,
+        }
+    }
+}
+
+/// Why a device was not welcomed. The shell closes the port and leaves it
+/// alone (no retry loop) until a hotplug event names its path again, except
+/// for [`Refusal::WrongSerial`] which just means "not the device we look for".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    WrongVersion { got: u8, want: u8 },
+    WrongRoles { got: Roles, want: Roles },
+    WrongSerial { got: String, want: String },
+}
+
+impl Refusal {
+    /// A device of the right kind that is simply not the one wanted.
+    pub fn is_wrong_serial(&self) -> bool {
+        matches!(self, Refusal::WrongSerial { .. })
+    }
+}
+
+/// Human names of a role set, e.g. `buttons+display`.
+pub fn role_names(roles: Roles) -> String {
+    let mut names = Vec::new();
+    if roles.contains(Roles::BUTTONS) {
+        names.push("buttons".to_owned());
+    }
+    if roles.contains(Roles::DISPLAY) {
+        names.push("display".to_owned());
+    }
+    let unknown = roles.0 & !(Roles::BUTTONS.0 | Roles::DISPLAY.0);
+    if unknown != 0 {
+        names.push(format!("unknown(0x{unknown:02x})"));
+    }
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join("+")
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::WrongVersion { got, want } => write!(
+                f,
+                "device speaks protocol version {got}, this daemon speaks version {want}"
+            ),
+            Refusal::WrongRoles { got, want } => write!(
+                f,
+                "device has roles {}, this slot needs {}",
+                role_names(*got),
+                role_names(*want)
+            ),
+            Refusal::WrongSerial { got, want } => {
+                write!(f, "device serial is `{got}`, looking for `{want}`")
+            }
+        }
+    }
+}
+
+/// What the session asks of its shell or reports to the runtime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Write this frame to the port.
+    Send(Frame),
+    /// The handshake completed (WELCOME already queued before this).
+    Connected(Hello),
+    /// A welcomed device is gone (or restarted); the shell closes the port
+    /// and reconnects with back-off unless the reason came from the shell.
+    Disconnected { reason: String },
+    /// The device is not welcome: close the port and leave it alone.
+    Refused { hello: Hello, refusal: Refusal },
+    /// No HELLO within [`SessionConfig::hello_timeout`]: close, retry later.
+    HandshakeTimeout,
+    /// A new (not duplicate) button event.
+    Button {
+        event: u16,
+        button: Button,
+        pressed: bool,
+        /// Device timestamp mapped to host time, `<= arrival`.
+        at: Micros,
+        arrival: Micros,
+    },
+    /// Frames refused since the last report.
+    Errors { count: u64 },
+}
+
+/// Counters of everything refused or ignored, by kind (never reset).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ErrorCounts {
+    pub cobs: u64,
+    pub bad_crc: u64,
+    pub oversize: u64,
+    pub malformed: u64,
+    /// Message ids this protocol version does not know.
+    pub unknown_message: u64,
+    /// Valid messages that make no sense here (a host message sent by the
+    /// device, a button event before WELCOME...).
+    pub unexpected: u64,
+    /// NAKs the device sent about our frames.
+    pub nak_received: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.cobs
+            + self.bad_crc
+            + self.oversize
+            + self.malformed
+            + self.unknown_message
+            + self.unexpected
+            + self.nak_received
+    }
+}
+
+/// Counters that are not errors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    pub frames_received: u64,
+    pub frames_sent: u64,
+    pub button_events: u64,
+    pub duplicates_dropped: u64,
+    /// Events dropped because an earlier one is missing (resent in order).
+    pub ahead_dropped: u64,
+    pub handshakes: u64,
+}
+
+/// Where the link stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// No port open.
+    Down,
+    /// Port open, waiting for HELLO since this instant.
+    AwaitingHello { since: Micros },
+    /// Welcomed.
+    Up {
+        hello: Hello,
+        last_rx: Micros,
+        last_tx: Micros,
+    },
+    /// HELLO refused; waiting for the shell to close the port.
+    Refused,
+}
+
+/// What is remembered of one device (by serial number) across reconnects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct DeviceRecord {
+    filter: EventFilter,
+    /// The last event the runtime acknowledged (committed) in this boot.
+    last_acked: Option<u16>,
+}
+
+/// The host side of one device link (see the module docs).
+#[derive(Debug)]
+pub struct Session {
+    config: SessionConfig,
+    link: LinkState,
+    sync: ClockSync,
+    tx_seq: u8,
+    /// Serial of the device last welcomed: the key of acknowledgements.
+    serial: Option<String>,
+    records: HashMap<String, DeviceRecord>,
+    display: Option<DisplayState>,
+    leds: Option<Leds>,
+    errors: ErrorCounts,
+    stats: SessionStats,
+    unreported_errors: u64,
+    first_unreported_at: Micros,
+    last_error_report: Option<Micros>,
+    outputs: VecDeque<Output>,
+}
+
+impl Session {
+    pub fn new(config: SessionConfig) -> Session {
+        Session {
+            config,
+            link: LinkState::Down,
+            sync: ClockSync::new(),
+            tx_seq: 0,
+            serial: None,
+            records: HashMap::new(),
+            display: None,
+            leds: None,
+            errors: ErrorCounts::default(),
+            stats: SessionStats::default(),
+            unreported_errors: 0,
+            first_unreported_at: 0,
+            last_error_report: None,
+            outputs: VecDeque::new(),
+        }
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    pub fn link(&self) -> &LinkState {
+        &self.link
+    }
+
+    /// The HELLO of the device currently welcomed.
+    pub fn hello(&self) -> Option<&Hello> {
+        match &self.link {
+            LinkState::Up { hello, .. } => Some(hello),
+            _ => None,
+        }
+    }
+
+    pub fn errors(&self) -> ErrorCounts {
+        self.errors
+    }
+
+    pub fn stats(&self) -> SessionStats {
+        self.stats
+    }
+
+    /// Seeds the duplicate filter of device `serial` from the runtime's
+    /// store: in boot `boot_id` every event before `next_event` is committed
+    /// (so a resend is a duplicate, acknowledged at once). Call before the
+    /// device's HELLO; a HELLO with another boot id starts afresh anyway.
+    pub fn resume_events(&mut self, serial: &str, boot_id: u32, next_event: u16) {
+        self.records.insert(
+            serial.to_owned(),
+            DeviceRecord {
+                filter: EventFilter::resume(boot_id, next_event),
+                last_acked: Some(next_event.wrapping_sub(1)),
+            },
+        );
+    }
+
+    /// `(boot_id, next expected event)` of device `serial`, once seen.
+    pub fn event_state(&self, serial: &str) -> Option<(u32, u16)> {
+        self.records.get(serial).and_then(|r| r.filter.state())
+    }
+
+    /// The latest display state the runtime asked for.
+    pub fn display(&self) -> Option<&DisplayState> {
+        self.display.as_ref()
+    }
+
+    /// The latest LED state the runtime asked for.
+    pub fn leds(&self) -> Option<&Leds> {
+        self.leds.as_ref()
+    }
+
+    /// Takes the next output, oldest first.
+    pub fn pop_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// Takes every pending output.
+    pub fn drain_outputs(&mut self) -> Vec<Output> {
+        self.outputs.drain(..).collect()
+    }
+
+    /// The shell opened a port: wait for HELLO. The time mapping starts
+    /// afresh (the device may have been reset by the replug).
+    pub fn link_up(&mut self, now: Micros) {
+        self.end_link("link replaced".to_owned());
+        self.sync.reset();
+        self.link = LinkState::AwaitingHello { since: now };
+    }
+
+    /// The shell lost or closed the port. Reports [`Output::Disconnected`]
+    /// when a device was welcomed.
+    pub fn link_down(&mut self, reason: &str) {
+        self.end_link(reason.to_owned());
+        self.link = LinkState::Down;
+    }
+
+    fn end_link(&mut self, reason: String) {
+        if let LinkState::Up { .. } = self.link {
+            self.outputs.push_back(Output::Disconnected { reason });
+        }
+    }
+
+    /// A frame decoded from the port, read at `now`.
+    pub fn on_frame(&mut self, frame: Frame, now: Micros) {
+        self.stats.frames_received += 1;
+        match frame.message {
+            Message::Hello(hello) => self.on_hello(hello, frame.seq, now),
+            Message::Unknown { .. } => self.count_error(now, |e| &mut e.unknown_message),
+            Message::Nak { .. } => self.count_error(now, |e| &mut e.nak_received),
+            Message::Button {
+                event,
+                button,
+                pressed,
+                device_time_us,
+            } => {
+                if !self.touch(now) {
+                    // Before WELCOME: ignored; the device retransmits it
+                    // after the handshake because nobody acknowledged it.
+                    self.count_error(now, |e| &mut e.unexpected);
+                    return;
+                }
+                self.on_button(event, button, pressed, device_time_us, now);
+            }
+            Message::DeviceHeartbeat { device_time_us, .. } => {
+                if self.touch(now) {
+                    self.sync.observe(device_time_us, now);
+                } else {
+                    self.count_error(now, |e| &mut e.unexpected);
+                }
+            }
+            Message::Welcome { .. }
+            | Message::Ack { .. }
+            | Message::Display(_)
+            | Message::Leds(_)
+            | Message::Beep { .. }
+            | Message::HostHeartbeat => self.count_error(now, |e| &mut e.unexpected),
+        }
+    }
+
+    /// A frame refused by the decoder, read at `now`. Counted, never fatal.
+    pub fn on_frame_error(&mut self, error: FrameError, now: Micros) {
+        match error {
+            FrameError::Cobs => self.count_error(now, |e| &mut e.cobs),
+            FrameError::BadCrc => self.count_error(now, |e| &mut e.bad_crc),
+            FrameError::Oversize => self.count_error(now, |e| &mut e.oversize),
+            FrameError::Malformed => self.count_error(now, |e| &mut e.malformed),
+        }
+    }
+
+    /// A command from the runtime. Display and LED states are kept (latest
+    /// wins) and sent at once when a device is up; a beep is dropped when
+    /// no device is up (it would come too late); an ACK is remembered so a
+    /// later retransmission is answered at once.
+    pub fn on_command(&mut self, command: DeviceCommand, now: Micros) {
+        let up = matches!(self.link, LinkState::Up { .. });
+        match command {
+            DeviceCommand::Display(state) => {
+                self.display = Some(state);
+                if up {
+                    self.send(Message::Display(state), now);
+                }
+            }
+            DeviceCommand::Leds(leds) => {
+                self.leds = Some(leds);
+                if up {
+                    self.send(Message::Leds(leds), now);
+                }
+            }
+            DeviceCommand::Beep { duration_ms, count } => {
+                if up {
+                    self.send(Message::Beep { duration_ms, count }, now);
+                }
+            }
+            DeviceCommand::Ack { event } => {
+                if let Some(record) = self.serial.as_ref().and_then(|s| self.records.get_mut(s)) {
+                    if record
+                        .last_acked
+                        .is_none_or(|last| event_before(last, event))
+                    {
+                        record.last_acked = Some(event);
+                    }
+                }
+                if up {
+                    self.send(Message::Ack { event }, now);
+                }
+            }
+        }
+    }
+
+    /// Handles every deadline due at `now` (heartbeat to send, link timeout,
+    /// HELLO timeout, error report).
+    pub fn on_tick(&mut self, now: Micros) {
+        match self.link.clone() {
+            LinkState::AwaitingHello { since } => {
+                if now >= since + self.config.hello_timeout {
+                    self.link = LinkState::Down;
+                    self.outputs.push_back(Output::HandshakeTimeout);
+                }
+            }
+            LinkState::Up {
+                last_rx, last_tx, ..
+            } => {
+                if now >= last_rx + self.config.link_timeout {
+                    self.link = LinkState::Down;
+                    self.outputs.push_back(Output::Disconnected {
+                        reason: format!(
+                            "no frame from the device for {} ms (heartbeats missed)",
+                            (now - last_rx) / MS
+                        ),
+                    });
+                } else if now >= last_tx + self.config.heartbeat_interval {
+                    self.send(Message::HostHeartbeat, now);
+                }
+            }
+            LinkState::Down | LinkState::Refused => {}
+        }
+        if self.unreported_errors > 0 && now >= self.error_report_due() {
+            self.outputs.push_back(Output::Errors {
+                count: self.unreported_errors,
+            });
+            self.unreported_errors = 0;
+            self.last_error_report = Some(now);
+        }
+    }
+
+    /// When [`Session::on_tick`] must be called next (`None`: nothing timed).
+    pub fn next_deadline(&self) -> Option<Micros> {
+        let link = match &self.link {
+            LinkState::AwaitingHello { since } => Some(since + self.config.hello_timeout),
+            LinkState::Up {
+                last_rx, last_tx, ..
+            } => Some(
+                (last_rx + self.config.link_timeout).min(last_tx + self.config.heartbeat_interval),
+            ),
+            LinkState::Down | LinkState::Refused => None,
+        };
+        let errors = (self.unreported_errors > 0).then(|| self.error_report_due());
+        match (link, errors) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn error_report_due(&self) -> Micros {
+        match self.last_error_report {
+            Some(last) => self
+                .first_unreported_at
+                .max(last + self.config.error_report_interval),
+            None => self.first_unreported_at,
+        }
+    }
+
+    fn count_error(&mut self, now: Micros, counter: impl FnOnce(&mut ErrorCounts) -> &mut u64) {
+        *counter(&mut self.errors) += 1;
+        if self.unreported_errors == 0 {
+            self.first_unreported_at = now;
+        }
+        self.unreported_errors += 1;
+    }
+
+    /// Records a valid frame while up; `false` when not up.
+    fn touch(&mut self, now: Micros) -> bool {
+        match &mut self.link {
+            LinkState::Up { last_rx, .. } => {
+                *last_rx = now;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn on_hello(&mut self, hello: Hello, seq: u8, now: Micros) {
+        match self.link {
+            LinkState::Down | LinkState::Refused => {
+                // No port we listen to (Down) or already refused: the
+                // shell is closing it; a repeated HELLO changes nothing.
+                return;
+            }
+            LinkState::Up { .. } => {
+                // The device restarted within the session (a UART bridge
+                // keeps the port open across a device reset).
+                self.end_link("device restarted (HELLO during the session)".to_owned());
+                self.sync.reset();
+            }
+            LinkState::AwaitingHello { .. } => {}
+        }
+        if let Some(refusal) = self.check(&hello) {
+            if let Refusal::WrongVersion { .. } = refusal {
+                self.send(
+                    Message::Nak {
+                        code: NakCode::UnsupportedVersion,
+                        seq,
+                    },
+                    now,
+                );
+            }
+            self.link = LinkState::Refused;
+            self.outputs.push_back(Output::Refused { hello, refusal });
+            return;
+        }
+        self.stats.handshakes += 1;
+        let serial = hello.serial.as_str().to_owned();
+        let record = self.records.entry(serial.clone()).or_default();
+        if record.filter.on_hello(&hello) {
+            // A new boot: its event numbers start afresh.
+            record.last_acked = None;
+        }
+        self.serial = Some(serial);
+        self.link = LinkState::Up {
+            hello,
+            last_rx: now,
+            last_tx: now,
+        };
+        self.send(
+            Message::Welcome {
+                protocol_version: PROTOCOL_VERSION,
+                heartbeat_interval_ms: clamp_ms(self.config.heartbeat_interval),
+                link_timeout_ms: clamp_ms(self.config.link_timeout),
+            },
+            now,
+        );
+        self.outputs.push_back(Output::Connected(hello));
+        if hello.roles.contains(Roles::DISPLAY) {
+            if let Some(state) = self.display {
+                self.send(Message::Display(state), now);
+            }
+        }
+        if hello.roles.contains(Roles::BUTTONS) {
+            if let Some(leds) = self.leds {
+                self.send(Message::Leds(leds), now);
+            }
+        }
+    }
+
+    /// Serial first: a `serial:` slot probing ports must not call a foreign
+    /// device of another kind "refused".
+    fn check(&self, hello: &Hello) -> Option<Refusal> {
+        if let Some(want) = &self.config.wanted_serial {
+            if hello.serial.as_str() != want {
+                return Some(Refusal::WrongSerial {
+                    got: hello.serial.as_str().to_owned(),
+                    want: want.clone(),
+                });
+            }
+        }
+        if hello.protocol_version != PROTOCOL_VERSION {
+            return Some(Refusal::WrongVersion {
+                got: hello.protocol_version,
+                want: PROTOCOL_VERSION,
+            });
+        }
+        if !hello.roles.contains(self.config.required_roles) {
+            return Some(Refusal::WrongRoles {
+                got: hello.roles,
+                want: self.config.required_roles,
+            });
+        }
+        None
+    }
+
+    fn on_button(
+        &mut self,
+        event: u16,
+        button: Button,
+        pressed: bool,
+        device_time_us: u64,
+        now: Micros,
+    ) {
+        self.sync.observe(device_time_us, now);
+        let serial = self.serial.clone().unwrap_or_default();
+        let record = self.records.entry(serial).or_default();
+        match record.filter.check(event) {
+            EventVerdict::New => {}
+            EventVerdict::Duplicate => {
+                self.stats.duplicates_dropped += 1;
+                // Committed already (at or before the last ACK): the ACK
+                // was lost, say it again. Otherwise the commit's ACK comes.
+                if let Some(last) = record.last_acked {
+                    if !event_before(last, event) {
+                        self.send(Message::Ack { event: last }, now);
+                    }
+                }
+                return;
+            }
+            EventVerdict::Ahead => {
+                self.stats.ahead_dropped += 1;
+                return;
+            }
+        }
+        self.stats.button_events += 1;
+        let at = self.sync.to_host(device_time_us, now).min(now);
+        self.outputs.push_back(Output::Button {
+            event,
+            button,
+            pressed,
+            at,
+            arrival: now,
+        });
+    }
+
+    fn send(&mut self, message: Message, now: Micros) {
+        let frame = Frame {
+            seq: self.tx_seq,
+            message,
+        };
+        self.tx_seq = self.tx_seq.wrapping_add(1);
+        self.stats.frames_sent += 1;
+        if let LinkState::Up { last_tx, .. } = &mut self.link {
+            *last_tx = now;
+        }
+        self.outputs.push_back(Output::Send(frame));
+    }
+}
+
+fn clamp_ms(us: Micros) -> u16 {
+    (us / MS).clamp(0, u16::MAX as Micros) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    //! Transcripts: `recv!(session, at_ms, message => [outputs])` feeds one
+    //! frame read at an exact instant and checks every output it caused.
+
+    use super::*;
+    use chessclock_protocol::{Capabilities, Panel, Text};
+
+    const T0: Micros = 1_000_000_000;
+
+    fn ms(n: i64) -> Micros {
+        T0 + n * MS
+    }
+
+    fn hello(roles: Roles, serial: &str) -> Hello {
+        Hello {
+            protocol_version: PROTOCOL_VERSION,
+            roles,
+            capabilities: Capabilities {
+                displays: 2,
+                digits: 5,
+                tenths: true,
+                ..Capabilities::default()
+            },
+            vendor: Text::truncated("test"),
+            model: Text::truncated("unit"),
+            serial: Text::truncated(serial),
+            firmware: Text::truncated("1.0"),
+            boot_id: 1,
+            first_unacked_event: 1,
+        }
+    }
+
+    fn frame(message: Message) -> Frame {
+        Frame { seq: 7, message }
+    }
+
+    fn sent(seq: u8, message: Message) -> Output {
+        Output::Send(Frame { seq, message })
+    }
+
+    fn welcome() -> Message {
+        Message::Welcome {
+            protocol_version: PROTOCOL_VERSION,
+            heartbeat_interval_ms: 250,
+            link_timeout_ms: 1000,
+        }
+    }
+
+    fn press(event: u16, device_time_us: u64) -> Message {
+        Message::Button {
+            event,
+            button: Button::Left,
+            pressed: true,
+            device_time_us,
+        }
+    }
+
+    fn heartbeat(device_time_us: u64) -> Message {
+        Message::DeviceHeartbeat {
+            device_time_us,
+            low_power: false,
+        }
+    }
+
+    macro_rules! recv {
+        ($s:expr, $at:expr, $msg:expr => [$($out:expr),* $(,)?]) => {{
+            $s.on_frame(frame($msg), $at);
+            $s.on_tick($at);
+            assert_eq!($s.drain_outputs(), vec![$($out),*], "after receiving at {}", $at);
+        }};
+    }
+
+    macro_rules! tick {
+        ($s:expr, $at:expr => [$($out:expr),* $(,)?]) => {{
+            $s.on_tick($at);
+            assert_eq!($s.drain_outputs(), vec![$($out),*], "after tick at {}", $at);
+        }};
+    }
+
+    macro_rules! command {
+        ($s:expr, $at:expr, $cmd:expr => [$($out:expr),* $(,)?]) => {{
+            $s.on_command($cmd, $at);
+            assert_eq!($s.drain_outputs(), vec![$($out),*], "after command at {}", $at);
+        }};
+    }
+
+    fn buttons_session() -> Session {
+        let mut s = Session::new(SessionConfig::default());
+        s.link_up(ms(0));
+        s
+    }
+
+    /// A button session that completed its handshake at `ms(10)` (its
+    /// WELCOME was frame 0).
+    fn up_session() -> Session {
+        let mut s = buttons_session();
+        let h = hello(Roles::BUTTONS, "CC0001");
+        recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+        s
+    }
+
+    #[test]
+    fn handshake_welcomes_a_device_with_the_right_version_and_roles() {
+        let mut s = buttons_session();
+        assert_eq!(s.next_deadline(), Some(ms(3_000)), "HELLO timeout");
+        let h = hello(Roles::BUTTONS, "CC0001");
+        recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+        assert_eq!(s.hello(), Some(&h));
+        // Next: the host heartbeat 250 ms after the WELCOME.
+        assert_eq!(s.next_deadline(), Some(ms(260)));
+        assert_eq!(s.stats().handshakes, 1);
+    }
+
+    #[test]
+    fn a_combined_unit_satisfies_a_buttons_slot() {
+        let mut s = buttons_session();
+        let h = hello(Roles(Roles::BUTTONS.0 | Roles::DISPLAY.0), "CC0003");
+        recv!(s, ms(1), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+    }
+
+    #[test]
+    fn wrong_roles_are_refused_with_a_reason_and_nothing_more_is_sent() {
+        let mut s = Session::new(SessionConfig {
+            required_roles: Roles(Roles::BUTTONS.0 | Roles::DISPLAY.0),
+            ..SessionConfig::default()
+        });
+        s.link_up(ms(0));
+        let h = hello(Roles::DISPLAY, "CC0002");
+        let refusal = Refusal::WrongRoles {
+            got: Roles::DISPLAY,
+            want: Roles(3),
+        };
+        recv!(s, ms(5), Message::Hello(h) => [Output::Refused { hello: h, refusal: refusal.clone() }]);
+        assert_eq!(
+            refusal.to_string(),
+            "device has roles display, this slot needs buttons+display"
+        );
+        assert_eq!(s.link(), &LinkState::Refused);
+        assert_eq!(s.next_deadline(), None, "a refused device is left alone");
+        // It keeps saying HELLO: still nothing.
+        recv!(s, ms(1_005), Message::Hello(h) => []);
+        tick!(s, ms(60_000) => []);
+    }
+
+    #[test]
+    fn wrong_version_gets_a_nak_and_is_refused() {
+        let mut s = buttons_session();
+        let h = Hello {
+            protocol_version: PROTOCOL_VERSION + 1,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        let refusal = Refusal::WrongVersion {
+            got: PROTOCOL_VERSION + 1,
+            want: PROTOCOL_VERSION,
+        };
+        recv!(s, ms(5), Message::Hello(h) => [
+            sent(0, Message::Nak { code: NakCode::UnsupportedVersion, seq: 7 }),
+            Output::Refused { hello: h, refusal: refusal.clone() },
+        ]);
+        assert!(refusal.to_string().contains("protocol version 2"));
+        assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_serial_slot_refuses_other_serials_as_wrong_serial() {
+        let mut s = Session::new(SessionConfig {
+            wanted_serial: Some("CC0009".into()),
+            ..SessionConfig::default()
+        });
+        s.link_up(ms(0));
+        // Another device of another kind: "not ours", not "wrong role".
+        let other = hello(Roles::DISPLAY, "CC0002");
+        s.on_frame(frame(Message::Hello(other)), ms(1));
+        match s.drain_outputs().as_slice() {
+            [Output::Refused { refusal, .. }] => assert!(refusal.is_wrong_serial()),
+            outputs => panic!("unexpected {outputs:?}"),
+        }
+        let mut s = Session::new(SessionConfig {
+            wanted_serial: Some("CC0009".into()),
+            ..SessionConfig::default()
+        });
+        s.link_up(ms(0));
+        let ours = hello(Roles::BUTTONS, "CC0009");
+        recv!(s, ms(1), Message::Hello(ours) => [sent(0, welcome()), Output::Connected(ours)]);
+    }
+
+    #[test]
+    fn no_hello_times_out_and_leaves_the_link_down() {
+        let mut s = buttons_session();
+        tick!(s, ms(2_999) => []);
+        tick!(s, ms(3_000) => [Output::HandshakeTimeout]);
+        assert_eq!(s.link(), &LinkState::Down);
+        assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn messages_before_hello_are_counted_not_acted_on() {
+        let mut s = buttons_session();
+        s.on_frame(frame(press(1, 5_000)), ms(1));
+        s.on_frame(frame(heartbeat(5_000)), ms(2));
+        assert_eq!(s.errors().unexpected, 2);
+        assert_eq!(s.next_deadline(), Some(ms(1)), "error report due");
+        tick!(s, ms(2) => [Output::Errors { count: 2 }]);
+    }
+
+    #[test]
+    fn heartbeats_both_ways_and_loss_after_missed_heartbeats() {
+        let mut s = up_session();
+        tick!(s, ms(259) => []);
+        tick!(s, ms(260) => [sent(1, Message::HostHeartbeat)]);
+        recv!(s, ms(300), heartbeat(300_000) => []);
+        tick!(s, ms(510) => [sent(2, Message::HostHeartbeat)]);
+        // The device falls silent after ms(300): lost at ms(1300).
+        tick!(s, ms(760) => [sent(3, Message::HostHeartbeat)]);
+        tick!(s, ms(1_010) => [sent(4, Message::HostHeartbeat)]);
+        tick!(s, ms(1_260) => [sent(5, Message::HostHeartbeat)]);
+        assert_eq!(s.next_deadline(), Some(ms(1_300)));
+        tick!(s, ms(1_300) => [Output::Disconnected {
+            reason: "no frame from the device for 1000 ms (heartbeats missed)".into()
+        }]);
+        assert_eq!(s.link(), &LinkState::Down);
+        assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn other_frames_replace_the_heartbeat() {
+        let mut s = up_session();
+        command!(s, ms(200), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => [
+            sent(1, Message::Leds(Leds { left: true, right: false, arbiter: false }))
+        ]);
+        assert_eq!(s.next_deadline(), Some(ms(450)));
+    }
+
+    #[test]
+    fn a_press_is_mapped_to_its_device_instant_and_acked_only_on_command() {
+        let mut s = up_session();
+        // Device clock = host clock - T0 + 5 s, seen by heartbeats that
+        // arrive with no delay.
+        let dev = |host: Micros| (host - T0 + 5_000_000) as u64;
+        recv!(s, ms(50), heartbeat(dev(ms(50))) => []);
+        recv!(s, ms(100), heartbeat(dev(ms(100))) => []);
+        // Pressed at ms(200), the frame arrives 50 ms late.
+        recv!(s, ms(250), press(1, dev(ms(200))) => [Output::Button {
+            event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
+        }]);
+        // No ACK until the runtime committed the press.
+        assert_eq!(
+            s.next_deadline(),
+            Some(ms(260)),
+            "only the heartbeat is due"
+        );
+        command!(s, ms(252), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
+    }
+
+    #[test]
+    fn a_press_is_never_later_than_its_arrival() {
+        let mut s = up_session();
+        // No heartbeat yet: nothing to map with but the arrival itself.
+        recv!(s, ms(50), press(1, 123) => [Output::Button {
+            event: 1, button: Button::Left, pressed: true, at: ms(50), arrival: ms(50)
+        }]);
+    }
+
+    fn left(event: u16, at: Micros) -> Output {
+        Output::Button {
+            event,
+            button: Button::Left,
+            pressed: true,
+            at,
+            arrival: at,
+        }
+    }
+
+    #[test]
+    fn duplicates_are_dropped_and_reacked_once_acked() {
+        let mut s = up_session();
+        // Device clock = host clock - T0: frames without delay map exactly.
+        recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
+        // Retransmitted before the runtime acknowledged: dropped, no ACK.
+        recv!(s, ms(70), press(1, 20_000) => []);
+        command!(s, ms(71), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
+        // The ACK was lost on the line: the retransmission is answered.
+        recv!(s, ms(120), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
+        assert_eq!(s.stats().duplicates_dropped, 2);
+        assert_eq!(s.stats().button_events, 1);
+        // Event 2 was lost on the line: 3 is ahead, dropped without an ACK.
+        recv!(s, ms(130), press(3, 130_000) => []);
+        assert_eq!(s.stats().ahead_dropped, 1);
+        // The device resends both, in order.
+        recv!(s, ms(200), press(2, 125_000) => [Output::Button {
+            event: 2, button: Button::Left, pressed: true, at: ms(125), arrival: ms(200)
+        }]);
+        recv!(s, ms(200), press(3, 130_000) => [Output::Button {
+            event: 3, button: Button::Left, pressed: true, at: ms(130), arrival: ms(200)
+        }]);
+        // ACKs are cumulative: a resent 2 after the ACK of 3 gets "3".
+        command!(s, ms(201), DeviceCommand::Ack { event: 3 } => [sent(3, Message::Ack { event: 3 })]);
+        recv!(s, ms(250), press(2, 125_000) => [sent(4, Message::Ack { event: 3 })]);
+    }
+
+    #[test]
+    fn a_retransmission_after_replug_is_not_counted_twice() {
+        let mut s = up_session();
+        recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
+        s.link_down("port closed (read returned 0 bytes)");
+        assert_eq!(
+            s.drain_outputs(),
+            vec![Output::Disconnected {
+                reason: "port closed (read returned 0 bytes)".into()
+            }]
+        );
+        // The runtime commits and acknowledges while the device is away.
+        command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
+        // Same device, same boot: it still holds event 1 as unacknowledged.
+        s.link_up(ms(2_000));
+        let h = hello(Roles::BUTTONS, "CC0001");
+        recv!(s, ms(2_010), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
+        recv!(s, ms(2_020), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
+        assert_eq!(s.event_state("CC0001"), Some((1, 2)));
+        // Another device with the same event number is new.
+        s.link_down("unplugged");
+        s.drain_outputs();
+        s.link_up(ms(3_000));
+        let other = hello(Roles::BUTTONS, "CC0077");
+        recv!(s, ms(3_010), Message::Hello(other) => [sent(3, welcome()), Output::Connected(other)]);
+        recv!(s, ms(3_020), press(1, 3_020_000) => [left(1, ms(3_020))]);
+        // The first device rebooted (new boot id): its numbering restarts.
+        s.link_down("unplugged");
+        s.drain_outputs();
+        s.link_up(ms(4_000));
+        let rebooted = Hello {
+            boot_id: 2,
+            first_unacked_event: 0,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(4_010), Message::Hello(rebooted) => [sent(4, welcome()), Output::Connected(rebooted)]);
+        recv!(s, ms(4_020), press(0, 4_020_000) => [left(0, ms(4_020))]);
+    }
+
+    #[test]
+    fn a_filter_resumed_from_the_store_knows_committed_events() {
+        let mut s = Session::new(SessionConfig::default());
+        // The store says: boot 1 of CC0001, events before 5 committed.
+        s.resume_events("CC0001", 1, 5);
+        s.link_up(ms(0));
+        let h = Hello {
+            first_unacked_event: 4,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+        // Event 4 was committed before the restart but never acknowledged.
+        recv!(s, ms(20), press(4, 4_000) => [sent(1, Message::Ack { event: 4 })]);
+        recv!(s, ms(30), press(5, 30_000) => [left(5, ms(30))]);
+    }
+
+    #[test]
+    fn display_and_leds_are_restored_right_after_welcome() {
+        let mut s = Session::new(SessionConfig {
+            required_roles: Roles(3),
+            ..SessionConfig::default()
+        });
+        let state = DisplayState {
+            left: Panel {
+                time: Text::truncated("1:29:59"),
+                ..Panel::default()
+            },
+            ..DisplayState::default()
+        };
+        let leds = Leds {
+            left: false,
+            right: true,
+            arbiter: false,
+        };
+        // Commands while no device is there: kept, nothing sent.
+        command!(s, ms(0), DeviceCommand::Display(state) => []);
+        command!(s, ms(0), DeviceCommand::Leds(leds) => []);
+        command!(s, ms(0), DeviceCommand::Beep { duration_ms: 100, count: 1 } => []);
+        assert_eq!(s.display(), Some(&state));
+        s.link_up(ms(1));
+        let h = hello(Roles(3), "CC0003");
+        recv!(s, ms(2), Message::Hello(h) => [
+            sent(0, welcome()),
+            Output::Connected(h),
+            sent(1, Message::Display(state)),
+            sent(2, Message::Leds(leds)),
+        ]);
+    }
+
+    #[test]
+    fn bad_frames_are_counted_coalesced_and_change_nothing() {
+        let mut s = up_session();
+        s.on_frame_error(FrameError::BadCrc, ms(20));
+        s.on_frame_error(FrameError::Cobs, ms(20));
+        s.on_frame(frame(Message::Unknown { id: 0x7f }), ms(21));
+        s.on_frame(frame(Message::HostHeartbeat), ms(21));
+        tick!(s, ms(21) => [Output::Errors { count: 4 }]);
+        s.on_frame_error(FrameError::Malformed, ms(30));
+        s.on_frame_error(FrameError::Oversize, ms(40));
+        // Coalesced: not before 100 ms after the last report.
+        assert_eq!(s.next_deadline(), Some(ms(121)));
+        tick!(s, ms(120) => []);
+        tick!(s, ms(121) => [Output::Errors { count: 2 }]);
+        let e = s.errors();
+        assert_eq!(
+            (
+                e.bad_crc,
+                e.cobs,
+                e.malformed,
+                e.oversize,
+                e.unknown_message,
+                e.unexpected
+            ),
+            (1, 1, 1, 1, 1, 1)
+        );
+        assert_eq!(e.total(), 6);
+        // Still up; errors do not count as liveness: lost 1 s after the HELLO.
+        assert!(s.hello().is_some());
+        tick!(s, ms(1_010) => [Output::Disconnected {
+            reason: "no frame from the device for 1000 ms (heartbeats missed)".into()
+        }]);
+    }
+
+    #[test]
+    fn a_hello_during_the_session_is_a_device_restart() {
+        let mut s = up_session();
+        let h = hello(Roles::BUTTONS, "CC0001");
+        recv!(s, ms(500), Message::Hello(h) => [
+            Output::Disconnected { reason: "device restarted (HELLO during the session)".into() },
+            sent(1, welcome()),
+            Output::Connected(h),
+        ]);
+    }
+
+    #[test]
+    fn role_names_are_readable() {
+        assert_eq!(role_names(Roles(0)), "none");
+        assert_eq!(role_names(Roles(0x81)), "buttons+unknown(0x80)");
+    }
+}

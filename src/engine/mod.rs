@@ -20,6 +20,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::timecontrol::TimeControl;
 
+mod core;
+pub mod report;
+#[cfg(test)]
+mod tests;
+
+use self::core::Core;
+
 /// Microseconds: instants (on the caller's monotonic base) and durations.
 pub type Micros = i64;
 
@@ -146,6 +153,11 @@ pub enum Input {
     /// Restart the side that was running.
     Resume,
     Adjust(Adjustment),
+    /// Not something a caller sends: marks the history entries of what the
+    /// passing of time caused (flags, stage changes, freezes), whose notices
+    /// carry their exact instants. `apply(now, Input::Elapsed)` is the same
+    /// as [`Engine::advance`].
+    Elapsed,
 }
 
 /// Why an input changed nothing (it is still recorded in the history).
@@ -260,7 +272,7 @@ impl ClockState {
 pub struct HistoryEntry {
     pub at: Micros,
     pub input: Input,
-    /// What it caused (empty if ignored).
+    /// What it caused (for an ignored input: one [`Notice::Ignored`] saying why).
     pub notices: Vec<Notice>,
 }
 
@@ -269,11 +281,19 @@ pub struct HistoryEntry {
 pub struct Engine {
     control: MatchControl,
     settings: Settings,
+    core: Core,
+    history: Vec<HistoryEntry>,
 }
 
 impl Engine {
     pub fn new(control: MatchControl, settings: Settings) -> Engine {
-        Engine { control, settings }
+        let core = Core::new(&control, settings);
+        Engine {
+            control,
+            settings,
+            core,
+            history: Vec::new(),
+        }
     }
 
     pub fn control(&self) -> &MatchControl {
@@ -284,34 +304,99 @@ impl Engine {
         self.settings
     }
 
+    /// The last instant the engine has seen (`Micros::MIN` before any).
+    pub fn last_instant(&self) -> Micros {
+        self.core.t
+    }
+
     /// Applies `input` at `now` (first processing any flag that fell before).
     pub fn apply(&mut self, now: Micros, input: Input) -> Result<Vec<Notice>, EngineError> {
-        let _ = (now, input);
-        todo!("engine: apply")
+        if now < self.core.t {
+            return Err(EngineError::TimeWentBackwards {
+                now,
+                last: self.core.t,
+            });
+        }
+        if let Input::Adjust(adjustment) = input {
+            Self::check_adjustment(adjustment)?;
+        }
+        let mut notices = self.advance(now);
+        if input == Input::Elapsed {
+            return Ok(notices);
+        }
+        let mut caused = Vec::new();
+        let mut core = self.core;
+        core.input(input, &self.control, self.settings, &mut Some(&mut caused))?;
+        // an input can make a flag fall at once (a clock set to zero, a
+        // clock started with no time)
+        core.advance(now, &self.control, self.settings, Some(&mut caused));
+        self.core = core;
+        let caused: Vec<Notice> = caused.into_iter().map(|(_, notice)| notice).collect();
+        self.history.push(HistoryEntry {
+            at: now,
+            input,
+            notices: caused.clone(),
+        });
+        notices.extend(caused);
+        Ok(notices)
+    }
+
+    fn check_adjustment(adjustment: Adjustment) -> Result<(), EngineError> {
+        if adjustment.remaining.is_some_and(|r| r < 0) {
+            return Err(EngineError::InvalidAdjustment(
+                "remaining time must not be negative".into(),
+            ));
+        }
+        if adjustment.stage == Some(0) {
+            return Err(EngineError::InvalidAdjustment(
+                "stages are numbered from 1".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Processes the passing of time up to `now` (flags, stage changes,
     /// byo-yomi periods). Idempotent for the same `now`.
     pub fn advance(&mut self, now: Micros) -> Vec<Notice> {
-        let _ = now;
-        todo!("engine: advance")
+        let mut timed = Vec::new();
+        self.core
+            .advance(now, &self.control, self.settings, Some(&mut timed));
+        // one history entry per instant at which something happened
+        let mut notices = Vec::with_capacity(timed.len());
+        for (at, notice) in timed {
+            match self.history.last_mut() {
+                Some(entry) if entry.input == Input::Elapsed && entry.at == at => {
+                    entry.notices.push(notice.clone())
+                }
+                _ => self.history.push(HistoryEntry {
+                    at,
+                    input: Input::Elapsed,
+                    notices: vec![notice.clone()],
+                }),
+            }
+            notices.push(notice);
+        }
+        notices
     }
 
     /// The next instant at which something happens by itself (a flag, a
     /// byo-yomi period ending), or `None` when nothing will.
     pub fn next_deadline(&self) -> Option<Micros> {
-        todo!("engine: next_deadline")
+        self.core.next_deadline(&self.control)
     }
 
     /// The state at `now` (>= the last input), without changing anything:
-    /// flags that fell before `now` are included.
+    /// flags that fell before `now` are included. For an earlier `now`, the
+    /// state at the last input.
     pub fn state(&self, now: Micros) -> ClockState {
-        let _ = now;
-        todo!("engine: state")
+        let mut core = self.core;
+        core.advance(now, &self.control, self.settings, None);
+        core.snapshot(&self.control)
     }
 
-    /// Every input with its instant and effect, oldest first.
+    /// Every input with its instant and effect, oldest first, and entries
+    /// ([`Input::Elapsed`]) for what the passing of time caused.
     pub fn history(&self) -> &[HistoryEntry] {
-        todo!("engine: history")
+        &self.history
     }
 }

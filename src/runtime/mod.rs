@@ -1,1 +1,388 @@
-//! TODO
+//! The daemon's assembly: three owners connected by channels.
+//!
+//! * the **timing thread** ([`timing`]) owns every board's engine, asks for
+//!   SCHED_FIFO and mlockall ([`realtime`]), and sleeps with absolute
+//!   `clock_nanosleep` until exactly the next deadline;
+//! * the **store thread** ([`store`]) owns SQLite: every engine input is
+//!   committed before its effect is reported (D-Bus reply, device ACK,
+//!   [`BoardEvent`] broadcast);
+//! * the **control loop** (a tokio task) owns the [`DeviceManager`]: it takes
+//!   [`Request`]s from the D-Bus layer and device events from the devices,
+//!   forwards both to the timing thread, and carries device commands
+//!   (display frames, LEDs, ACKs) back out.
+//!
+//! [`run`] puts it together with the D-Bus service and stops it when its
+//! `shutdown` future completes (shutdown as a value). [`Runtime::start`]
+//! gives the same assembly without D-Bus, for tests and tools, and hands out
+//! the [`ControlHandle`].
+
+pub mod realtime;
+pub mod store;
+pub mod timing;
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+use anyhow::Context;
+use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
+
+use crate::config::{BusKind, Config};
+use crate::control::{Command, ControlHandle, Reply, Request};
+use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
+use crate::engine::{MatchControl, Settings};
+
+use self::store::Store;
+use self::timing::{Timing, TimingMsg};
+
+/// Where device commands go and hotplug notices come from. The real one is
+/// [`DeviceManager`]; tests may put a fake in its place.
+pub trait DeviceBackend: Send + 'static {
+    fn send(&self, key: &DeviceKey, command: DeviceCommand);
+    fn device_added(&self, path: &Path);
+    fn device_removed(&self, path: &Path);
+}
+
+impl DeviceBackend for DeviceManager {
+    fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        DeviceManager::send(self, key, command)
+    }
+    fn device_added(&self, path: &Path) {
+        DeviceManager::device_added(self, path)
+    }
+    fn device_removed(&self, path: &Path) {
+        DeviceManager::device_removed(self, path)
+    }
+}
+
+/// Which devices the runtime drives.
+pub enum Devices {
+    /// Start a [`DeviceManager`] for the configured boards.
+    Manager,
+    /// A given backend and the stream of its events.
+    Custom {
+        backend: Box<dyn DeviceBackend>,
+        events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
+    },
+}
+
+/// Options of [`run`] beyond the config file.
+#[derive(Debug, Default)]
+pub struct RunOptions {
+    /// Overrides `daemon.state-dir`.
+    pub state_dir: Option<PathBuf>,
+    /// Overrides `daemon.bus`.
+    pub bus: Option<BusKind>,
+    /// Serve no D-Bus at all (tests, tools).
+    pub no_bus: bool,
+    /// Where SIGHUP reloads the config from (`None`: SIGHUP is ignored).
+    pub config_path: Option<PathBuf>,
+    /// Receives the control handle once the runtime is up.
+    pub handle: Option<oneshot::Sender<ControlHandle>>,
+}
+
+/// A counter the timing thread bumps on every loop (at least twice a
+/// second): the systemd watchdog pings only while it moves.
+#[derive(Clone, Debug)]
+pub struct Heartbeat(Arc<AtomicU64>);
+
+impl Heartbeat {
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Turns a control text (notation or preset name) into a control and the
+/// engine settings for it (the config's presets and `[engine]` defaults).
+pub fn resolve_control(config: &Config, text: &str) -> Result<(MatchControl, Settings), String> {
+    config.resolve_control(text)
+}
+
+/// The running assembly.
+pub struct Runtime {
+    handle: ControlHandle,
+    heartbeat: Heartbeat,
+    timing: mpsc::Sender<TimingMsg>,
+    stop_control: Option<oneshot::Sender<()>>,
+    control_task: Option<tokio::task::JoinHandle<()>>,
+    timing_thread: Option<std::thread::JoinHandle<()>>,
+    store_thread: Option<std::thread::JoinHandle<()>>,
+    state_path: PathBuf,
+}
+
+impl Runtime {
+    /// Opens the state, rebuilds the stored games and starts the threads
+    /// and the control loop. Must be called inside a tokio runtime.
+    pub fn start(
+        mut config: Config,
+        state_dir: Option<PathBuf>,
+        devices: Devices,
+    ) -> anyhow::Result<Runtime> {
+        if let Some(dir) = state_dir {
+            config.daemon.state_dir = dir;
+        }
+        let (store, stored) = Store::open_or_recover(&config.daemon.state_dir);
+        let state_path = store.path().to_owned();
+        tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
+
+        let (events, _) = broadcast::channel(1024);
+        let (requests, requests_rx) = tokio_mpsc::channel(64);
+        let (device_out, device_out_rx) = tokio_mpsc::unbounded_channel();
+        let (store_tx, store_rx) = mpsc::channel();
+        let (timing_tx, timing_rx) = mpsc::channel();
+        let heartbeat = Arc::new(AtomicU64::new(0));
+
+        let store_thread = {
+            let events = events.clone();
+            let device_out = device_out.clone();
+            std::thread::Builder::new()
+                .name("chessclockd-store".into())
+                .spawn(move || store::run_store_thread(store, store_rx, device_out, events))
+                .context("cannot start the store thread")?
+        };
+
+        let (backend, device_events): (Box<dyn DeviceBackend>, _) = match devices {
+            Devices::Manager => {
+                let (tx, rx) = tokio_mpsc::unbounded_channel();
+                let manager = DeviceManager::start(&config.boards, &config.daemon.watch_dirs, tx);
+                (Box::new(manager), rx)
+            }
+            Devices::Custom { backend, events } => (backend, events),
+        };
+
+        let timing_thread = {
+            let config = config.clone();
+            let heartbeat = heartbeat.clone();
+            let (ready_tx, ready_rx) = mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("chessclockd-timing".into())
+                .spawn(move || {
+                    realtime::enter_realtime(config.daemon.rt_priority, config.daemon.mlock);
+                    let timing = Timing::new(
+                        config,
+                        resolve_control,
+                        stored,
+                        store_tx,
+                        device_out,
+                        heartbeat,
+                    );
+                    let _ = ready_tx.send(());
+                    timing.run(timing_rx);
+                })
+                .context("cannot start the timing thread")?;
+            // The boards exist (and were restored) before any request is taken.
+            ready_rx
+                .recv()
+                .context("the timing thread failed while rebuilding the games")?;
+            thread
+        };
+
+        let (stop_control, stop_rx) = oneshot::channel();
+        let control_task = tokio::spawn(control_loop(
+            requests_rx,
+            device_events,
+            device_out_rx,
+            backend,
+            timing_tx.clone(),
+            stop_rx,
+        ));
+        let handle = ControlHandle {
+            requests,
+            events,
+            boards: config.boards.iter().map(|b| b.id.clone()).collect(),
+        };
+        Ok(Runtime {
+            handle,
+            heartbeat: Heartbeat(heartbeat),
+            timing: timing_tx,
+            stop_control: Some(stop_control),
+            control_task: Some(control_task),
+            timing_thread: Some(timing_thread),
+            store_thread: Some(store_thread),
+            state_path,
+        })
+    }
+
+    pub fn handle(&self) -> ControlHandle {
+        self.handle.clone()
+    }
+
+    pub fn heartbeat(&self) -> Heartbeat {
+        self.heartbeat.clone()
+    }
+
+    /// The state database in use.
+    pub fn state_path(&self) -> &Path {
+        &self.state_path
+    }
+
+    /// SIGHUP: apply `config` to the boards without a game in progress.
+    pub fn reload(&self, config: Config) {
+        let _ = self.timing.send(TimingMsg::Reload(Box::new(config)));
+    }
+
+    /// Stops the control loop and the threads; every queued event is
+    /// committed before this returns.
+    pub async fn shutdown(mut self) {
+        self.stop().await;
+    }
+
+    async fn stop(&mut self) {
+        if let Some(stop) = self.stop_control.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.control_task.take() {
+            let _ = task.await;
+        }
+        let _ = self.timing.send(TimingMsg::Shutdown);
+        let threads = [self.timing_thread.take(), self.store_thread.take()];
+        let _ = tokio::task::spawn_blocking(move || {
+            for thread in threads.into_iter().flatten() {
+                if thread.join().is_err() {
+                    tracing::error!("a runtime thread panicked");
+                }
+            }
+        })
+        .await;
+        tracing::info!("runtime stopped; state saved");
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop_control.take() {
+            let _ = stop.send(());
+        }
+        let _ = self.timing.send(TimingMsg::Shutdown);
+    }
+}
+
+async fn control_loop(
+    mut requests: tokio_mpsc::Receiver<Request>,
+    mut device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
+    mut device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    backend: Box<dyn DeviceBackend>,
+    timing: mpsc::Sender<TimingMsg>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            Some((key, command)) = device_out.recv() => backend.send(&key, command),
+            Some(event) = device_events.recv() => {
+                if timing.send(TimingMsg::Device(event)).is_err() {
+                    break;
+                }
+            }
+            Some(request) = requests.recv() => {
+                match &request.command {
+                    Command::DeviceAdded { path } => {
+                        backend.device_added(Path::new(path));
+                        let _ = request.reply.send(Ok(Reply::Done));
+                    }
+                    Command::DeviceRemoved { path } => {
+                        backend.device_removed(Path::new(path));
+                        let _ = request.reply.send(Ok(Reply::Done));
+                    }
+                    _ => {
+                        if let Err(mpsc::SendError(TimingMsg::Request(request))) =
+                            timing.send(TimingMsg::Request(request))
+                        {
+                            let _ = request.reply.send(Err(crate::control::ControlError::Internal(
+                                "the timing thread has stopped".into(),
+                            )));
+                            break;
+                        }
+                    }
+                }
+            }
+            else => break,
+        }
+    }
+    // Flush device commands already queued (final display frames, ACKs).
+    while let Ok((key, command)) = device_out.try_recv() {
+        backend.send(&key, command);
+    }
+}
+
+/// Serves the D-Bus API for `handle`; the one line to wire in the `dbus`
+/// branch's `serve`.
+async fn serve_dbus(
+    handle: ControlHandle,
+    config: &Config,
+) -> anyhow::Result<Option<zbus::Connection>> {
+    let _ = (handle, config);
+    tracing::warn!("this build has no D-Bus service yet; the clocks run without remote control");
+    Ok(None)
+}
+
+/// Runs the daemon until `shutdown` completes: state, devices, timing
+/// thread, D-Bus. SIGHUP reloads `options.config_path`.
+pub async fn run(
+    mut config: Config,
+    options: RunOptions,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    if let Some(bus) = options.bus {
+        config.daemon.bus = bus;
+    }
+    let runtime = Runtime::start(config.clone(), options.state_dir.clone(), Devices::Manager)?;
+    let _bus = if options.no_bus {
+        None
+    } else {
+        serve_dbus(runtime.handle(), &config).await?
+    };
+    notify_ready(&runtime);
+    if let Some(tx) = options.handle {
+        let _ = tx.send(runtime.handle());
+    }
+    let watchdog = tokio::spawn(watchdog_loop(runtime.heartbeat()));
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .context("cannot install the SIGHUP handler")?;
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = hangup.recv() => match &options.config_path {
+                Some(path) => match Config::load(path) {
+                    Ok(new) => {
+                        tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
+                        runtime.reload(new);
+                    }
+                    Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
+                },
+                None => tracing::info!("SIGHUP: no config file to reload"),
+            },
+        }
+    }
+    tracing::info!("shutting down");
+    let _ = crate::notify::Notifier::from_env().stopping("saving state");
+    watchdog.abort();
+    runtime.shutdown().await;
+    Ok(())
+}
+
+/// Hook: tells systemd the daemon is ready (bus name owned, devices tried).
+fn notify_ready(runtime: &Runtime) {
+    let _ = runtime;
+    tracing::debug!("ready");
+}
+
+/// Hook: pings the systemd watchdog only while the timing thread's
+/// heartbeat moves.
+async fn watchdog_loop(heartbeat: Heartbeat) {
+    let mut last = heartbeat.count();
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let now = heartbeat.count();
+        if now == last {
+            tracing::error!(
+                "the timing thread has not moved for a second; not pinging the watchdog"
+            );
+        }
+        last = now;
+    }
+}

@@ -2,8 +2,22 @@
 //! extensions (see `shared/reference/replay-format.md`), US Chess notation
 //! (`G/90;d5`, `40/120, SD/30;d5`, `G/3;inc2`), and FIDE-style prose.
 //!
-//! CONTRACT NOTE (skeleton): the public items below are the interface the
-//! rest of the daemon codes against. Add freely.
+//! Promises:
+//! * [`parse`] accepts exactly the project grammar, US Chess notation, and the
+//!   project's textual forms of byo-yomi (`byoyomi:MAIN:PERIODSxSECONDS`, e.g.
+//!   `byoyomi:600:5x30`) and Canadian overtime (`canadian:MAIN:MOVES/SECONDS`,
+//!   e.g. `canadian:600:25/300`); anything else is an error naming the 1-based
+//!   character position where it goes wrong;
+//! * `?` (PGN "unknown") is refused: it is not a control one can play;
+//! * [`TimeControl`]'s `Display` prints the project notation, and parsing the
+//!   printed text gives the same control back (for whole seconds);
+//! * [`TimeControl::prose`] describes a control the way FIDE regulations do;
+//! * nothing panics, whatever the input (huge numbers are errors).
+
+mod parse;
+mod print;
+
+pub use parse::parse;
 
 use crate::engine::Micros;
 
@@ -18,6 +32,40 @@ pub enum Bonus {
     Delay(Micros),
     /// Bronstein delay.
     Bronstein(Micros),
+}
+
+impl Bonus {
+    /// The amount, whatever the kind (0 for none).
+    pub fn amount(self) -> Micros {
+        match self {
+            Bonus::None => 0,
+            Bonus::Increment(x) | Bonus::Delay(x) | Bonus::Bronstein(x) => x,
+        }
+    }
+
+    /// The Fischer increment (0 for other kinds).
+    pub fn increment(self) -> Micros {
+        match self {
+            Bonus::Increment(x) => x,
+            _ => 0,
+        }
+    }
+
+    /// The simple delay (0 for other kinds).
+    pub fn delay(self) -> Micros {
+        match self {
+            Bonus::Delay(x) => x,
+            _ => 0,
+        }
+    }
+
+    /// The Bronstein delay (0 for other kinds).
+    pub fn bronstein(self) -> Micros {
+        match self {
+            Bonus::Bronstein(x) => x,
+            _ => 0,
+        }
+    }
 }
 
 /// A stage ("period"): `time` for `moves` moves (`None`: rest of the game).
@@ -59,26 +107,78 @@ pub struct ParseError {
     pub message: String,
 }
 
-/// Parses the project's notation (PGN TimeControl + `d`/`b`) or US Chess
-/// notation, whichever fits.
-pub fn parse(text: &str) -> Result<TimeControl, ParseError> {
-    let _ = text;
-    todo!("timecontrol: parse")
-}
-
 impl TimeControl {
-    /// FIDE-style prose, e.g. "90 min for 40 moves, then 30 min; 30 s per move from move 1".
-    pub fn prose(&self) -> String {
-        todo!("timecontrol: prose")
+    /// A single sudden-death stage with an optional bonus.
+    pub fn sudden_death(time: Micros, bonus: Bonus) -> TimeControl {
+        TimeControl::Stages(vec![Stage {
+            moves: None,
+            time,
+            bonus,
+        }])
+    }
+
+    /// The stage used for 1-based stage number `stage` (the last stage repeats;
+    /// `None` for controls without stages).
+    pub fn stage(&self, stage: u32) -> Option<&Stage> {
+        match self {
+            TimeControl::Stages(stages) if !stages.is_empty() => {
+                let index = (stage.max(1) as usize - 1).min(stages.len() - 1);
+                stages.get(index)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether 1-based `stage` is the last one (all remaining moves must be
+    /// completed in it). A repeating last field has no last stage. Special
+    /// controls: byo-yomi and Canadian overtime are in their last stage from
+    /// stage 2 (overtime) on; hourglass and upcount have only one stage.
+    pub fn is_last_stage(&self, stage: u32) -> bool {
+        match self {
+            TimeControl::Stages(stages) => match stages.last() {
+                None => true,
+                Some(last) => stage as usize >= stages.len() && last.moves.is_none(),
+            },
+            TimeControl::ByoYomi { .. } | TimeControl::Canadian { .. } => stage >= 2,
+            TimeControl::Hourglass { .. } | TimeControl::Upcount => true,
+        }
+    }
+
+    /// The total number of moves to complete by the end of 1-based `stage`,
+    /// or `None` when that stage has no move count.
+    pub fn moves_by_end_of(&self, stage: u32) -> Option<u64> {
+        let TimeControl::Stages(stages) = self else {
+            return None;
+        };
+        let last = stages.last()?;
+        let stage = u64::from(stage.max(1));
+        if stage as usize > stages.len() || stage == stages.len() as u64 {
+            // in or beyond the last field: it must repeat
+            let per_repeat = u64::from(last.moves?);
+            let before: u64 = stages[..stages.len() - 1]
+                .iter()
+                .map(|s| u64::from(s.moves.unwrap_or(0)))
+                .sum();
+            let repeats = stage - (stages.len() as u64 - 1);
+            return Some(before.saturating_add(per_repeat.saturating_mul(repeats)));
+        }
+        stages[stage as usize - 1].moves?;
+        Some(
+            stages[..stage as usize]
+                .iter()
+                .map(|s| u64::from(s.moves.unwrap_or(0)))
+                .sum(),
+        )
+    }
+
+    /// Whether any stage has an increment or a delay.
+    pub fn has_bonus(&self) -> bool {
+        match self {
+            TimeControl::Stages(stages) => stages.iter().any(|s| s.bonus != Bonus::None),
+            _ => false,
+        }
     }
 }
 
-/// Prints the project's notation (PGN TimeControl + extensions); parsing the
-/// output gives the same control back (byo-yomi and Canadian print in the
-/// config's object schema only and have their own textual form).
-impl std::fmt::Display for TimeControl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let _ = f;
-        todo!("timecontrol: display")
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! Maps device timestamps to the host's monotonic clock (SPEC.md, "Time").
+//!
+//! Every frame that carries the device clock and arrives at host instant `h`
+//! gives one observation `o = h − d`: the true offset between the clocks plus
+//! the frame's transport delay, which is never negative. So the smallest
+//! observation is the best estimate of the offset, and it is late by only the
+//! smallest delay seen (minimum-offset filtering).
+//!
+//! The device crystal and the host clock drift apart (tens of ppm, up to
+//! 500 ppm while NTP slews CLOCK_MONOTONIC), so observations are kept per
+//! one-second bucket of device time (the smallest of each), the relative rate
+//! is estimated from the lower envelope over up to 64 s, and the offset at a
+//! device instant is the smallest of the last 16 s of bucket minima, each
+//! carried forward at that rate. The result is never later than the frame's
+//! own arrival.
+//!
+//! Error: if the smallest one-way delay among the heartbeats of the window is
+//! at most δ (the `delay_bound_us`, 1 000 µs by default: USB full-speed polls
+//! a CDC-ACM IN endpoint every 1 ms), a mapped instant lies within
+//! [`ClockSync::error_bound_us`] (δ plus the drift error) after the true one.
+//!
+//! No allocation and no panics: all arithmetic is widened or saturating.
+
+/// Device time covered by one bucket, µs.
+pub const BUCKET_US: u64 = 1_000_000;
+/// Buckets kept: the baseline of the drift estimate.
+pub const BUCKETS: usize = 64;
+/// Newest buckets whose minima give the offset.
+pub const WINDOW_BUCKETS: u64 = 16;
+/// Shortest baseline over which a drift rate is estimated, µs.
+pub const MIN_DRIFT_BASELINE_US: u64 = 30_000_000;
+/// Largest relative drift believed, parts per billion (device crystal plus
+/// NTP slew of the host clock); estimates beyond are clamped.
+pub const MAX_DRIFT_PPB: i64 = 1_000_000;
+/// Drift assumed possible while no rate is estimated yet, ppb.
+pub const UNESTIMATED_DRIFT_PPB: i64 = 600_000;
+/// Default bound on the smallest one-way delay within the window, µs.
+pub const DEFAULT_DELAY_BOUND_US: u64 = 1_000;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Sample {
+    /// Bucket number: `device / BUCKET_US`.
+    bucket: u64,
+    device: u64,
+    offset: i64,
+}
+
+/// Host-side estimator of the device clock's offset (and drift).
+#[derive(Clone, Debug)]
+pub struct ClockSync {
+    samples: [Sample; BUCKETS],
+    /// Index of the newest sample; samples run backwards from it.
+    newest: usize,
+    count: usize,
+    rate_ppb: i64,
+    rate_baseline_us: u64,
+    delay_bound_us: u64,
+}
+
+impl Default for ClockSync {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+impl ClockSync {
+    pub fn new() -> Self {
+        Self::with_delay_bound(DEFAULT_DELAY_BOUND_US)
+    }
+
+    /// An estimator whose error bound assumes the smallest one-way delay in
+    /// the window is at most `delay_bound_us` (e.g. more for a UART bridge
+    /// with a latency timer).
+    pub fn with_delay_bound(delay_bound_us: u64) -> Self {
+        ClockSync {
+            samples: [Sample::default(); BUCKETS],
+            newest: 0,
+            count: 0,
+            rate_ppb: 0,
+            rate_baseline_us: 0,
+            delay_bound_us,
+        }
+    }
+
+    /// Records a frame carrying `device_time_us` that arrived at host
+    /// instant `host_arrival_us` (heartbeats and button events).
+    pub fn observe(&mut self, device_time_us: u64, host_arrival_us: i64) {
+        let offset = clamp_i64(host_arrival_us as i128 - device_time_us as i128);
+        let sample = Sample {
+            bucket: device_time_us / BUCKET_US,
+            device: device_time_us,
+            offset,
+        };
+        if self.count == 0 {
+            self.samples = [Sample::default(); BUCKETS];
+            self.newest = 0;
+            self.count = 1;
+            if let Some(s) = self.samples.get_mut(0) {
+                *s = sample;
+            }
+            return;
+        }
+        let newest = self.sample(0);
+        if sample.bucket == newest.bucket {
+            if sample.offset < newest.offset {
+                if let Some(s) = self.samples.get_mut(self.newest) {
+                    *s = sample;
+                }
+            }
+            return;
+        }
+        if sample.bucket < newest.bucket {
+            // An old timestamp (a resent button event): it says less than
+            // the bucket already holds about the present; use it only when it
+            // lowers a bucket still kept.
+            for age in 0..self.count {
+                let index = self.index(age);
+                if let Some(s) = self.samples.get_mut(index) {
+                    if s.bucket == sample.bucket {
+                        if sample.offset < s.offset {
+                            *s = sample;
+                        }
+                        break;
+                    }
+                }
+            }
+            return;
+        }
+        self.newest = (self.newest + 1) % BUCKETS;
+        if let Some(s) = self.samples.get_mut(self.newest) {
+            *s = sample;
+        }
+        self.count = (self.count + 1).min(BUCKETS);
+        self.estimate_rate();
+    }
+
+    /// The host instant of `device_time_us`, never later than
+    /// `host_arrival_us` (the frame cannot arrive before it was sent).
+    /// Before any observation, `host_arrival_us`.
+    pub fn to_host(&self, device_time_us: u64, host_arrival_us: i64) -> i64 {
+        let Some((offset, _)) = self.offset_at(device_time_us) else {
+            return host_arrival_us;
+        };
+        clamp_i64(device_time_us as i128 + offset as i128).min(host_arrival_us)
+    }
+
+    /// The current bound on the mapping error, when known: the assumed delay
+    /// bound plus the drift error accumulated since the sample that set the
+    /// offset (at the newest observation).
+    pub fn error_bound_us(&self) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let now = self.sample(0).device;
+        let (_, from) = self.offset_at(now)?;
+        let age = now.saturating_sub(from) as i128;
+        let rate_error_ppb = if self.rate_baseline_us > 0 {
+            // Two envelope points each uncertain by the delay bound.
+            (2 * self.delay_bound_us as i128 * 1_000_000_000) / self.rate_baseline_us as i128
+        } else {
+            UNESTIMATED_DRIFT_PPB as i128
+        };
+        let drift = age * rate_error_ppb / 1_000_000_000;
+        Some(
+            self.delay_bound_us
+                .saturating_add(drift.clamp(0, u64::MAX as i128) as u64),
+        )
+    }
+
+    /// The estimated rate of the host clock relative to the device clock,
+    /// parts per billion (positive: the host clock runs faster), once known.
+    pub fn drift_ppb(&self) -> Option<i64> {
+        (self.rate_baseline_us > 0).then_some(self.rate_ppb)
+    }
+
+    /// Observations kept (bucket minima).
+    pub fn samples(&self) -> usize {
+        self.count
+    }
+
+    /// Forget everything (device reset / reconnected).
+    pub fn reset(&mut self) {
+        *self = Self::with_delay_bound(self.delay_bound_us);
+    }
+
+    /// The offset at device instant `at` and the device time of the sample
+    /// that gave it.
+    fn offset_at(&self, at: u64) -> Option<(i64, u64)> {
+        if self.count == 0 {
+            return None;
+        }
+        let newest_bucket = self.sample(0).bucket;
+        let mut best: Option<(i64, u64)> = None;
+        for age in 0..self.count {
+            let s = self.sample(age);
+            if newest_bucket.saturating_sub(s.bucket) >= WINDOW_BUCKETS {
+                break;
+            }
+            let carried = clamp_i64(s.offset as i128 + self.drift_between(s.device, at));
+            if best.is_none_or(|(b, _)| carried < b) {
+                best = Some((carried, s.device));
+            }
+        }
+        best
+    }
+
+    /// How much the offset changes from device instant `from` to `to`.
+    fn drift_between(&self, from: u64, to: u64) -> i128 {
+        (to as i128 - from as i128) * self.rate_ppb as i128 / 1_000_000_000
+    }
+
+    fn sample(&self, age: usize) -> Sample {
+        self.samples
+            .get(self.index(age))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn index(&self, age: usize) -> usize {
+        (self.newest + BUCKETS - age % BUCKETS) % BUCKETS
+    }
+
+    /// Slope of the lower envelope: the lowest detrended point of the oldest
+    /// quarter against that of the newest quarter, refined once.
+    fn estimate_rate(&mut self) {
+        let oldest = self.sample(self.count - 1);
+        let newest = self.sample(0);
+        if newest.device.saturating_sub(oldest.device) < MIN_DRIFT_BASELINE_US || self.count < 8 {
+            return;
+        }
+        let quarter = self.count / 4;
+        let mut rate = self.rate_ppb;
+        for _ in 0..2 {
+            let low = |ages: core::ops::Range<usize>| -> Sample {
+                let mut best = self.sample(ages.start);
+                let mut best_v = i128::MAX;
+                for age in ages {
+                    let s = self.sample(age);
+                    let v = s.offset as i128 - s.device as i128 * rate as i128 / 1_000_000_000;
+                    if v < best_v {
+                        best_v = v;
+                        best = s;
+                    }
+                }
+                best
+            };
+            let new_end = low(0..quarter);
+            let old_end = low(self.count - quarter..self.count);
+            let span = new_end.device.saturating_sub(old_end.device);
+            if span == 0 {
+                return;
+            }
+            let slope =
+                (new_end.offset as i128 - old_end.offset as i128) * 1_000_000_000 / span as i128;
+            rate = clamp_i64(slope.clamp(-(MAX_DRIFT_PPB as i128), MAX_DRIFT_PPB as i128));
+            self.rate_baseline_us = span;
+        }
+        self.rate_ppb = rate;
+    }
+}

@@ -1,0 +1,648 @@
+//! One board's D-Bus object (`org.chessclockd.ChessClock1.Board`).
+//!
+//! The object owns no clock state: it forwards every method to the runtime
+//! as a [`Command`] and shows the latest [`BoardSnapshot`] the runtime
+//! broadcast. Arguments are validated here first, so a malformed call never
+//! reaches the runtime and nothing changes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use zbus::message::Header;
+use zbus::names::InterfaceName;
+use zbus::object_server::SignalEmitter;
+use zbus::{interface, Connection, Variant};
+
+use super::error::Error;
+use super::Context;
+use crate::control::{BoardSnapshot, Command, ControlHandle, Reply};
+use crate::engine::Side;
+
+/// The board interface's name.
+pub const BOARD_INTERFACE: &str = "org.chessclockd.ChessClock1.Board";
+
+/// The object at `/org/chessclockd/ChessClock1/board/<id>`.
+pub struct Board {
+    id: String,
+    handle: ControlHandle,
+    context: Arc<Context>,
+    /// The latest snapshot from the runtime (`None` until the first one).
+    snapshot: Option<BoardSnapshot>,
+}
+
+impl Board {
+    pub(crate) fn new(id: String, handle: ControlHandle, context: Arc<Context>) -> Board {
+        Board {
+            id,
+            handle,
+            context,
+            snapshot: None,
+        }
+    }
+
+    /// Replaces the cached snapshot and returns the properties whose values
+    /// changed, ready for one `PropertiesChanged` signal.
+    pub(crate) fn replace_snapshot(
+        &mut self,
+        snapshot: BoardSnapshot,
+    ) -> Vec<(&'static str, Variant<'static>)> {
+        let new_values = property_values(&snapshot);
+        let old_values = self
+            .snapshot
+            .as_ref()
+            .map(property_values)
+            .unwrap_or_default();
+        self.snapshot = Some(snapshot);
+        new_values
+            .into_iter()
+            .filter(|(name, value)| {
+                !old_values
+                    .iter()
+                    .any(|(old_name, old_value)| old_name == name && old_value == value)
+            })
+            .collect()
+    }
+
+    async fn change(
+        &self,
+        connection: &Connection,
+        header: &Header<'_>,
+        command: Command,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, header).await?;
+        self.handle.call(&self.id, command, caller).await?;
+        Ok(())
+    }
+
+    async fn read_text(&self, command: Command) -> Result<String, Error> {
+        match self
+            .handle
+            .call(&self.id, command, crate::control::Caller { uid: None })
+            .await?
+        {
+            Reply::Json(text) | Reply::Text(text) => Ok(text),
+            other => Err(Error::Internal(format!(
+                "the daemon answered with {other:?} where text was expected"
+            ))),
+        }
+    }
+
+    /// The cached snapshot, or a fresh one while none has been broadcast.
+    async fn current(&self) -> zbus::fdo::Result<BoardSnapshot> {
+        if let Some(snapshot) = &self.snapshot {
+            return Ok(snapshot.clone());
+        }
+        fetch_snapshot(&self.handle, &self.id)
+            .await
+            .map_err(zbus::fdo::Error::from)
+    }
+
+    async fn start_at_impl(
+        &self,
+        connection: &Connection,
+        header: &Header<'_>,
+        unix_time_usec: i64,
+        force: bool,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, header).await?;
+        validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
+        self.context
+            .ntp
+            .check_scheduled_start(self.context.require_ntp, force)
+            .await?;
+        self.handle
+            .call(
+                &self.id,
+                Command::StartAt {
+                    unix_time_us: unix_time_usec,
+                    force,
+                },
+                caller,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn adjust_impl(
+        &self,
+        connection: &Connection,
+        header: &Header<'_>,
+        side: &str,
+        remaining_ms: i64,
+        moves: i32,
+        stage: i32,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, header).await?;
+        let command = adjust_command(side, remaining_ms, moves, stage)?;
+        self.handle.call(&self.id, command, caller).await?;
+        Ok(())
+    }
+}
+
+/// Asks the runtime for a board's snapshot.
+pub(crate) async fn fetch_snapshot(
+    handle: &ControlHandle,
+    board: &str,
+) -> Result<BoardSnapshot, Error> {
+    match handle
+        .call(
+            board,
+            Command::Snapshot,
+            crate::control::Caller { uid: None },
+        )
+        .await?
+    {
+        Reply::Snapshot(snapshot) => Ok(snapshot),
+        other => Err(Error::Internal(format!(
+            "the daemon answered with {other:?} where a snapshot was expected"
+        ))),
+    }
+}
+
+/// `white` or `black`, else `InvalidArgument`.
+pub fn parse_side(side: &str) -> Result<Side, Error> {
+    Side::parse(side).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "unknown side `{side}`: the side must be \"white\" or \"black\""
+        ))
+    })
+}
+
+/// Validates `Adjust` arguments (-1 = unchanged) into a command.
+pub fn adjust_command(
+    side: &str,
+    remaining_ms: i64,
+    moves: i32,
+    stage: i32,
+) -> Result<Command, Error> {
+    let side = parse_side(side)?;
+    let remaining_ms = match remaining_ms {
+        -1 => None,
+        ms if ms < 0 => {
+            return Err(Error::InvalidArgument(format!(
+                "remaining_ms {ms} is negative: give the time left in milliseconds \
+                 (0 or more), or -1 to leave it unchanged"
+            )))
+        }
+        ms => Some(ms),
+    };
+    let moves = match moves {
+        -1 => None,
+        n if n < 0 => {
+            return Err(Error::InvalidArgument(format!(
+                "moves {n} is negative: give the number of completed moves (0 or more), \
+                 or -1 to leave it unchanged"
+            )))
+        }
+        n => Some(n as u32),
+    };
+    let stage = match stage {
+        -1 => None,
+        n if n < 1 => {
+            return Err(Error::InvalidArgument(format!(
+                "stage {n} is out of range: stages count from 1, or give -1 to leave it unchanged"
+            )))
+        }
+        n => Some(n as u32),
+    };
+    if remaining_ms.is_none() && moves.is_none() && stage.is_none() {
+        return Err(Error::InvalidArgument(
+            "nothing to adjust: give remaining_ms, moves or stage (-1 leaves a value unchanged)"
+                .into(),
+        ));
+    }
+    Ok(Command::Adjust {
+        side,
+        remaining_ms,
+        moves,
+        stage,
+    })
+}
+
+/// A scheduled start must be a plausible instant not in the past.
+pub fn validate_start_time(unix_time_usec: i64, now_usec: i64) -> Result<(), Error> {
+    // One second of slack for the call's own transit.
+    if unix_time_usec < now_usec - 1_000_000 {
+        return Err(Error::InvalidArgument(format!(
+            "start time {unix_time_usec} is in the past (now is {now_usec}); \
+             give microseconds since the Unix epoch, later than now"
+        )));
+    }
+    Ok(())
+}
+
+/// The D-Bus name and value of every property, from one snapshot.
+fn property_values(snapshot: &BoardSnapshot) -> Vec<(&'static str, Variant<'static>)> {
+    vec![
+        ("TimeControl", Variant::from(snapshot.control.clone())),
+        ("SnapshotMs", Variant::from(snapshot.snapshot_ms)),
+        ("Started", Variant::from(snapshot.started)),
+        ("Running", Variant::from(running_name(snapshot))),
+        ("Paused", Variant::from(snapshot.paused)),
+        (
+            "WhiteRemainingMs",
+            Variant::from(snapshot.white_remaining_ms),
+        ),
+        (
+            "BlackRemainingMs",
+            Variant::from(snapshot.black_remaining_ms),
+        ),
+        ("WhiteMoves", Variant::from(snapshot.white_moves)),
+        ("BlackMoves", Variant::from(snapshot.black_moves)),
+        ("WhiteStage", Variant::from(snapshot.white_stage)),
+        ("BlackStage", Variant::from(snapshot.black_stage)),
+        ("Flags", Variant::from(flag_names(snapshot))),
+        ("Devices", Variant::from(device_tuples(snapshot))),
+        ("ArbiterCalled", Variant::from(snapshot.arbiter_called)),
+    ]
+}
+
+fn running_name(snapshot: &BoardSnapshot) -> String {
+    snapshot
+        .running
+        .map(|side| side.as_str().to_owned())
+        .unwrap_or_default()
+}
+
+fn flag_names(snapshot: &BoardSnapshot) -> Vec<String> {
+    snapshot
+        .flags
+        .iter()
+        .map(|side| side.as_str().to_owned())
+        .collect()
+}
+
+/// `(role, name, connected, serial)`; an unknown serial is the empty string.
+fn device_tuples(snapshot: &BoardSnapshot) -> Vec<(String, String, bool, String)> {
+    snapshot
+        .devices
+        .iter()
+        .map(|link| {
+            (
+                link.role.clone(),
+                link.name.clone(),
+                link.connected,
+                link.serial.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Emits one `PropertiesChanged` carrying every changed property.
+pub(crate) async fn emit_properties_changed(
+    emitter: &SignalEmitter<'_>,
+    changed: &[(&'static str, Variant<'static>)],
+) -> zbus::Result<()> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let map: HashMap<&str, Variant<'_>> = changed
+        .iter()
+        .map(|(name, value)| (*name, value.try_clone().unwrap_or_else(|_| value.clone())))
+        .collect();
+    zbus::fdo::Properties::properties_changed(
+        emitter,
+        InterfaceName::from_static_str_unchecked(BOARD_INTERFACE),
+        map,
+        std::borrow::Cow::Borrowed(&[]),
+    )
+    .await
+}
+
+#[interface(name = "org.chessclockd.ChessClock1.Board")]
+impl Board {
+    /// Sets up a new game with a time control: notation (e.g. `5400+30`,
+    /// `40/5400+30:1800+30`, `G/90;d5`) or a preset name.
+    async fn new_game(
+        &self,
+        control: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        self.context.validate_control(&control)?;
+        self.handle
+            .call(&self.id, Command::NewGame { control }, caller)
+            .await?;
+        Ok(())
+    }
+
+    /// Starts White's clock now (Art. 6.6).
+    async fn start(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::Start).await
+    }
+
+    /// Starts White's clock at a wall-clock instant (microseconds since the
+    /// Unix epoch). Refused unless the system clock is NTP-synchronised.
+    async fn start_at(
+        &self,
+        unix_time_usec: i64,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.start_at_impl(connection, &header, unix_time_usec, false)
+            .await
+    }
+
+    /// `StartAt`, with `force` overriding the NTP-synchronisation check.
+    async fn start_at_forced(
+        &self,
+        unix_time_usec: i64,
+        force: bool,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.start_at_impl(connection, &header, unix_time_usec, force)
+            .await
+    }
+
+    /// The arbiter stops the clocks.
+    async fn pause(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::Pause).await
+    }
+
+    /// The arbiter restarts the clocks.
+    async fn resume(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::Resume).await
+    }
+
+    /// Presses a side's button (`white` or `black`).
+    async fn press(
+        &self,
+        side: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        let side = parse_side(&side)?;
+        self.handle
+            .call(&self.id, Command::Press { side }, caller)
+            .await?;
+        Ok(())
+    }
+
+    /// Sets a side's remaining time (ms) and/or completed moves; -1 leaves
+    /// a value unchanged.
+    async fn adjust(
+        &self,
+        side: String,
+        remaining_ms: i64,
+        moves: i32,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.adjust_impl(connection, &header, &side, remaining_ms, moves, -1)
+            .await
+    }
+
+    /// `Adjust` plus the side's stage (1-based); -1 leaves a value unchanged.
+    async fn adjust_with_stage(
+        &self,
+        side: String,
+        remaining_ms: i64,
+        moves: i32,
+        stage: i32,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.adjust_impl(connection, &header, &side, remaining_ms, moves, stage)
+            .await
+    }
+
+    /// The state as JSON (the replay output schema plus additions; `t` is
+    /// the daemon's monotonic milliseconds).
+    async fn state(&self) -> Result<String, Error> {
+        self.read_text(Command::State).await
+    }
+
+    /// The game history as JSON, each change with the caller's uid.
+    async fn history(&self) -> Result<String, Error> {
+        self.read_text(Command::History).await
+    }
+
+    /// The game so far as PGN with clock comments.
+    async fn pgn(&self) -> Result<String, Error> {
+        self.read_text(Command::Pgn).await
+    }
+
+    /// Every property at once, as JSON (consistent: one snapshot).
+    async fn snapshot(&self) -> Result<String, Error> {
+        let snapshot = match &self.snapshot {
+            Some(snapshot) => snapshot.clone(),
+            None => fetch_snapshot(&self.handle, &self.id).await?,
+        };
+        serde_json::to_string(&snapshot)
+            .map_err(|e| Error::Internal(format!("cannot encode the snapshot: {e}")))
+    }
+
+    /// The board id from the configuration.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// The time control of the current game.
+    #[zbus(property)]
+    async fn time_control(&self) -> zbus::fdo::Result<String> {
+        Ok(self.current().await?.control)
+    }
+
+    /// The daemon's monotonic milliseconds at which the times were taken.
+    #[zbus(property)]
+    async fn snapshot_ms(&self) -> zbus::fdo::Result<i64> {
+        Ok(self.current().await?.snapshot_ms)
+    }
+
+    /// Whether the game has started.
+    #[zbus(property)]
+    async fn started(&self) -> zbus::fdo::Result<bool> {
+        Ok(self.current().await?.started)
+    }
+
+    /// `white`, `black`, or empty when no clock runs.
+    #[zbus(property)]
+    async fn running(&self) -> zbus::fdo::Result<String> {
+        Ok(running_name(&self.current().await?))
+    }
+
+    /// Whether the arbiter paused the clocks.
+    #[zbus(property)]
+    async fn paused(&self) -> zbus::fdo::Result<bool> {
+        Ok(self.current().await?.paused)
+    }
+
+    /// White's remaining time at `SnapshotMs`.
+    #[zbus(property)]
+    async fn white_remaining_ms(&self) -> zbus::fdo::Result<i64> {
+        Ok(self.current().await?.white_remaining_ms)
+    }
+
+    /// Black's remaining time at `SnapshotMs`.
+    #[zbus(property)]
+    async fn black_remaining_ms(&self) -> zbus::fdo::Result<i64> {
+        Ok(self.current().await?.black_remaining_ms)
+    }
+
+    /// Moves completed by White.
+    #[zbus(property)]
+    async fn white_moves(&self) -> zbus::fdo::Result<u32> {
+        Ok(self.current().await?.white_moves)
+    }
+
+    /// Moves completed by Black.
+    #[zbus(property)]
+    async fn black_moves(&self) -> zbus::fdo::Result<u32> {
+        Ok(self.current().await?.black_moves)
+    }
+
+    /// White's stage (1-based).
+    #[zbus(property)]
+    async fn white_stage(&self) -> zbus::fdo::Result<u32> {
+        Ok(self.current().await?.white_stage)
+    }
+
+    /// Black's stage (1-based).
+    #[zbus(property)]
+    async fn black_stage(&self) -> zbus::fdo::Result<u32> {
+        Ok(self.current().await?.black_stage)
+    }
+
+    /// Sides whose flag has fallen, first fallen first.
+    #[zbus(property)]
+    async fn flags(&self) -> zbus::fdo::Result<Vec<String>> {
+        Ok(flag_names(&self.current().await?))
+    }
+
+    /// Device links: (role, name, connected, serial or empty).
+    #[zbus(property)]
+    async fn devices(&self) -> zbus::fdo::Result<Vec<(String, String, bool, String)>> {
+        Ok(device_tuples(&self.current().await?))
+    }
+
+    /// Whether a player has called the arbiter and it is not yet dealt with.
+    #[zbus(property)]
+    async fn arbiter_called(&self) -> zbus::fdo::Result<bool> {
+        Ok(self.current().await?.arbiter_called)
+    }
+
+    /// A side's button was pressed: its move number and thinking time used.
+    #[zbus(signal)]
+    pub async fn pressed(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        move_number: u32,
+        used_ms: i64,
+    ) -> zbus::Result<()>;
+
+    /// A side's flag fell at `at_ms` (daemon monotonic ms) in `stage`.
+    #[zbus(signal)]
+    pub async fn flag_fell(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        at_ms: i64,
+        stage: u32,
+        last_stage: bool,
+    ) -> zbus::Result<()>;
+
+    /// A side entered a new stage.
+    #[zbus(signal)]
+    pub async fn stage_changed(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        stage: u32,
+    ) -> zbus::Result<()>;
+
+    /// A device link changed (role, name, connected, serial or empty).
+    #[zbus(signal)]
+    pub async fn device_changed(
+        emitter: &SignalEmitter<'_>,
+        role: &str,
+        name: &str,
+        connected: bool,
+        serial: &str,
+    ) -> zbus::Result<()>;
+
+    /// A player called the arbiter at this board.
+    #[zbus(signal, name = "ArbiterCalled")]
+    pub async fn arbiter_called_signal(emitter: &SignalEmitter<'_>) -> zbus::Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjust_validates_every_argument() {
+        assert!(matches!(
+            adjust_command("green", 1000, -1, -1),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            adjust_command("white", -2, -1, -1),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            adjust_command("white", -1, -2, -1),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            adjust_command("white", -1, -1, 0),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            adjust_command("white", -1, -1, -1),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert_eq!(
+            adjust_command("black", 300_000, -1, -1).unwrap(),
+            Command::Adjust {
+                side: Side::Black,
+                remaining_ms: Some(300_000),
+                moves: None,
+                stage: None
+            }
+        );
+        assert_eq!(
+            adjust_command("white", -1, 20, 2).unwrap(),
+            Command::Adjust {
+                side: Side::White,
+                remaining_ms: None,
+                moves: Some(20),
+                stage: Some(2)
+            }
+        );
+    }
+
+    #[test]
+    fn sides_are_exact_lower_case_names() {
+        assert_eq!(parse_side("white").unwrap(), Side::White);
+        assert_eq!(parse_side("black").unwrap(), Side::Black);
+        assert!(parse_side("White").is_err());
+        assert!(parse_side("").is_err());
+    }
+
+    #[test]
+    fn start_times_in_the_past_are_refused() {
+        let now = 1_800_000_000_000_000;
+        assert!(validate_start_time(now + 60_000_000, now).is_ok());
+        assert!(validate_start_time(now - 500_000, now).is_ok());
+        assert!(matches!(
+            validate_start_time(now - 2_000_000, now),
+            Err(Error::InvalidArgument(_))
+        ));
+        // Seconds instead of microseconds are far in the past.
+        assert!(validate_start_time(1_800_000_000, now).is_err());
+    }
+}

@@ -1,0 +1,171 @@
+//! The manager object (`org.chessclockd.ChessClock1.Manager`): the list of
+//! boards, actions on all boards at once, and the hotplug entry point.
+
+use std::sync::Arc;
+
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::{interface, Connection, ObjectPath, OwnedObjectPath};
+
+use super::board::validate_start_time;
+use super::error::Error;
+use super::{board_path, Context};
+use crate::control::{Caller, Command, ControlHandle};
+
+/// The manager interface's name.
+pub const MANAGER_INTERFACE: &str = "org.chessclockd.ChessClock1.Manager";
+
+/// The object at `/org/chessclockd/ChessClock1`.
+pub struct Manager {
+    handle: ControlHandle,
+    context: Arc<Context>,
+}
+
+impl Manager {
+    pub(crate) fn new(handle: ControlHandle, context: Arc<Context>) -> Manager {
+        Manager { handle, context }
+    }
+
+    /// Sends `command(board)` to every board; reports every board that
+    /// refused, after trying all of them.
+    async fn on_all_boards(
+        &self,
+        caller: Caller,
+        command: impl Fn() -> Command,
+    ) -> Result<(), Error> {
+        let mut failures = Vec::new();
+        for board in &self.handle.boards {
+            if let Err(error) = self.handle.call(board, command(), caller).await {
+                failures.push(format!("board {board}: {error}"));
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::InvalidState(format!(
+                "{} of {} boards refused (the others did it): {}",
+                failures.len(),
+                self.handle.boards.len(),
+                failures.join("; ")
+            )))
+        }
+    }
+}
+
+fn validate_device_path(path: &str) -> Result<(), Error> {
+    if !path.starts_with('/') || path.contains('\0') || path.len() > 4096 {
+        return Err(Error::InvalidArgument(format!(
+            "device path `{path}` must be an absolute path such as /dev/ttyACM0"
+        )));
+    }
+    Ok(())
+}
+
+#[interface(name = "org.chessclockd.ChessClock1.Manager")]
+impl Manager {
+    /// The object paths of all boards, in configuration order.
+    fn list_boards(&self) -> Vec<OwnedObjectPath> {
+        self.handle
+            .boards
+            .iter()
+            .filter_map(|id| OwnedObjectPath::try_from(board_path(id)).ok())
+            .collect()
+    }
+
+    /// The daemon's clocks: monotonic milliseconds (the base of every
+    /// `SnapshotMs`) and wall time in microseconds since the Unix epoch.
+    /// Clients use it to extrapolate remaining times.
+    #[zbus(out_args("monotonic_ms", "unix_time_usec"))]
+    fn now(&self) -> (i64, i64) {
+        (
+            crate::clock::monotonic_now_us() / 1000,
+            crate::clock::wall_now_us(),
+        )
+    }
+
+    /// Starts every board now.
+    async fn start_all(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        self.on_all_boards(caller, || Command::Start).await
+    }
+
+    /// Starts every board at one wall-clock instant (microseconds since the
+    /// Unix epoch); `force` overrides the NTP-synchronisation check.
+    async fn start_all_at(
+        &self,
+        unix_time_usec: i64,
+        force: bool,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
+        self.context
+            .ntp
+            .check_scheduled_start(self.context.require_ntp, force)
+            .await?;
+        self.on_all_boards(caller, || Command::StartAt {
+            unix_time_us: unix_time_usec,
+            force,
+        })
+        .await
+    }
+
+    /// Pauses every board.
+    async fn pause_all(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        self.on_all_boards(caller, || Command::Pause).await
+    }
+
+    /// A device node appeared (the udev hotplug entry point).
+    async fn add_device(
+        &self,
+        path: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        validate_device_path(&path)?;
+        self.handle
+            .call("", Command::DeviceAdded { path }, caller)
+            .await?;
+        Ok(())
+    }
+
+    /// A device node went away.
+    async fn remove_device(
+        &self,
+        path: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        validate_device_path(&path)?;
+        self.handle
+            .call("", Command::DeviceRemoved { path }, caller)
+            .await?;
+        Ok(())
+    }
+
+    /// The daemon's version.
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_owned()
+    }
+
+    /// A player called the arbiter at a board.
+    #[zbus(signal)]
+    pub async fn arbiter_called(
+        emitter: &SignalEmitter<'_>,
+        board: &str,
+        path: ObjectPath<'_>,
+    ) -> zbus::Result<()>;
+}

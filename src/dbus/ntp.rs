@@ -1,0 +1,73 @@
+//! Whether the system clock is NTP-synchronised, from systemd-timedated
+//! (`org.freedesktop.timedate1`, property `NTPSynchronized`). A scheduled
+//! start (Art. 6.6) trusts wall time, so it is refused unless this is true.
+
+use zbus::Connection;
+
+use super::error::Error;
+
+/// Where the synchronisation status comes from.
+#[derive(Clone, Debug)]
+pub enum NtpSource {
+    /// timedated on the system bus (the daemon's normal case).
+    SystemBus,
+    /// timedated (or a stand-in) reachable on this connection.
+    Connection(Connection),
+    /// A fixed answer: `None` means "unavailable". For configurations and
+    /// tests without any timedated.
+    Fixed(Option<bool>),
+}
+
+#[zbus::proxy(
+    interface = "org.freedesktop.timedate1",
+    default_service = "org.freedesktop.timedate1",
+    default_path = "/org/freedesktop/timedate1"
+)]
+trait Timedate {
+    #[zbus(property, name = "NTPSynchronized")]
+    fn ntp_synchronized(&self) -> zbus::Result<bool>;
+}
+
+impl NtpSource {
+    /// `Ok(true)` synchronised, `Ok(false)` not, `Err` why it is unknown.
+    pub async fn synchronized(&self) -> Result<bool, String> {
+        let connection = match self {
+            NtpSource::Fixed(Some(answer)) => return Ok(*answer),
+            NtpSource::Fixed(None) => return Err("no time service is configured".into()),
+            NtpSource::SystemBus => Connection::system()
+                .await
+                .map_err(|e| format!("cannot reach the system bus: {e}"))?,
+            NtpSource::Connection(connection) => connection.clone(),
+        };
+        let proxy = TimedateProxy::builder(&connection)
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
+            .await
+            .map_err(|e| format!("cannot reach systemd-timedated: {e}"))?;
+        proxy
+            .ntp_synchronized()
+            .await
+            .map_err(|e| format!("cannot ask systemd-timedated: {e}"))
+    }
+
+    /// Refuses a scheduled start unless the clock is synchronised, `force`
+    /// is set or `required` is off.
+    pub async fn check_scheduled_start(&self, required: bool, force: bool) -> Result<(), Error> {
+        if !required || force {
+            return Ok(());
+        }
+        match self.synchronized().await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Error::NotSynchronized(
+                "the system clock is not NTP-synchronised (timedatectl shows \
+                 `System clock synchronized: no`), so a scheduled start could be off; \
+                 fix time synchronisation, or start anyway with force (chessclockctl start --force)"
+                    .into(),
+            )),
+            Err(why) => Err(Error::NotSynchronized(format!(
+                "cannot tell whether the system clock is NTP-synchronised ({why}); \
+                 start anyway with force (chessclockctl start --force) if the clocks agree"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! The I/O shell of one device: find its port, open it, move bytes between
+//! the port and its [`Session`], reopen with back-off. All protocol decisions
+//! are the session's; this task only reads, writes, reads the clock and
+//! waits.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chessclock_protocol::{encode, Accumulator, Feed, MAX_WIRE_FRAME};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio_serial::{ClearBuffer, SerialPort, SerialPortBuilderExt, SerialStream};
+
+use super::session::{role_names, Output, Refusal, Session, SessionConfig};
+use super::{required_roles, DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use crate::clock::monotonic_now_us;
+use crate::config::DeviceRef;
+use crate::engine::Micros;
+
+/// What the manager tells a link task.
+#[derive(Debug)]
+pub(super) enum LinkInput {
+    Command(DeviceRole, DeviceCommand),
+    Hotplug { path: PathBuf, added: bool },
+}
+
+/// Everything a link task needs to know.
+#[derive(Debug)]
+pub(super) struct LinkSpec {
+    pub device: DeviceRef,
+    pub keys: Vec<DeviceKey>,
+    pub candidate_dirs: Vec<PathBuf>,
+    pub candidate_prefixes: Vec<String>,
+    pub session: SessionConfig,
+    pub min_backoff: Micros,
+    pub max_backoff: Micros,
+    pub resume_events: Vec<(String, (u32, u16))>,
+}
+
+/// How a port's session ended.
+#[derive(Debug)]
+enum LinkEnd {
+    /// Gone or silent: reopen after back-off.
+    Lost,
+    /// Not the serial we look for: try the next candidate.
+    WrongSerial,
+    /// Wrong role or version: leave alone until the node appears again.
+    Refused,
+    /// The manager was dropped.
+    Shutdown,
+}
+
+struct Link {
+    spec: LinkSpec,
+    label: String,
+    session: Session,
+    inputs: UnboundedReceiver<LinkInput>,
+    events: UnboundedSender<DeviceEvent>,
+}
+
+/// Runs one device link until the manager is dropped.
+pub(super) async fn run(
+    spec: LinkSpec,
+    inputs: UnboundedReceiver<LinkInput>,
+    events: UnboundedSender<DeviceEvent>,
+) {
+    let mut config = spec.session.clone();
+    config.required_roles = required_roles(&spec.keys);
+    if let DeviceRef::Serial(serial) = &spec.device {
+        config.wanted_serial = Some(serial.clone());
+        // Probing waits this long on each candidate: a device says HELLO
+        // every HELLO_INTERVAL_MS until welcomed.
+        config.hello_timeout = config
+            .hello_timeout
+            .min(3 * chessclock_protocol::HELLO_INTERVAL_MS as Micros * crate::engine::MS);
+    }
+    let label = spec
+        .keys
+        .iter()
+        .map(|k| k.role.to_string())
+        .collect::<Vec<_>>()
+        .join("+");
+    let mut session = Session::new(config);
+    for (serial, (boot_id, next_event)) in &spec.resume_events {
+        session.resume_events(serial, *boot_id, *next_event);
+    }
+    let mut link = Link {
+        label,
+        session,
+        spec,
+        inputs,
+        events,
+    };
+    link.run().await
+}
+
+impl Link {
+    fn board(&self) -> &str {
+        self.spec
+            .keys
+            .first()
+            .map(|k| k.board.as_str())
+            .unwrap_or("")
+    }
+
+    fn device_name(&self) -> String {
+        String::from(self.spec.device.clone())
+    }
+
+    async fn run(&mut self) {
+        let mut backoff = self.spec.min_backoff;
+        tracing::info!(
+            board = self.board(),
+            device = %self.label,
+            path = %self.device_name(),
+            roles = %role_names(self.session.config().required_roles),
+            "device slot configured"
+        );
+        loop {
+            let handshakes_before = self.session.stats().handshakes;
+            let (end, path) = match self.spec.device.clone() {
+                DeviceRef::Path(path) => (self.try_port(&path).await, Some(path)),
+                DeviceRef::Serial(_) => self.probe_candidates().await,
+            };
+            if self.session.stats().handshakes > handshakes_before {
+                // It worked: the next attempt starts the back-off afresh.
+                backoff = self.spec.min_backoff;
+            }
+            match end {
+                Some(LinkEnd::Shutdown) => return,
+                Some(LinkEnd::Refused) => {
+                    // Left alone: only a new node (replug) is worth a look.
+                    if !self.wait_for_node(path.as_deref(), None).await {
+                        return;
+                    }
+                    backoff = self.spec.min_backoff;
+                }
+                _ => {
+                    if !self.wait_for_node(None, Some(backoff)).await {
+                        return;
+                    }
+                    backoff = (backoff * 2).min(self.spec.max_backoff);
+                }
+            }
+        }
+    }
+
+    /// Waits for the back-off to run out (`Some`) or for a hotplug notice
+    /// of a node appearing (`path`: only that path; `None`: any). Commands
+    /// arriving meanwhile go to the session (kept for the next connection).
+    /// `false`: the manager was dropped.
+    async fn wait_for_node(&mut self, path: Option<&Path>, backoff: Option<Micros>) -> bool {
+        let deadline =
+            backoff.map(|b| tokio::time::Instant::now() + Duration::from_micros(b as u64));
+        loop {
+            let input = match deadline {
+                Some(deadline) => {
+                    tokio::select! {
+                        input = self.inputs.recv() => input,
+                        _ = tokio::time::sleep_until(deadline) => return true,
+                    }
+                }
+                None => self.inputs.recv().await,
+            };
+            match input {
+                None => return false,
+                Some(LinkInput::Command(role, command)) => {
+                    self.command(role, command);
+                }
+                Some(LinkInput::Hotplug {
+                    path: added_path,
+                    added: true,
+                }) => {
+                    let relevant = match path {
+                        Some(path) => same_node(path, &added_path),
+                        None => true,
+                    };
+                    if relevant {
+                        tracing::debug!(board = self.board(), device = %self.label, path = %added_path.display(), "device node appeared; retrying now");
+                        return true;
+                    }
+                }
+                Some(LinkInput::Hotplug { .. }) => {}
+            }
+        }
+    }
+
+    fn command(&mut self, role: DeviceRole, command: DeviceCommand) {
+        let _ = role;
+        self.session.on_command(command, monotonic_now_us());
+        // Nothing is open: the session only keeps state; drop any output.
+        for output in self.session.drain_outputs() {
+            tracing::trace!(?output, "dropped while no device is connected");
+        }
+    }
+
+    /// Probes every candidate port once, in name order, for the wanted
+    /// serial. `None` when no candidate answered usefully.
+    async fn probe_candidates(&mut self) -> (Option<LinkEnd>, Option<PathBuf>) {
+        let candidates = candidate_ports(&self.spec.candidate_dirs, &self.spec.candidate_prefixes);
+        tracing::debug!(board = self.board(), device = %self.label, serial = %self.device_name(), count = candidates.len(), "probing candidate ports");
+        for path in candidates {
+            match self.try_port(&path).await {
+                None | Some(LinkEnd::WrongSerial) => continue,
+                end => return (end, Some(path)),
+            }
+        }
+        (None, None)
+    }
+
+    /// Opens `path` and runs the session on it until it ends. `None` when
+    /// the port could not be opened.
+    async fn try_port(&mut self, path: &Path) -> Option<LinkEnd> {
+        let port = match open_port(path) {
+            Ok(port) => port,
+            Err(error) => {
+                tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), %error, "cannot open device");
+                return None;
+            }
+        };
+        tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "port opened; waiting for HELLO");
+        Some(self.serve(port, path).await)
+    }
+
+    /// Moves bytes between `port` and the session until the link ends.
+    async fn serve(&mut self, mut port: SerialStream, path: &Path) -> LinkEnd {
+        let canonical = std::fs::canonicalize(path).ok();
+        let mut accumulator = Accumulator::new();
+        let mut buf = [0u8; 512];
+        let mut wire = [0u8; MAX_WIRE_FRAME];
+        self.session.link_up(monotonic_now_us());
+        loop {
+            let sleep_for = self
+                .session
+                .next_deadline()
+                .map(|deadline| (deadline - monotonic_now_us()).max(0) as u64);
+            let mut gone: Option<String> = None;
+            tokio::select! {
+                read = port.read(&mut buf) => {
+                    let now = monotonic_now_us();
+                    match read {
+                        Ok(0) => gone = Some("port closed (end of file)".to_owned()),
+                        Ok(n) => {
+                            let mut input = &buf[..n];
+                            loop {
+                                match accumulator.feed(input) {
+                                    Feed::NeedMore => break,
+                                    Feed::Frame(frame, rest) => {
+                                        tracing::trace!(board = self.board(), device = %self.label, ?frame, "frame received");
+                                        self.session.on_frame(frame, now);
+                                        input = rest;
+                                    }
+                                    Feed::Error(error, rest) => {
+                                        tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), ?error, "bad frame");
+                                        self.session.on_frame_error(error, now);
+                                        input = rest;
+                                    }
+                                }
+                            }
+                        }
+                        Err(error) => gone = Some(format!("read failed: {error}")),
+                    }
+                }
+                input = self.inputs.recv() => match input {
+                    None => {
+                        self.session.link_down("daemon stopping");
+                        self.session.drain_outputs();
+                        return LinkEnd::Shutdown;
+                    }
+                    Some(LinkInput::Command(role, command)) => {
+                        let _ = role;
+                        self.session.on_command(command, monotonic_now_us());
+                    }
+                    Some(LinkInput::Hotplug { path: removed, added: false }) => {
+                        if removed == path || canonical.as_deref() == Some(removed.as_path()) {
+                            gone = Some(format!("device node {} removed", removed.display()));
+                        }
+                    }
+                    Some(LinkInput::Hotplug { .. }) => {}
+                },
+                _ = sleep_maybe(sleep_for) => {}
+            }
+            if let Some(reason) = gone {
+                return self.lost(path, &reason);
+            }
+            self.session.on_tick(monotonic_now_us());
+            while let Some(output) = self.session.pop_output() {
+                match output {
+                    Output::Send(frame) => {
+                        let n = match encode(&frame, &mut wire) {
+                            Ok(n) => n,
+                            Err(_) => {
+                                tracing::error!(
+                                    ?frame,
+                                    "frame does not fit the wire buffer; not sent"
+                                );
+                                continue;
+                            }
+                        };
+                        if let Err(error) = port.write_all(&wire[..n]).await {
+                            return self.lost(path, &format!("write failed: {error}"));
+                        }
+                    }
+                    Output::Connected(hello) => {
+                        tracing::info!(
+                            board = self.board(),
+                            device = %self.label,
+                            path = %path.display(),
+                            serial = hello.serial.as_str(),
+                            vendor = hello.vendor.as_str(),
+                            model = hello.model.as_str(),
+                            firmware = hello.firmware.as_str(),
+                            roles = %role_names(hello.roles),
+                            "device connected"
+                        );
+                        for key in &self.spec.keys {
+                            self.emit(DeviceEvent::Connected {
+                                key: key.clone(),
+                                hello,
+                                path: path.display().to_string(),
+                            });
+                        }
+                    }
+                    Output::Disconnected { reason } => {
+                        // Missed heartbeats or a device restart mid-session.
+                        self.report_disconnected(path, &reason);
+                        if self.session.hello().is_none() {
+                            return LinkEnd::Lost;
+                        }
+                    }
+                    Output::Refused { hello, refusal } => {
+                        return self.refused(path, &hello, &refusal, &mut port).await;
+                    }
+                    Output::HandshakeTimeout => {
+                        tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "no HELLO; closing the port");
+                        return LinkEnd::Lost;
+                    }
+                    Output::Button {
+                        event,
+                        button,
+                        pressed,
+                        at,
+                        arrival,
+                    } => match self.key_of(DeviceRole::Buttons) {
+                        Some(key) => {
+                            tracing::debug!(board = %key.board, device = "buttons", event, ?button, pressed, at, late_us = arrival - at, "button event");
+                            self.emit(DeviceEvent::Button {
+                                key,
+                                event,
+                                button,
+                                pressed,
+                                at,
+                                arrival,
+                            });
+                        }
+                        None => {
+                            // A combined unit used as a display only: nobody
+                            // will commit its presses, so acknowledge them.
+                            self.session
+                                .on_command(DeviceCommand::Ack { event }, monotonic_now_us());
+                        }
+                    },
+                    Output::Errors { count } => {
+                        let errors = self.session.errors();
+                        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), count, total = errors.total(), ?errors, "bad frames from the device (ignored)");
+                        if let Some(key) = self.spec.keys.first().cloned() {
+                            self.emit(DeviceEvent::Errors { key, count });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn key_of(&self, role: DeviceRole) -> Option<DeviceKey> {
+        self.spec.keys.iter().find(|k| k.role == role).cloned()
+    }
+
+    fn emit(&self, event: DeviceEvent) {
+        if self.events.send(event).is_err() {
+            tracing::debug!("the runtime stopped listening to device events");
+        }
+    }
+
+    fn report_disconnected(&self, path: &Path, reason: &str) {
+        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), reason, "device disconnected");
+        for key in &self.spec.keys {
+            self.emit(DeviceEvent::Disconnected {
+                key: key.clone(),
+                reason: reason.to_owned(),
+            });
+        }
+    }
+
+    fn lost(&mut self, path: &Path, reason: &str) -> LinkEnd {
+        self.session.link_down(reason);
+        for output in self.session.drain_outputs() {
+            if let Output::Disconnected { reason } = output {
+                self.report_disconnected(path, &reason);
+            }
+        }
+        if self.session.stats().handshakes == 0 {
+            tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), reason, "port closed before any handshake");
+        }
+        LinkEnd::Lost
+    }
+
+    async fn refused(
+        &mut self,
+        path: &Path,
+        hello: &chessclock_protocol::Hello,
+        refusal: &Refusal,
+        port: &mut SerialStream,
+    ) -> LinkEnd {
+        // A NAK may be queued for the device: send it before closing.
+        let mut wire = [0u8; MAX_WIRE_FRAME];
+        while let Some(output) = self.session.pop_output() {
+            if let Output::Send(frame) = output {
+                if let Ok(n) = encode(&frame, &mut wire) {
+                    let _ = port.write_all(&wire[..n]).await;
+                }
+            }
+        }
+        self.session.link_down("refused");
+        if refusal.is_wrong_serial() {
+            tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), serial = hello.serial.as_str(), %refusal, "not the wanted device");
+            return LinkEnd::WrongSerial;
+        }
+        let reason = format!(
+            "{refusal} (serial `{}`, {} {}); left alone until it is plugged in again",
+            hello.serial.as_str(),
+            hello.vendor.as_str(),
+            hello.model.as_str()
+        );
+        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), serial = hello.serial.as_str(), reason = %reason, "device refused");
+        for key in &self.spec.keys {
+            self.emit(DeviceEvent::Refused {
+                key: key.clone(),
+                path: path.display().to_string(),
+                reason: reason.clone(),
+            });
+        }
+        LinkEnd::Refused
+    }
+}
+
+async fn sleep_maybe(micros: Option<u64>) {
+    match micros {
+        Some(us) => tokio::time::sleep(Duration::from_micros(us)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Opens a serial port exclusively, raw at 115200 8N1, with whatever
+/// arrived before the open thrown away (a PTY echoes what the device side
+/// wrote before the port was opened).
+fn open_port(path: &Path) -> Result<SerialStream, tokio_serial::Error> {
+    let mut port = tokio_serial::new(path.to_string_lossy(), 115_200).open_native_async()?;
+    port.set_exclusive(true)?;
+    port.clear(ClearBuffer::Input)?;
+    Ok(port)
+}
+
+/// Whether two paths name the same device node (the same path, or both
+/// resolving to the same file).
+fn same_node(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Ports worth probing for a `serial:` device: in `/dev` the names starting
+/// with one of `prefixes` (`ttyACM`, `ttyUSB`), in every other directory
+/// every entry that is not a directory; each device once (by canonical
+/// path), in name order.
+pub(super) fn candidate_ports(dirs: &[PathBuf], prefixes: &[String]) -> Vec<PathBuf> {
+    let mut seen = HashSet::new();
+    let mut ports = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                dir != Path::new("/dev")
+                    || prefixes
+                        .iter()
+                        .any(|p| e.file_name().to_string_lossy().starts_with(p.as_str()))
+            })
+            .map(|e| e.path())
+            .filter(|p| !p.is_dir())
+            .collect();
+        names.sort();
+        for path in names {
+            let Ok(canonical) = std::fs::canonicalize(&path) else {
+                continue; // a dangling symlink
+            };
+            if seen.insert(canonical) {
+                ports.push(path);
+            }
+        }
+    }
+    ports
+}

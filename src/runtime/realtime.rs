@@ -1,0 +1,96 @@
+//! The timing thread's few system calls: real-time priority, locked memory
+//! and absolute sleeps on CLOCK_MONOTONIC.
+//!
+//! Refusals are logged once, clearly, and the daemon goes on at normal
+//! priority (kernels with `CONFIG_RT_GROUP_SCHED=y` refuse SCHED_FIFO even
+//! to root; unprivileged users lack `LimitRTPRIO` / `LimitMEMLOCK`).
+
+use nix::sys::mman::{mlockall, MlockAllFlags};
+use nix::sys::time::TimeSpec;
+use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
+
+use crate::engine::Micros;
+
+/// What the timing thread got from the system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RealtimeStatus {
+    pub fifo: bool,
+    pub locked: bool,
+}
+
+/// Asks for SCHED_FIFO at `priority` (0: do not ask) for the calling thread
+/// and, when `lock`, for mlockall. Logs what was refused and why.
+pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
+    let mut status = RealtimeStatus {
+        fifo: false,
+        locked: false,
+    };
+    if priority > 0 {
+        let param = libc::sched_param {
+            sched_priority: i32::from(priority.min(99)),
+        };
+        // SAFETY: pthread_self() is always a valid handle for the calling
+        // thread, and `param` is a fully initialised sched_param that lives
+        // for the whole call.
+        let result =
+            unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+        if result == 0 {
+            status.fifo = true;
+            tracing::info!(priority, "timing thread runs with SCHED_FIFO");
+        } else {
+            let error = std::io::Error::from_raw_os_error(result);
+            tracing::warn!(
+                priority,
+                %error,
+                "the system refused SCHED_FIFO for the timing thread; running at normal priority \
+                 (give the service LimitRTPRIO=, or check CONFIG_RT_GROUP_SCHED)"
+            );
+        }
+    }
+    if lock {
+        match mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {
+            Ok(()) => {
+                status.locked = true;
+                tracing::info!("memory locked (mlockall)");
+            }
+            Err(error) => tracing::warn!(
+                %error,
+                "the system refused mlockall; memory may be paged out (give the service LimitMEMLOCK=infinity)"
+            ),
+        }
+    }
+    status
+}
+
+/// Sleeps until monotonic instant `deadline` (µs), absolute, so a late
+/// wake-up never accumulates. Returns at once if the deadline has passed.
+pub fn sleep_until(deadline: Micros) {
+    let deadline = deadline.max(0);
+    let request = TimeSpec::new(deadline / 1_000_000, (deadline % 1_000_000) * 1_000);
+    loop {
+        match clock_nanosleep(
+            ClockId::CLOCK_MONOTONIC,
+            ClockNanosleepFlags::TIMER_ABSTIME,
+            &request,
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) | Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::monotonic_now_us;
+
+    #[test]
+    fn sleeps_until_an_absolute_instant() {
+        let start = monotonic_now_us();
+        let deadline = start + 2_000;
+        sleep_until(deadline);
+        assert!(monotonic_now_us() >= deadline);
+        // A past deadline returns at once.
+        sleep_until(start);
+    }
+}

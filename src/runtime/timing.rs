@@ -1,0 +1,1497 @@
+//! The timing thread: the one owner of every board's [`Engine`].
+//!
+//! It waits for inputs (control requests, device events) on a std channel
+//! with a timeout that ends just before the next deadline, then sleeps with
+//! an absolute `clock_nanosleep` until exactly that deadline: an engine
+//! deadline (a flag, a stage, a byo-yomi period), a display change, a
+//! scheduled start. It never blocks on I/O: the store thread commits and
+//! reports, the async side talks to the devices.
+//!
+//! Presses from devices are accounted at the device's own timestamp (mapped
+//! to CLOCK_MONOTONIC by the device session), not at their arrival. Because a
+//! press frame may arrive late, the engine is asked to process the passing
+//! of time ([`Engine::advance`]) only [`LATE_GRACE`] after a deadline: the
+//! displays still show the flag at its exact instant (rendered from
+//! [`Engine::state`], which changes nothing), and a press that happened
+//! before the flag but arrived up to [`LATE_GRACE`] late still counts.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use chessclock_protocol::{Button, Capabilities, DisplayState, Hello, Leds};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc as tokio_mpsc, oneshot};
+
+use super::store::{
+    DeviceOrigin, EventRow, Job, PendingReply, Record, StoreMsg, StoredEvent, StoredGame,
+};
+use crate::clock::{monotonic_now_us, wall_now_us};
+use crate::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use crate::control::{
+    BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, Reply, Request,
+};
+use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use crate::display::{DisplayRules, Marks};
+use crate::engine::report::StateReport;
+use crate::engine::{
+    Adjustment, ClockState, Engine, EngineError, Ignored, Input, MatchControl, Micros, Notice,
+    Settings, Side, MS, SECOND,
+};
+
+/// How long after a deadline the engine is advanced (see the module docs).
+pub const LATE_GRACE: Micros = 100 * MS;
+/// Wake up from the channel wait this long before a deadline, then sleep
+/// absolutely until it.
+const SPIN_MARGIN: Micros = 3 * MS;
+/// Longest wait without a wake-up (the watchdog heartbeat).
+const MAX_WAIT: Micros = 500 * MS;
+/// Remembered device events per board (duplicates after a crash are acked,
+/// not applied).
+const SEEN_EVENTS: usize = 512;
+
+/// Messages for the timing thread.
+#[derive(Debug)]
+pub enum TimingMsg {
+    Request(Request),
+    Device(DeviceEvent),
+    /// SIGHUP: a new config for boards without a game in progress.
+    Reload(Box<Config>),
+    Shutdown,
+}
+
+/// Turns a control text into a match control and engine settings.
+pub type ControlResolver = fn(&Config, &str) -> Result<(MatchControl, Settings), String>;
+
+/// One row of a board's history (what `History` shows).
+#[derive(Clone, Debug)]
+struct LogEntry {
+    row: EventRow,
+    outcome: Vec<String>,
+    white_used: Micros,
+    black_used: Micros,
+    white_remaining: Option<Micros>,
+    black_remaining: Option<Micros>,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    key: DeviceKey,
+    name: String,
+    connected: bool,
+    serial: Option<String>,
+    boot_id: u32,
+    caps: Capabilities,
+    errors: u64,
+}
+
+impl Slot {
+    fn new(board: &str, role: DeviceRole, device: &DeviceRef) -> Slot {
+        Slot {
+            key: DeviceKey {
+                board: board.to_owned(),
+                role,
+            },
+            name: String::from(device.clone()),
+            connected: false,
+            serial: None,
+            boot_id: 0,
+            caps: Capabilities::default(),
+            errors: 0,
+        }
+    }
+
+    fn link(&self) -> DeviceLink {
+        DeviceLink {
+            role: match self.key.role {
+                DeviceRole::Buttons => "buttons".into(),
+                DeviceRole::Display(_) => "display".into(),
+            },
+            name: self.name.clone(),
+            connected: self.connected,
+            serial: self.serial.clone(),
+        }
+    }
+}
+
+struct DisplaySlot {
+    slot: Slot,
+    rules: DisplayRules,
+    sent: Option<DisplayState>,
+}
+
+struct Board {
+    config: BoardConfig,
+    control_text: String,
+    engine: Engine,
+    /// Monotonic µs of the game's instant 0.
+    epoch: Micros,
+    /// The last instant given to the engine (input or advance).
+    floor: Micros,
+    started_at: Option<Micros>,
+    scheduled_start: Option<(Micros, Caller)>,
+    marks: Marks,
+    log: Vec<LogEntry>,
+    buttons: Option<Slot>,
+    displays: Vec<DisplaySlot>,
+    leds_sent: Option<Leds>,
+    seen: VecDeque<(String, u32, u16)>,
+    last_beep_second: Option<Micros>,
+    game_created_wall: i64,
+    game_caller: Option<u32>,
+}
+
+/// Outputs of one step, carried out after it.
+#[derive(Default)]
+struct Outbox {
+    jobs: Vec<Job>,
+    device: Vec<(DeviceKey, DeviceCommand)>,
+}
+
+/// The timing thread's state.
+pub struct Timing {
+    config: Config,
+    resolve: ControlResolver,
+    boards: Vec<Board>,
+    store: mpsc::Sender<StoreMsg>,
+    device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
+    heartbeat: Arc<AtomicU64>,
+}
+
+fn engine_error(error: EngineError) -> ControlError {
+    match error {
+        EngineError::InvalidAdjustment(message) => ControlError::InvalidArgument(message),
+        other => ControlError::InvalidState(other.to_string()),
+    }
+}
+
+fn ignored_message(input: &Input, reason: Ignored) -> String {
+    match reason {
+        Ignored::NotStarted => {
+            "the game has not started yet: start it first (chessclockctl start)".into()
+        }
+        Ignored::AlreadyStarted => "the game has already started".into(),
+        Ignored::Paused => "the clock is paused: resume it first (chessclockctl resume)".into(),
+        Ignored::NotPaused => "the clock is not paused".into(),
+        Ignored::NotRunningSide => match input {
+            Input::Press(side) => {
+                format!("{side}'s clock is not running: only the side to move can press")
+            }
+            _ => "that side's clock is not running".into(),
+        },
+        Ignored::Frozen => {
+            "the clock stopped after a flag fell: adjust the time or start a new game".into()
+        }
+    }
+}
+
+fn stored_input(event: &StoredEvent) -> Option<Input> {
+    match *event {
+        StoredEvent::Start => Some(Input::Start),
+        StoredEvent::Press { side } => Some(Input::Press(side)),
+        StoredEvent::Pause => Some(Input::Pause),
+        StoredEvent::Resume => Some(Input::Resume),
+        StoredEvent::Adjust {
+            side,
+            remaining_us,
+            moves,
+            stage,
+        } => Some(Input::Adjust(Adjustment {
+            side,
+            remaining: remaining_us,
+            moves,
+            stage,
+        })),
+        StoredEvent::StartAt { .. } | StoredEvent::Restart { .. } => None,
+    }
+}
+
+fn describe(notice: &Notice) -> String {
+    match notice {
+        Notice::Started => "started".into(),
+        Notice::Pressed {
+            side,
+            move_number,
+            used,
+        } => format!("{side} completed move {move_number} in {} ms", used / MS),
+        Notice::Ignored { reason, .. } => format!("ignored: {reason:?}"),
+        Notice::FlagFell {
+            side,
+            at,
+            stage,
+            last_stage,
+        } => format!(
+            "{side}'s flag fell at {} ms in stage {stage}{}",
+            at / MS,
+            if *last_stage {
+                ""
+            } else {
+                " (not the last stage)"
+            }
+        ),
+        Notice::StageChanged { side, stage, .. } => format!("{side} entered stage {stage}"),
+        Notice::Paused => "paused".into(),
+        Notice::Resumed => "resumed".into(),
+        Notice::Adjusted(adjustment) => format!("adjusted {adjustment:?}"),
+        Notice::Frozen { at } => format!("frozen at {} ms", at / MS),
+    }
+}
+
+fn ms_ceil(us: Micros) -> i64 {
+    (us + MS - 1).div_euclid(MS)
+}
+
+impl Board {
+    fn new(
+        config: &Config,
+        board: &BoardConfig,
+        engine: Engine,
+        control: String,
+        epoch: Micros,
+    ) -> Board {
+        let buttons = board
+            .buttons
+            .as_ref()
+            .map(|device| Slot::new(&board.id, DeviceRole::Buttons, device));
+        let displays = board
+            .displays
+            .iter()
+            .enumerate()
+            .map(|(index, device)| DisplaySlot {
+                slot: Slot::new(&board.id, DeviceRole::Display(index), device),
+                rules: DisplayRules::new(
+                    &config.display,
+                    &default_display_caps(),
+                    board.white_button,
+                ),
+                sent: None,
+            })
+            .collect();
+        Board {
+            config: board.clone(),
+            control_text: control,
+            engine,
+            epoch,
+            floor: 0,
+            started_at: None,
+            scheduled_start: None,
+            marks: Marks {
+                buttons_lost: board.buttons.is_some(),
+                ..Marks::default()
+            },
+            log: Vec::new(),
+            buttons,
+            displays,
+            leds_sent: None,
+            seen: VecDeque::new(),
+            last_beep_second: None,
+            game_created_wall: wall_now_us(),
+            game_caller: None,
+        }
+    }
+
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    fn t(&self, mono: Micros) -> Micros {
+        (mono - self.epoch).max(self.floor)
+    }
+
+    fn state(&self, mono: Micros) -> ClockState {
+        self.engine.state(self.t(mono))
+    }
+
+    fn side_of_button(&self, button: Button) -> Option<Side> {
+        let left = match self.config.white_button {
+            ButtonSide::Left => Side::White,
+            ButtonSide::Right => Side::Black,
+        };
+        match button {
+            Button::Left => Some(left),
+            Button::Right => Some(left.other()),
+            _ => None,
+        }
+    }
+
+    fn in_progress(&self, mono: Micros) -> bool {
+        let state = self.state(mono);
+        state.started && !state.frozen && state.flags.is_empty()
+    }
+
+    fn links(&self) -> Vec<DeviceLink> {
+        self.buttons
+            .iter()
+            .map(Slot::link)
+            .chain(self.displays.iter().map(|d| d.slot.link()))
+            .collect()
+    }
+
+    fn snapshot(&self, mono: Micros) -> BoardSnapshot {
+        let state = self.state(mono);
+        BoardSnapshot {
+            board: self.id().to_owned(),
+            control: self.control_text.clone(),
+            snapshot_ms: mono / MS,
+            started: state.started,
+            running: state.running,
+            paused: state.paused,
+            white_remaining_ms: state.white.remaining.map_or(0, ms_ceil),
+            black_remaining_ms: state.black.remaining.map_or(0, ms_ceil),
+            white_moves: state.white.moves,
+            black_moves: state.black.moves,
+            white_stage: state.white.stage,
+            black_stage: state.black.stage,
+            flags: state.flags.clone(),
+            devices: self.links(),
+            arbiter_called: self.marks.arbiter_called,
+        }
+    }
+
+    /// The state in the replay output schema (`t` and `flag_ms` in the
+    /// daemon's monotonic milliseconds), plus the daemon's additions.
+    fn state_json(&self, mono: Micros, default_time_ms: u64) -> String {
+        let t = self.t(mono);
+        let state = self.engine.state(t);
+        let since_start = self.started_at.map(|start| t - start);
+        let default_time = i64::try_from(default_time_ms).unwrap_or(i64::MAX / MS) * MS;
+        let overrun: Vec<Side> = match since_start {
+            Some(since) if default_time > 0 && since > default_time => Side::BOTH
+                .into_iter()
+                .filter(|&side| {
+                    state.side(side).moves == 0 && (side == Side::White || state.white.moves > 0)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let devices: Vec<Value> = self
+            .buttons
+            .iter()
+            .chain(self.displays.iter().map(|d| &d.slot))
+            .map(|slot| {
+                let link = slot.link();
+                json!({
+                    "role": link.role, "name": link.name, "connected": link.connected,
+                    "serial": link.serial, "errors": slot.errors,
+                })
+            })
+            .collect();
+        // The replay schema on the daemon's monotonic time base.
+        let mut shifted = state.clone();
+        shifted.t += self.epoch;
+        for side in [&mut shifted.white, &mut shifted.black] {
+            side.flag_at = side.flag_at.map(|at| at + self.epoch);
+        }
+        let mut report = serde_json::to_value(StateReport::new(&shifted)).unwrap_or(Value::Null);
+        for side in Side::BOTH {
+            let own = state.side(side);
+            if let Some(Value::Object(map)) = report.get_mut(side.as_str()) {
+                map.insert("delay_left_ms".into(), json!(own.delay_left.map(ms_ceil)));
+                map.insert("periods_left".into(), json!(own.periods_left));
+                map.insert("in_overtime".into(), json!(own.in_overtime));
+            }
+        }
+        let extra = json!({
+            "board": self.id(),
+            "control": self.control_text,
+            "started": state.started,
+            "frozen": state.frozen,
+            "to_move": state.to_move,
+            "game_ms": t.div_euclid(MS),
+            "game_epoch_us": self.epoch,
+            "time_since_start_ms": since_start.map(|s| s.div_euclid(MS)),
+            "default_time_ms": default_time_ms,
+            "default_time_overrun": overrun,
+            "down_time_ms": self.marks.down_time.map(ms_ceil),
+            "arbiter_called": self.marks.arbiter_called,
+            "scheduled_start_ms": self.scheduled_start.map(|(at, _)| at.div_euclid(MS)),
+            "devices": devices,
+        });
+        if let (Value::Object(map), Value::Object(extra)) = (&mut report, extra) {
+            map.extend(extra);
+        }
+        report.to_string()
+    }
+
+    fn history_json(&self) -> String {
+        let events: Vec<Value> =
+            self.log
+                .iter()
+                .map(|entry| {
+                    let mut event = serde_json::to_value(&entry.row.event).unwrap_or(Value::Null);
+                    if let Value::Object(map) = &mut event {
+                        map.insert("t_ms".into(), json!(entry.row.offset_us.div_euclid(MS)));
+                        map.insert("t_us".into(), json!(entry.row.offset_us));
+                        map.insert("wall_us".into(), json!(entry.row.wall_us));
+                        map.insert("caller_uid".into(), json!(entry.row.caller_uid));
+                        map.insert(
+                        "device".into(),
+                        entry.row.origin.as_ref().map_or(Value::Null, |o| {
+                            json!({"serial": o.serial, "event": o.event, "late_us": o.late_us})
+                        }),
+                    );
+                        map.insert("outcome".into(), json!(entry.outcome));
+                        map.insert(
+                            "white_used_ms".into(),
+                            json!(entry.white_used.div_euclid(MS)),
+                        );
+                        map.insert(
+                            "black_used_ms".into(),
+                            json!(entry.black_used.div_euclid(MS)),
+                        );
+                        map.insert(
+                            "white_remaining_ms".into(),
+                            json!(entry.white_remaining.map(ms_ceil)),
+                        );
+                        map.insert(
+                            "black_remaining_ms".into(),
+                            json!(entry.black_remaining.map(ms_ceil)),
+                        );
+                    }
+                    event
+                })
+                .collect();
+        json!({
+            "board": self.id(),
+            "control": self.control_text,
+            "settings": self.engine.settings(),
+            "created_wall_us": self.game_created_wall,
+            "caller_uid": self.game_caller,
+            "events": events,
+        })
+        .to_string()
+    }
+
+    fn log_entry(&mut self, row: EventRow, notices: &[Notice]) {
+        let state = self.engine.state(row.offset_us.max(self.floor));
+        self.log.push(LogEntry {
+            row,
+            outcome: notices.iter().map(describe).collect(),
+            white_used: state.white.used,
+            black_used: state.black.used,
+            white_remaining: state.white.remaining,
+            black_remaining: state.black.remaining,
+        });
+    }
+
+    fn remember(&mut self, origin: &DeviceOrigin) {
+        self.seen
+            .push_back((origin.serial.clone(), origin.boot_id, origin.event));
+        while self.seen.len() > SEEN_EVENTS {
+            self.seen.pop_front();
+        }
+    }
+}
+
+/// Capabilities assumed for a display before its HELLO arrives.
+fn default_display_caps() -> Capabilities {
+    Capabilities {
+        displays: 2,
+        digits: 5,
+        tenths: true,
+        text_chars: 16,
+        ..Capabilities::default()
+    }
+}
+
+impl Timing {
+    /// Builds every board: each stored game is replayed into a fresh engine
+    /// (and comes back paused, see the store docs); boards without one get a
+    /// new game with their configured control.
+    pub fn new(
+        config: Config,
+        resolve: ControlResolver,
+        stored: Vec<StoredGame>,
+        store: mpsc::Sender<StoreMsg>,
+        device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
+        heartbeat: Arc<AtomicU64>,
+    ) -> Timing {
+        let mut timing = Timing {
+            config,
+            resolve,
+            boards: Vec::new(),
+            store,
+            device_out,
+            heartbeat,
+        };
+        let mut outbox = Outbox::default();
+        let now = monotonic_now_us();
+        let boards = timing.config.boards.clone();
+        for board_config in &boards {
+            let restored = stored
+                .iter()
+                .find(|game| game.board == board_config.id)
+                .and_then(|game| timing.restore(board_config, game, now, &mut outbox));
+            let board = match restored {
+                Some(board) => board,
+                None => {
+                    let (board, job) = timing.fresh_board(board_config, now, Caller { uid: None });
+                    outbox.jobs.push(job);
+                    board
+                }
+            };
+            timing.boards.push(board);
+        }
+        for index in 0..timing.boards.len() {
+            timing.refresh(index, now, &mut outbox);
+        }
+        timing.flush(outbox);
+        timing
+    }
+
+    fn make_engine(&self, control: &str) -> Result<Engine, String> {
+        let (control, settings) = (self.resolve)(&self.config, control)?;
+        Ok(Engine::new(control, settings))
+    }
+
+    /// A board with a new game of its configured control (fallback: the
+    /// built-in `fide-rapid`... or 15+10 if even that fails).
+    fn fresh_board(&self, config: &BoardConfig, now: Micros, caller: Caller) -> (Board, Job) {
+        let (engine, control) = match self.make_engine(&config.control) {
+            Ok(engine) => (engine, config.control.clone()),
+            Err(error) => {
+                tracing::error!(board = %config.id, control = %config.control, %error,
+                    "the board's configured control is invalid; using 900+10");
+                let fallback = "900+10".to_owned();
+                match self.make_engine(&fallback) {
+                    Ok(engine) => (engine, fallback),
+                    Err(_) => (
+                        Engine::new(
+                            MatchControl::same(crate::timecontrol::TimeControl::Upcount),
+                            Settings::default(),
+                        ),
+                        "-".to_owned(),
+                    ),
+                }
+            }
+        };
+        let settings = engine.settings();
+        let mut board = Board::new(&self.config, config, engine, control.clone(), now);
+        board.game_caller = caller.uid;
+        let job = Job {
+            board: config.id.clone(),
+            record: Some(Record::NewGame {
+                control,
+                settings,
+                epoch: now,
+                caller_uid: caller.uid,
+                wall_us: board.game_created_wall,
+            }),
+            ..Job::default()
+        };
+        (board, job)
+    }
+
+    fn restore(
+        &self,
+        config: &BoardConfig,
+        game: &StoredGame,
+        now: Micros,
+        outbox: &mut Outbox,
+    ) -> Option<Board> {
+        let (control, _) = match (self.resolve)(&self.config, &game.control) {
+            Ok(resolved) => resolved,
+            Err(error) => {
+                tracing::error!(board = %config.id, control = %game.control, %error,
+                    "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database");
+                return None;
+            }
+        };
+        let mut board = Board::new(
+            &self.config,
+            config,
+            Engine::new(control, game.settings),
+            game.control.clone(),
+            0,
+        );
+        board.game_created_wall = game.created_wall_us;
+        board.game_caller = game.caller_uid;
+        let mut last_start_at = None;
+        for row in &game.events {
+            let mut notices = Vec::new();
+            if let Some(input) = stored_input(&row.event) {
+                let at = row.offset_us.max(board.floor);
+                match board.engine.apply(at, input) {
+                    Ok(applied) => {
+                        board.floor = at;
+                        notices = applied;
+                    }
+                    Err(error) => {
+                        tracing::error!(board = %config.id, %error, offset_us = row.offset_us,
+                        "a stored event was refused while rebuilding the game")
+                    }
+                }
+            }
+            match &row.event {
+                StoredEvent::StartAt { unix_time_us } => last_start_at = Some(*unix_time_us),
+                StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
+                _ => {}
+            }
+            if let Some(origin) = &row.origin {
+                board.remember(origin);
+            }
+            apply_marks(&mut board, &notices);
+            board.log_entry(row.clone(), &notices);
+        }
+        let alive = game.alive_offset_us.max(board.floor);
+        board.epoch = now - alive;
+        let down_us = (wall_now_us() - game.alive_wall_us).max(0);
+        outbox.jobs.push(Job {
+            board: config.id.clone(),
+            record: Some(Record::Epoch {
+                game: game.id,
+                epoch: board.epoch,
+            }),
+            ..Job::default()
+        });
+        let state = board.engine.state(alive);
+        tracing::info!(board = %config.id, events = game.events.len(), down_ms = down_us / MS,
+            running = ?state.running, "game rebuilt from the state database");
+        if state.started {
+            let wall = wall_now_us();
+            let restart = EventRow {
+                offset_us: alive,
+                wall_us: wall,
+                event: StoredEvent::Restart { down_us },
+                caller_uid: None,
+                origin: None,
+            };
+            board.log_entry(restart.clone(), &[]);
+            outbox.jobs.push(Job {
+                board: config.id.clone(),
+                record: Some(Record::Event(restart)),
+                ..Job::default()
+            });
+            board.marks.down_time = Some(down_us);
+            if state.running.is_some() && !self.config.daemon.resume_after_restart {
+                let mut events = Vec::new();
+                Self::apply_input(
+                    &self.config,
+                    &mut board,
+                    alive,
+                    Input::Pause,
+                    StoredEvent::Pause,
+                    Caller { uid: None },
+                    None,
+                    &mut events,
+                    outbox,
+                    None,
+                    None,
+                );
+                tracing::warn!(board = %config.id, down_ms = down_us / MS,
+                    "the daemon restarted during a game: the clock is PAUSED; the arbiter decides (Art. 6.10a)");
+            }
+        } else if let Some(unix_time_us) = last_start_at {
+            let at = now + (unix_time_us - wall_now_us());
+            if at >= now {
+                board.scheduled_start = Some((at, Caller { uid: None }));
+                tracing::info!(board = %config.id, unix_time_us, "scheduled start restored");
+            }
+        }
+        Some(board)
+    }
+
+    /// The thread's body. Returns on [`TimingMsg::Shutdown`] or when the
+    /// sending side is gone.
+    pub fn run(mut self, inputs: mpsc::Receiver<TimingMsg>) {
+        loop {
+            self.heartbeat.fetch_add(1, Ordering::Relaxed);
+            let now = monotonic_now_us();
+            self.process_due(now);
+            let deadline = self.next_wake();
+            let until = deadline.map_or(now + MAX_WAIT, |d| d.min(now + MAX_WAIT));
+            if deadline.is_some_and(|d| d - now <= SPIN_MARGIN) {
+                super::realtime::sleep_until(until);
+                continue;
+            }
+            let wait = (until - SPIN_MARGIN - now).max(0);
+            match inputs.recv_timeout(Duration::from_micros(wait.unsigned_abs())) {
+                Ok(TimingMsg::Shutdown) => break,
+                Ok(message) => {
+                    let now = monotonic_now_us();
+                    self.process_due(now);
+                    self.handle(message, now);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let _ = self.store.send(StoreMsg::Shutdown);
+        tracing::debug!("timing thread done");
+    }
+
+    /// The earliest monotonic instant something is due.
+    fn next_wake(&self) -> Option<Micros> {
+        let now = monotonic_now_us();
+        self.boards
+            .iter()
+            .flat_map(|board| {
+                let state = board.state(now);
+                let engine = board
+                    .engine
+                    .next_deadline()
+                    .map(|d| d + board.epoch + LATE_GRACE);
+                let displays = board
+                    .displays
+                    .iter()
+                    .filter_map(move |d| d.rules.next_change(&state))
+                    .map(move |t| t + board.epoch)
+                    .min();
+                let start = board.scheduled_start.map(|(at, _)| at);
+                [engine, displays, start]
+            })
+            .flatten()
+            .min()
+    }
+
+    fn process_due(&mut self, now: Micros) {
+        let mut outbox = Outbox::default();
+        for index in 0..self.boards.len() {
+            let board = &mut self.boards[index];
+            if let Some((at, caller)) = board.scheduled_start {
+                if at <= now {
+                    board.scheduled_start = None;
+                    let t = (at - board.epoch).max(board.floor);
+                    let mut events = Vec::new();
+                    Self::apply_input(
+                        &self.config,
+                        board,
+                        t,
+                        Input::Start,
+                        StoredEvent::Start,
+                        caller,
+                        None,
+                        &mut events,
+                        &mut outbox,
+                        None,
+                        None,
+                    );
+                }
+            }
+            let board = &mut self.boards[index];
+            let t = board.t(now);
+            if let Some(deadline) = board.engine.next_deadline() {
+                if deadline + LATE_GRACE <= t {
+                    let to = (t - LATE_GRACE).max(board.floor);
+                    let notices = board.engine.advance(to);
+                    board.floor = to;
+                    if !notices.is_empty() {
+                        let mut events = Vec::new();
+                        report_notices(&self.config, board, &notices, &mut events, &mut outbox);
+                        events.push(BoardEvent::StateChanged(board.snapshot(now)));
+                        outbox.jobs.push(Job {
+                            board: board.id().to_owned(),
+                            events,
+                            ..Job::default()
+                        });
+                    }
+                }
+            }
+            self.refresh(index, now, &mut outbox);
+        }
+        self.flush(outbox);
+    }
+
+    /// Sends what the displays and LEDs should show now, if it changed.
+    fn refresh(&mut self, index: usize, now: Micros, outbox: &mut Outbox) {
+        let beep_last = self.config.display.beep_last_seconds;
+        let board = &mut self.boards[index];
+        let state = board.state(now);
+        for display in &mut board.displays {
+            let shown = display.rules.render(&state, &board.marks);
+            if display.sent != Some(shown) {
+                display.sent = Some(shown);
+                outbox
+                    .device
+                    .push((display.slot.key.clone(), DeviceCommand::Display(shown)));
+            }
+        }
+        if let Some(buttons) = &board.buttons {
+            let left_side = match board.config.white_button {
+                ButtonSide::Left => Side::White,
+                ButtonSide::Right => Side::Black,
+            };
+            let leds = Leds {
+                left: state.running == Some(left_side),
+                right: state.running == Some(left_side.other()),
+                arbiter: board.marks.arbiter_called,
+            };
+            if board.leds_sent != Some(leds) {
+                board.leds_sent = Some(leds);
+                outbox
+                    .device
+                    .push((buttons.key.clone(), DeviceCommand::Leds(leds)));
+            }
+        }
+        if beep_last > 0 {
+            let second = state
+                .running
+                .and_then(|side| state.side(side).remaining)
+                .map(|r| (r.max(0) + SECOND - 1) / SECOND);
+            if second != board.last_beep_second {
+                board.last_beep_second = second;
+                if let Some(second) = second {
+                    if second > 0 && second <= i64::from(beep_last) {
+                        beep(board, outbox, 80, 1);
+                    }
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, outbox: Outbox) {
+        for command in outbox.device {
+            let _ = self.device_out.send(command);
+        }
+        for job in outbox.jobs {
+            if self.store.send(StoreMsg::Job(Box::new(job))).is_err() {
+                tracing::error!("the store thread is gone: events are not being saved");
+            }
+        }
+    }
+
+    fn handle(&mut self, message: TimingMsg, now: Micros) {
+        match message {
+            TimingMsg::Request(request) => self.handle_request(request, now),
+            TimingMsg::Device(event) => self.handle_device(event, now),
+            TimingMsg::Reload(config) => self.reload(*config, now),
+            TimingMsg::Shutdown => {}
+        }
+    }
+
+    fn board_index(&self, id: &str) -> Option<usize> {
+        self.boards.iter().position(|b| b.id() == id)
+    }
+
+    /// Applies one engine input at engine instant `t` and queues its commit
+    /// and its reports (reply, ack, events) behind it.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_input(
+        config: &Config,
+        board: &mut Board,
+        t: Micros,
+        input: Input,
+        stored: StoredEvent,
+        caller: Caller,
+        origin: Option<DeviceOrigin>,
+        events: &mut Vec<BoardEvent>,
+        outbox: &mut Outbox,
+        reply: Option<oneshot::Sender<Result<Reply, ControlError>>>,
+        ack: Option<(DeviceKey, u16)>,
+    ) {
+        let t = t.max(board.floor);
+        let notices = match board.engine.apply(t, input) {
+            Ok(notices) => notices,
+            Err(error) => {
+                tracing::warn!(board = %board.id(), %error, ?input, "the engine refused an input");
+                outbox.jobs.push(Job {
+                    board: board.id().to_owned(),
+                    reply: reply.map(|r| (r, Err(engine_error(error)))),
+                    ack,
+                    ..Job::default()
+                });
+                return;
+            }
+        };
+        board.floor = t;
+        if let Some(origin) = &origin {
+            board.remember(origin);
+        }
+        let answer = match notices.iter().find_map(|n| match n {
+            Notice::Ignored { input, reason } => Some(ignored_message(input, *reason)),
+            _ => None,
+        }) {
+            Some(message) => Err(ControlError::InvalidState(message)),
+            None => Ok(Reply::Done),
+        };
+        let row = EventRow {
+            offset_us: t,
+            wall_us: wall_now_us(),
+            event: stored,
+            caller_uid: caller.uid,
+            origin,
+        };
+        board.log_entry(row.clone(), &notices);
+        let mono = t + board.epoch;
+        report_notices(config, board, &notices, events, outbox);
+        events.push(BoardEvent::StateChanged(board.snapshot(mono)));
+        outbox.jobs.push(Job {
+            board: board.id().to_owned(),
+            record: Some(Record::Event(row)),
+            reply: reply.map(|r| (r, answer)),
+            ack,
+            events: std::mem::take(events),
+        });
+    }
+
+    fn reply_now(
+        &self,
+        board: &str,
+        reply: oneshot::Sender<Result<Reply, ControlError>>,
+        answer: Result<Reply, ControlError>,
+        outbox: &mut Outbox,
+    ) {
+        let pending: PendingReply = (reply, answer);
+        outbox.jobs.push(Job {
+            board: board.to_owned(),
+            reply: Some(pending),
+            ..Job::default()
+        });
+    }
+
+    fn handle_request(&mut self, request: Request, now: Micros) {
+        let mut outbox = Outbox::default();
+        let Request {
+            board: id,
+            command,
+            caller,
+            reply,
+        } = request;
+        let Some(index) = self.board_index(&id) else {
+            let known: Vec<&str> = self.boards.iter().map(|b| b.id()).collect();
+            self.reply_now(
+                &id,
+                reply,
+                Err(ControlError::UnknownBoard(format!(
+                    "no board `{id}`; this daemon runs: {}",
+                    known.join(", ")
+                ))),
+                &mut outbox,
+            );
+            self.flush(outbox);
+            return;
+        };
+        let mut events = Vec::new();
+        let input = match &command {
+            Command::Start => Some((Input::Start, StoredEvent::Start)),
+            Command::Pause => Some((Input::Pause, StoredEvent::Pause)),
+            Command::Resume => Some((Input::Resume, StoredEvent::Resume)),
+            Command::Press { side } => {
+                Some((Input::Press(*side), StoredEvent::Press { side: *side }))
+            }
+            Command::Adjust {
+                side,
+                remaining_ms,
+                moves,
+                stage,
+            } => {
+                if remaining_ms.is_some_and(|ms| ms < 0) {
+                    self.reply_now(
+                        &id,
+                        reply,
+                        Err(ControlError::InvalidArgument(
+                            "remaining time must not be negative".into(),
+                        )),
+                        &mut outbox,
+                    );
+                    self.flush(outbox);
+                    return;
+                }
+                let remaining = remaining_ms.map(|ms| ms.saturating_mul(MS));
+                Some((
+                    Input::Adjust(Adjustment {
+                        side: *side,
+                        remaining,
+                        moves: *moves,
+                        stage: *stage,
+                    }),
+                    StoredEvent::Adjust {
+                        side: *side,
+                        remaining_us: remaining,
+                        moves: *moves,
+                        stage: *stage,
+                    },
+                ))
+            }
+            _ => None,
+        };
+        if let Some((input, stored)) = input {
+            let board = &mut self.boards[index];
+            let t = board.t(now);
+            Self::apply_input(
+                &self.config,
+                board,
+                t,
+                input,
+                stored,
+                caller,
+                None,
+                &mut events,
+                &mut outbox,
+                Some(reply),
+                None,
+            );
+            self.refresh(index, now, &mut outbox);
+            self.flush(outbox);
+            return;
+        }
+        let answer = match command {
+            Command::NewGame { control } => {
+                self.new_game(index, &control, caller, now, &mut outbox)
+            }
+            Command::StartAt { unix_time_us, .. } => {
+                self.start_at(index, unix_time_us, caller, now, &mut outbox)
+            }
+            Command::State => Ok(Reply::Json(
+                self.boards[index].state_json(now, self.config.daemon.default_time_ms),
+            )),
+            Command::History => Ok(Reply::Json(self.boards[index].history_json())),
+            Command::Snapshot => Ok(Reply::Snapshot(self.boards[index].snapshot(now))),
+            Command::Pgn => Err(ControlError::InvalidState(format!(
+                "board `{id}` has no live PGN (it needs an electronic board)"
+            ))),
+            Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => Ok(Reply::Done),
+            _ => Err(ControlError::Internal("unexpected command".into())),
+        };
+        self.reply_now(&id, reply, answer, &mut outbox);
+        self.refresh(index, now, &mut outbox);
+        self.flush(outbox);
+    }
+
+    fn new_game(
+        &mut self,
+        index: usize,
+        control: &str,
+        caller: Caller,
+        now: Micros,
+        outbox: &mut Outbox,
+    ) -> Result<Reply, ControlError> {
+        let board = &self.boards[index];
+        if board.in_progress(now) && board.state(now).running.is_some() {
+            return Err(ControlError::InvalidState(format!(
+                "a game is running on board `{}`: pause it first (chessclockctl pause {})",
+                board.id(),
+                board.id()
+            )));
+        }
+        let engine = self
+            .make_engine(control)
+            .map_err(|e| ControlError::InvalidArgument(format!("control `{control}`: {e}")))?;
+        let settings = engine.settings();
+        let old = &self.boards[index];
+        let mut board = Board::new(&self.config, &old.config, engine, control.to_owned(), now);
+        // Keep what the devices told us.
+        board.buttons = old.buttons.clone();
+        board.marks.buttons_lost = old.marks.buttons_lost;
+        for (new, old) in board.displays.iter_mut().zip(&old.displays) {
+            new.slot = old.slot.clone();
+            new.rules = old.rules.clone();
+        }
+        board.game_caller = caller.uid;
+        outbox.jobs.push(Job {
+            board: board.id().to_owned(),
+            record: Some(Record::NewGame {
+                control: control.to_owned(),
+                settings,
+                epoch: now,
+                caller_uid: caller.uid,
+                wall_us: board.game_created_wall,
+            }),
+            events: vec![BoardEvent::StateChanged(board.snapshot(now))],
+            ..Job::default()
+        });
+        tracing::info!(board = %board.id(), control, uid = ?caller.uid, "new game");
+        self.boards[index] = board;
+        Ok(Reply::Done)
+    }
+
+    fn start_at(
+        &mut self,
+        index: usize,
+        unix_time_us: i64,
+        caller: Caller,
+        now: Micros,
+        outbox: &mut Outbox,
+    ) -> Result<Reply, ControlError> {
+        let board = &mut self.boards[index];
+        if board.state(now).started {
+            return Err(ControlError::InvalidState(format!(
+                "the game on board `{}` has already started",
+                board.id()
+            )));
+        }
+        let ahead = unix_time_us - wall_now_us();
+        if ahead < -SECOND {
+            return Err(ControlError::InvalidArgument(format!(
+                "the start time is {} s in the past",
+                -ahead / SECOND
+            )));
+        }
+        let at = now + ahead.max(0);
+        board.scheduled_start = Some((at, caller));
+        let row = EventRow {
+            offset_us: board.t(now),
+            wall_us: wall_now_us(),
+            event: StoredEvent::StartAt { unix_time_us },
+            caller_uid: caller.uid,
+            origin: None,
+        };
+        board.log_entry(row.clone(), &[]);
+        outbox.jobs.push(Job {
+            board: board.id().to_owned(),
+            record: Some(Record::Event(row)),
+            events: vec![BoardEvent::StateChanged(board.snapshot(now))],
+            ..Job::default()
+        });
+        tracing::info!(board = %board.id(), unix_time_us, in_ms = ahead / MS, "start scheduled");
+        Ok(Reply::Done)
+    }
+
+    fn slot_mut(board: &mut Board, role: DeviceRole) -> Option<&mut Slot> {
+        match role {
+            DeviceRole::Buttons => board.buttons.as_mut(),
+            DeviceRole::Display(n) => board.displays.get_mut(n).map(|d| &mut d.slot),
+        }
+    }
+
+    fn handle_device(&mut self, event: DeviceEvent, now: Micros) {
+        let mut outbox = Outbox::default();
+        let key = match &event {
+            DeviceEvent::Connected { key, .. }
+            | DeviceEvent::Disconnected { key, .. }
+            | DeviceEvent::Button { key, .. }
+            | DeviceEvent::Errors { key, .. }
+            | DeviceEvent::Refused { key, .. } => key.clone(),
+        };
+        let Some(index) = self.board_index(&key.board) else {
+            tracing::warn!(board = %key.board, "an event from a device of an unknown board");
+            return;
+        };
+        match event {
+            DeviceEvent::Connected { key, hello, path } => {
+                self.connected(index, &key, &hello, &path, now, &mut outbox)
+            }
+            DeviceEvent::Disconnected { key, reason } => {
+                let board = &mut self.boards[index];
+                if let Some(slot) = Self::slot_mut(board, key.role) {
+                    slot.connected = false;
+                    let link = slot.link();
+                    tracing::warn!(board = %key.board, device = %link.name, reason, "device disconnected");
+                    if key.role == DeviceRole::Buttons {
+                        board.marks.buttons_lost = true;
+                    }
+                    outbox.jobs.push(Job {
+                        board: key.board.clone(),
+                        events: vec![
+                            BoardEvent::DeviceChanged {
+                                board: key.board.clone(),
+                                link,
+                            },
+                            BoardEvent::StateChanged(board.snapshot(now)),
+                        ],
+                        ..Job::default()
+                    });
+                }
+            }
+            DeviceEvent::Refused { key, path, reason } => {
+                tracing::warn!(board = %key.board, role = ?key.role, path, reason,
+                    "a device on this board's port was refused and is left alone");
+            }
+            DeviceEvent::Errors { key, count } => {
+                let board = &mut self.boards[index];
+                if let Some(slot) = Self::slot_mut(board, key.role) {
+                    slot.errors = slot.errors.saturating_add(count);
+                    tracing::warn!(board = %key.board, device = %slot.name, count, total = slot.errors,
+                        "refused frames from a device");
+                }
+            }
+            DeviceEvent::Button {
+                key,
+                event,
+                button,
+                pressed,
+                at,
+                arrival,
+            } => self.button(index, key, event, button, pressed, at, arrival, &mut outbox),
+        }
+        self.refresh(index, now, &mut outbox);
+        self.flush(outbox);
+    }
+
+    fn connected(
+        &mut self,
+        index: usize,
+        key: &DeviceKey,
+        hello: &Hello,
+        path: &str,
+        now: Micros,
+        outbox: &mut Outbox,
+    ) {
+        let display_config = self.config.display.clone();
+        let board = &mut self.boards[index];
+        let white_button = board.config.white_button;
+        match key.role {
+            DeviceRole::Buttons => {
+                board.marks.buttons_lost = false;
+                board.leds_sent = None;
+            }
+            DeviceRole::Display(n) => {
+                if let Some(display) = board.displays.get_mut(n) {
+                    display.rules =
+                        DisplayRules::new(&display_config, &hello.capabilities, white_button);
+                    // Restore at once, whatever was sent before.
+                    display.sent = None;
+                }
+            }
+        }
+        if let Some(slot) = Self::slot_mut(board, key.role) {
+            slot.connected = true;
+            slot.serial = Some(hello.serial.as_str().to_owned());
+            slot.boot_id = hello.boot_id;
+            slot.caps = hello.capabilities;
+            let link = slot.link();
+            tracing::info!(board = %key.board, device = %link.name, path, serial = hello.serial.as_str(), "device connected");
+            outbox.jobs.push(Job {
+                board: key.board.clone(),
+                events: vec![
+                    BoardEvent::DeviceChanged {
+                        board: key.board.clone(),
+                        link,
+                    },
+                    BoardEvent::StateChanged(board.snapshot(now)),
+                ],
+                ..Job::default()
+            });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn button(
+        &mut self,
+        index: usize,
+        key: DeviceKey,
+        event: u16,
+        button: Button,
+        pressed: bool,
+        at: Micros,
+        arrival: Micros,
+        outbox: &mut Outbox,
+    ) {
+        let config = &self.config;
+        let board = &mut self.boards[index];
+        let (serial, boot_id) = board
+            .buttons
+            .as_ref()
+            .filter(|slot| slot.key == key)
+            .map(|slot| {
+                (
+                    slot.serial.clone().unwrap_or_else(|| "unknown".into()),
+                    slot.boot_id,
+                )
+            })
+            .unwrap_or_else(|| (format!("{:?}", key.role), 0));
+        let ack_only = |outbox: &mut Outbox| {
+            outbox.jobs.push(Job {
+                board: key.board.clone(),
+                ack: Some((key.clone(), event)),
+                ..Job::default()
+            })
+        };
+        if !pressed {
+            ack_only(outbox);
+        } else if board.seen.contains(&(serial.clone(), boot_id, event)) {
+            tracing::info!(board = %key.board, device = %serial, event, "a press already recorded was sent again; acknowledging it");
+            ack_only(outbox);
+        } else {
+            let t = at - board.epoch;
+            if t < board.floor {
+                tracing::warn!(board = %key.board, device = %serial, event, early_us = board.floor - t,
+                    "a press is earlier than the clock's last event; accounted at that event's instant");
+            }
+            let origin = DeviceOrigin {
+                serial: serial.clone(),
+                boot_id,
+                event,
+                late_us: (arrival - at).max(0),
+            };
+            let mut events = Vec::new();
+            let input = match button {
+                Button::Arbiter => {
+                    board.marks.arbiter_called = true;
+                    events.push(BoardEvent::ArbiterCalled {
+                        board: key.board.clone(),
+                    });
+                    tracing::warn!(board = %key.board, "arbiter called (Art. 6.12b): clock paused");
+                    Some((Input::Pause, StoredEvent::Pause))
+                }
+                other => board
+                    .side_of_button(other)
+                    .map(|side| (Input::Press(side), StoredEvent::Press { side })),
+            };
+            match input {
+                Some((input, stored)) => {
+                    if let Input::Press(side) = input {
+                        tracing::debug!(board = %key.board, %side, device = %serial, late_us = origin.late_us, "press");
+                    }
+                    Self::apply_input(
+                        config,
+                        board,
+                        t,
+                        input,
+                        stored,
+                        Caller { uid: None },
+                        Some(origin),
+                        &mut events,
+                        outbox,
+                        None,
+                        Some((key.clone(), event)),
+                    );
+                }
+                None => {
+                    tracing::warn!(board = %key.board, device = %serial, ?button, "unknown button");
+                    ack_only(outbox);
+                }
+            }
+        }
+    }
+
+    fn reload(&mut self, config: Config, now: Micros) {
+        let mut outbox = Outbox::default();
+        self.config.display = config.display.clone();
+        self.config.presets = config.presets.clone();
+        self.config.engine = config.engine;
+        self.config.daemon.default_time_ms = config.daemon.default_time_ms;
+        self.config.daemon.resume_after_restart = config.daemon.resume_after_restart;
+        for new in &config.boards {
+            let Some(index) = self.board_index(&new.id) else {
+                tracing::warn!(board = %new.id, "a new board in the config needs a daemon restart");
+                continue;
+            };
+            if self.boards[index].in_progress(now) {
+                tracing::info!(board = %new.id, "config reload skipped: a game is in progress");
+                continue;
+            }
+            let board = &mut self.boards[index];
+            if board.config.buttons != new.buttons || board.config.displays != new.displays {
+                tracing::warn!(board = %new.id, "changed devices need a daemon restart");
+            }
+            board.config.white_button = new.white_button;
+            let control_changed = board.config.control != new.control;
+            board.config.control = new.control.clone();
+            for display in &mut board.displays {
+                display.rules =
+                    DisplayRules::new(&self.config.display, &display.slot.caps, new.white_button);
+                if !display.slot.connected {
+                    display.rules.tenths = true;
+                    display.rules.text_chars = 16;
+                }
+            }
+            let started = board.state(now).started;
+            if control_changed && !started {
+                let control = new.control.clone();
+                let _ = self.new_game(index, &control, Caller { uid: None }, now, &mut outbox);
+            }
+            tracing::info!(board = %new.id, "config reloaded");
+            self.refresh(index, now, &mut outbox);
+        }
+        for board in &self.boards {
+            if !config.boards.iter().any(|b| b.id == board.id()) {
+                tracing::warn!(board = %board.id(), "a board removed from the config keeps running until the daemon restarts");
+            }
+        }
+        self.flush(outbox);
+    }
+}
+
+fn beep(board: &Board, outbox: &mut Outbox, duration_ms: u16, count: u8) {
+    let slots = board
+        .buttons
+        .iter()
+        .chain(board.displays.iter().map(|d| &d.slot));
+    for slot in slots.filter(|s| s.connected && s.caps.buzzer) {
+        outbox
+            .device
+            .push((slot.key.clone(), DeviceCommand::Beep { duration_ms, count }));
+    }
+}
+
+fn apply_marks(board: &mut Board, notices: &[Notice]) {
+    for notice in notices {
+        match notice {
+            Notice::Started if board.started_at.is_none() => {
+                board.started_at = Some(board.floor);
+            }
+            Notice::FlagFell {
+                side, last_stage, ..
+            } => {
+                if board.marks.first_flag.is_none() {
+                    board.marks.first_flag = Some(*side);
+                }
+                match side {
+                    Side::White => board.marks.stage_flag_white = !last_stage,
+                    Side::Black => board.marks.stage_flag_black = !last_stage,
+                }
+            }
+            Notice::Adjusted(adjustment) if adjustment.remaining.is_some_and(|r| r > 0) => {
+                match adjustment.side {
+                    Side::White => board.marks.stage_flag_white = false,
+                    Side::Black => board.marks.stage_flag_black = false,
+                }
+                if board.marks.first_flag == Some(adjustment.side) {
+                    board.marks.first_flag = None;
+                }
+            }
+            Notice::Resumed => {
+                board.marks.arbiter_called = false;
+                board.marks.down_time = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Turns engine notices into board events (and beeps), updating the marks.
+fn report_notices(
+    config: &Config,
+    board: &mut Board,
+    notices: &[Notice],
+    events: &mut Vec<BoardEvent>,
+    outbox: &mut Outbox,
+) {
+    apply_marks(board, notices);
+    let id = board.id().to_owned();
+    for notice in notices {
+        match notice {
+            Notice::Pressed {
+                side,
+                move_number,
+                used,
+            } => {
+                tracing::info!(board = %id, %side, move_number, used_ms = used / MS, "move completed");
+                events.push(BoardEvent::Pressed {
+                    board: id.clone(),
+                    side: *side,
+                    move_number: *move_number,
+                    used_ms: used / MS,
+                });
+            }
+            Notice::FlagFell {
+                side,
+                at,
+                stage,
+                last_stage,
+            } => {
+                tracing::info!(board = %id, %side, at_ms = at / MS, stage, last_stage, "flag fell");
+                events.push(BoardEvent::FlagFell {
+                    board: id.clone(),
+                    side: *side,
+                    at_ms: (at + board.epoch).div_euclid(MS),
+                    stage: *stage,
+                    last_stage: *last_stage,
+                });
+            }
+            Notice::StageChanged { side, stage, .. } => {
+                events.push(BoardEvent::StageChanged {
+                    board: id.clone(),
+                    side: *side,
+                    stage: *stage,
+                });
+                if config.display.beep_on_control {
+                    beep(board, outbox, 200, 2);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The interactive terminal: draws [`super::view::render`]'s grid with
+//! crossterm and turns keys into button presses and plug toggles. Keys:
+//! `a`/`z`/left shift = left, `l`/`m`/right shift = right (shift keys alone
+//! only on terminals with the kitty keyboard protocol), space = arbiter,
+//! `u` = unplug/replug every unit, `1`..`9` = unplug/replug that unit,
+//! `q`/Esc/Ctrl-C = quit. The terminal is restored on every exit path.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use chessclock_protocol::Button;
+use crossterm::event::{
+    self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, KeyboardEnhancementFlags,
+    ModifierKeyCode, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::style::{
+    Attribute, Color, Print, ResetColor, SetAttribute, SetBackgroundColor, SetForegroundColor,
+};
+use crossterm::{cursor, queue, terminal};
+
+use super::script::Script;
+use super::view::{render, Canvas, Tone, ViewStatus};
+use super::{ScriptRun, SimHandle, SimUnits};
+use crate::clock::monotonic_now_us;
+
+/// What a key does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyAction {
+    Press(Button),
+    ToggleAll,
+    /// Toggle the n-th unit (0-based).
+    Toggle(usize),
+    Quit,
+    Nothing,
+}
+
+/// The key map (pure, so it is tested).
+pub fn key_action(key: &KeyEvent) -> KeyAction {
+    if key.kind == KeyEventKind::Release {
+        return KeyAction::Nothing;
+    }
+    if key.kind == KeyEventKind::Repeat {
+        // Holding a key is not pressing it again.
+        return KeyAction::Nothing;
+    }
+    match key.code {
+        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => KeyAction::Quit,
+        KeyCode::Char('a' | 'z' | 'A' | 'Z') => KeyAction::Press(Button::Left),
+        KeyCode::Char('l' | 'm' | 'L' | 'M') => KeyAction::Press(Button::Right),
+        KeyCode::Char(' ') => KeyAction::Press(Button::Arbiter),
+        KeyCode::Modifier(ModifierKeyCode::LeftShift) => KeyAction::Press(Button::Left),
+        KeyCode::Modifier(ModifierKeyCode::RightShift) => KeyAction::Press(Button::Right),
+        KeyCode::Char('u' | 'U') => KeyAction::ToggleAll,
+        KeyCode::Char(digit @ '1'..='9') => KeyAction::Toggle(digit as usize - '1' as usize),
+        KeyCode::Char('q' | 'Q') | KeyCode::Esc => KeyAction::Quit,
+        _ => KeyAction::Nothing,
+    }
+}
+
+struct TerminalGuard {
+    enhanced: bool,
+}
+
+impl TerminalGuard {
+    fn enter() -> io::Result<TerminalGuard> {
+        terminal::enable_raw_mode()?;
+        let mut out = io::stdout();
+        queue!(
+            out,
+            terminal::EnterAlternateScreen,
+            cursor::Hide,
+            terminal::Clear(terminal::ClearType::All)
+        )?;
+        let enhanced = matches!(terminal::supports_keyboard_enhancement(), Ok(true));
+        if enhanced {
+            queue!(
+                out,
+                PushKeyboardEnhancementFlags(
+                    KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES
+                        | KeyboardEnhancementFlags::REPORT_EVENT_TYPES
+                        | KeyboardEnhancementFlags::REPORT_ALL_KEYS_AS_ESCAPE_CODES
+                )
+            )?;
+        }
+        out.flush()?;
+        Ok(TerminalGuard { enhanced })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let mut out = io::stdout();
+        if self.enhanced {
+            let _ = queue!(out, PopKeyboardEnhancementFlags);
+        }
+        let _ = queue!(
+            out,
+            ResetColor,
+            cursor::Show,
+            terminal::LeaveAlternateScreen
+        );
+        let _ = out.flush();
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+fn tone_style(out: &mut impl Write, tone: Tone) -> io::Result<()> {
+    queue!(out, SetAttribute(Attribute::Reset), ResetColor)?;
+    match tone {
+        Tone::Normal => {}
+        Tone::Dim => queue!(out, SetForegroundColor(Color::DarkGrey))?,
+        Tone::Led => queue!(
+            out,
+            SetForegroundColor(Color::Red),
+            SetAttribute(Attribute::Bold)
+        )?,
+        Tone::LedIdle => queue!(out, SetForegroundColor(Color::DarkRed))?,
+        Tone::Good => queue!(
+            out,
+            SetForegroundColor(Color::Green),
+            SetAttribute(Attribute::Bold)
+        )?,
+        Tone::Warn => queue!(out, SetForegroundColor(Color::Yellow))?,
+        Tone::Bad => queue!(
+            out,
+            SetForegroundColor(Color::Red),
+            SetAttribute(Attribute::Bold)
+        )?,
+        Tone::Title => queue!(out, SetForegroundColor(Color::Cyan))?,
+        Tone::Bar => queue!(
+            out,
+            SetForegroundColor(Color::Black),
+            SetBackgroundColor(Color::Grey)
+        )?,
+    }
+    Ok(())
+}
+
+/// Draws the rows of `canvas` that differ from `previous`.
+fn draw(out: &mut impl Write, canvas: &Canvas, previous: Option<&Canvas>) -> io::Result<()> {
+    let width = usize::from(canvas.width);
+    let same_size = previous.is_some_and(|p| p.width == canvas.width && p.height == canvas.height);
+    if !same_size {
+        queue!(out, ResetColor, terminal::Clear(terminal::ClearType::All))?;
+    }
+    for (y, row) in canvas.cells.chunks(width.max(1)).enumerate() {
+        if same_size {
+            if let Some(previous) = previous {
+                if previous.cells[y * width..(y + 1) * width] == *row {
+                    continue;
+                }
+            }
+        }
+        queue!(out, cursor::MoveTo(0, y as u16))?;
+        let mut start = 0;
+        while start < row.len() {
+            let tone = row[start].tone;
+            let end = row[start..]
+                .iter()
+                .position(|c| c.tone != tone)
+                .map_or(row.len(), |n| start + n);
+            tone_style(out, tone)?;
+            let text: String = row[start..end].iter().map(|c| c.ch).collect();
+            queue!(out, Print(text))?;
+            start = end;
+        }
+    }
+    queue!(out, SetAttribute(Attribute::Reset), ResetColor)?;
+    out.flush()
+}
+
+/// The terminal view for `units`, until the user quits. Blocks the calling
+/// thread; the units are shut down on return.
+pub fn run_interactive(units: SimUnits) -> io::Result<()> {
+    run_interactive_with(units, None)
+}
+
+/// [`run_interactive`], running `script` alongside (its progress shows in
+/// the title bar).
+pub fn run_interactive_with(units: SimUnits, script: Option<Script>) -> io::Result<()> {
+    let handle = units.handle();
+    let script_run = match script {
+        Some(script) => Some(
+            handle
+                .spawn_script(script)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?,
+        ),
+        None => None,
+    };
+    let result = {
+        let _guard = TerminalGuard::enter()?;
+        event_loop(&handle, script_run.as_ref())
+    };
+    units.shutdown();
+    result
+}
+
+fn event_loop(handle: &SimHandle, script: Option<&ScriptRun>) -> io::Result<()> {
+    let mut out = io::BufWriter::new(io::stdout());
+    let mut previous: Option<Canvas> = None;
+    let names = handle.unit_names();
+    let mut status = ViewStatus {
+        message: format!("simulating {}: press keys to play", names.join(", ")),
+        ..ViewStatus::default()
+    };
+    loop {
+        status.now_us = monotonic_now_us();
+        status.script = script.map(|s| s.progress.borrow().clone());
+        let (width, height) = terminal::size()?;
+        let canvas = render(&handle.snapshots(), &status, width, height);
+        if previous.as_ref() != Some(&canvas) {
+            draw(&mut out, &canvas, previous.as_ref())?;
+            previous = Some(canvas);
+        }
+        if !event::poll(Duration::from_millis(40))? {
+            continue;
+        }
+        let Event::Key(key) = event::read()? else {
+            continue;
+        };
+        match key_action(&key) {
+            KeyAction::Quit => return Ok(()),
+            KeyAction::Nothing => {}
+            KeyAction::Press(button) => {
+                status.message = match handle.press(None, button) {
+                    Ok(()) => format!("{} pressed", super::log::button_name(button)),
+                    Err(error) => error.to_string(),
+                };
+            }
+            KeyAction::ToggleAll => {
+                let plugged = handle.snapshots().iter().any(|s| s.plugged);
+                for name in &names {
+                    let _ = if plugged {
+                        handle.unplug(name, None)
+                    } else {
+                        handle.replug(name)
+                    };
+                }
+                status.message = if plugged {
+                    "all units unplugged"
+                } else {
+                    "all units replugged"
+                }
+                .into();
+            }
+            KeyAction::Toggle(index) => {
+                status.message = match names.get(index) {
+                    Some(name) => match handle.toggle_plug(name) {
+                        Ok(()) => format!("{name}: cable toggled"),
+                        Err(error) => error.to_string(),
+                    },
+                    None => format!("no unit {}", index + 1),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyEventState;
+
+    fn key(code: KeyCode, kind: KeyEventKind) -> KeyEvent {
+        KeyEvent {
+            code,
+            modifiers: KeyModifiers::NONE,
+            kind,
+            state: KeyEventState::NONE,
+        }
+    }
+
+    #[test]
+    fn keys_map_to_buttons_and_only_on_press() {
+        let press = |code| key_action(&key(code, KeyEventKind::Press));
+        assert_eq!(press(KeyCode::Char('a')), KeyAction::Press(Button::Left));
+        assert_eq!(press(KeyCode::Char('z')), KeyAction::Press(Button::Left));
+        assert_eq!(
+            press(KeyCode::Modifier(ModifierKeyCode::LeftShift)),
+            KeyAction::Press(Button::Left)
+        );
+        assert_eq!(press(KeyCode::Char('m')), KeyAction::Press(Button::Right));
+        assert_eq!(
+            press(KeyCode::Modifier(ModifierKeyCode::RightShift)),
+            KeyAction::Press(Button::Right)
+        );
+        assert_eq!(press(KeyCode::Char(' ')), KeyAction::Press(Button::Arbiter));
+        assert_eq!(press(KeyCode::Char('u')), KeyAction::ToggleAll);
+        assert_eq!(press(KeyCode::Char('2')), KeyAction::Toggle(1));
+        assert_eq!(press(KeyCode::Char('q')), KeyAction::Quit);
+        assert_eq!(press(KeyCode::Char('x')), KeyAction::Nothing);
+        assert_eq!(
+            key_action(&key(KeyCode::Char('a'), KeyEventKind::Release)),
+            KeyAction::Nothing
+        );
+        assert_eq!(
+            key_action(&key(KeyCode::Char('a'), KeyEventKind::Repeat)),
+            KeyAction::Nothing
+        );
+        let ctrl_c = KeyEvent {
+            modifiers: KeyModifiers::CONTROL,
+            ..key(KeyCode::Char('c'), KeyEventKind::Press)
+        };
+        assert_eq!(key_action(&ctrl_c), KeyAction::Quit);
+    }
+}

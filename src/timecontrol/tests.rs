@@ -1,0 +1,202 @@
+use super::*;
+use crate::engine::SECOND;
+
+fn stage(moves: Option<u32>, secs: i64, bonus: Bonus) -> Stage {
+    Stage {
+        moves,
+        time: secs * SECOND,
+        bonus,
+    }
+}
+
+fn s(secs: i64) -> i64 {
+    secs * SECOND
+}
+
+#[test]
+fn pgn_fide_classical_with_increment_inside_moves_field() {
+    let control = parse("40/5400+30:1800+30").unwrap();
+    assert_eq!(
+        control,
+        TimeControl::Stages(vec![
+            stage(Some(40), 5400, Bonus::Increment(s(30))),
+            stage(None, 1800, Bonus::Increment(s(30))),
+        ])
+    );
+    assert_eq!(control.to_string(), "40/5400+30:1800+30");
+    assert_eq!(
+        control.prose(),
+        "90 min for 40 moves, then 30 min; 30 s per move from move 1"
+    );
+}
+
+#[test]
+fn pgn_simple_forms() {
+    assert_eq!(
+        parse("300").unwrap(),
+        TimeControl::sudden_death(s(300), Bonus::None)
+    );
+    assert_eq!(
+        parse("180+2").unwrap(),
+        TimeControl::sudden_death(s(180), Bonus::Increment(s(2)))
+    );
+    assert_eq!(
+        parse("300d3").unwrap(),
+        TimeControl::sudden_death(s(300), Bonus::Delay(s(3)))
+    );
+    assert_eq!(
+        parse("300b3").unwrap(),
+        TimeControl::sudden_death(s(300), Bonus::Bronstein(s(3)))
+    );
+    assert_eq!(parse("-").unwrap(), TimeControl::Upcount);
+    assert_eq!(
+        parse("*180").unwrap(),
+        TimeControl::Hourglass { time: s(180) }
+    );
+    assert_eq!(
+        parse("40/7200").unwrap(),
+        TimeControl::Stages(vec![stage(Some(40), 7200, Bonus::None)])
+    );
+}
+
+#[test]
+fn pgn_unknown_is_not_playable() {
+    let err = parse("?").unwrap_err();
+    assert_eq!(err.position, 1);
+    assert!(err.message.contains("unknown"), "{err}");
+}
+
+#[test]
+fn errors_name_the_position() {
+    assert_eq!(parse("40/5400+x").unwrap_err().position, 9);
+    assert_eq!(parse("40/5400:18a").unwrap_err().position, 11);
+    assert_eq!(parse("").unwrap_err().position, 1);
+    assert_eq!(parse("300:60").unwrap_err().position, 1);
+    assert_eq!(parse("0/300").unwrap_err().position, 1);
+    assert_eq!(parse("*180:60").unwrap_err().position, 5);
+    assert_eq!(parse("99999999999999999999").unwrap_err().position, 1);
+    assert_eq!(parse("300+").unwrap_err().position, 5);
+    assert_eq!(parse("G/90;x5").unwrap_err().position, 6);
+    assert_eq!(parse("é").unwrap_err().position, 1);
+}
+
+#[test]
+fn us_chess_notation() {
+    assert_eq!(
+        parse("G/90;d5").unwrap(),
+        TimeControl::sudden_death(s(5400), Bonus::Delay(s(5)))
+    );
+    assert_eq!(
+        parse("40/120, SD/30;d5").unwrap(),
+        TimeControl::Stages(vec![
+            stage(Some(40), 7200, Bonus::Delay(s(5))),
+            stage(None, 1800, Bonus::Delay(s(5))),
+        ])
+    );
+    assert_eq!(
+        parse("G/3;inc2").unwrap(),
+        TimeControl::sudden_death(s(180), Bonus::Increment(s(2)))
+    );
+    assert_eq!(
+        parse("G/5+3").unwrap(),
+        TimeControl::sudden_death(s(300), Bonus::Increment(s(3)))
+    );
+    assert_eq!(
+        parse("g/60; d 5").unwrap(),
+        TimeControl::sudden_death(s(3600), Bonus::Delay(s(5)))
+    );
+    assert_eq!(
+        parse("G/90;d5").unwrap().to_string(),
+        "5400d5",
+        "US notation prints as project notation"
+    );
+}
+
+#[test]
+fn byo_yomi_and_canadian_text_forms_round_trip() {
+    let byo = parse("byoyomi:600:5x30").unwrap();
+    assert_eq!(
+        byo,
+        TimeControl::ByoYomi {
+            main: s(600),
+            periods: 5,
+            period: s(30)
+        }
+    );
+    assert_eq!(parse(&byo.to_string()).unwrap(), byo);
+    assert_eq!(byo.prose(), "10 min, then byo-yomi: 5 periods of 30 s");
+    let canadian = parse("canadian:600:25/300").unwrap();
+    assert_eq!(
+        canadian,
+        TimeControl::Canadian {
+            main: s(600),
+            moves: 25,
+            block: s(300)
+        }
+    );
+    assert_eq!(parse(&canadian.to_string()).unwrap(), canadian);
+    assert_eq!(parse("byoyomi:600:0x30").unwrap_err().position, 13);
+    assert_eq!(parse("canadian:600:25/0").unwrap_err().position, 17);
+}
+
+#[test]
+fn prose_for_other_shapes() {
+    assert_eq!(
+        parse("180+2").unwrap().prose(),
+        "3 min; 2 s per move from move 1"
+    );
+    assert_eq!(
+        parse("40/7200").unwrap().prose(),
+        "120 min for every 40 moves"
+    );
+    assert_eq!(
+        parse("40/6000:20/3000:900+30").unwrap().prose(),
+        "100 min for 40 moves, then 50 min for 20 moves, then 15 min; 30 s per move from move 61"
+    );
+    assert_eq!(
+        parse("40/7200:1800d5").unwrap().prose(),
+        "120 min for 40 moves, then 30 min; 5 s delay per move from move 41"
+    );
+    assert_eq!(
+        parse("40/5400+30:1800").unwrap().prose(),
+        "90 min for 40 moves with 30 s per move, then 30 min"
+    );
+    assert_eq!(parse("90").unwrap().prose(), "1 min 30 s");
+    assert_eq!(
+        parse("-").unwrap().prose(),
+        "no time limit (the clocks count up)"
+    );
+}
+
+#[test]
+fn stage_bookkeeping() {
+    let classical = parse("40/5400+30:1800+30").unwrap();
+    assert_eq!(classical.moves_by_end_of(1), Some(40));
+    assert_eq!(classical.moves_by_end_of(2), None);
+    assert!(!classical.is_last_stage(1));
+    assert!(classical.is_last_stage(2));
+    let repeating = parse("40/7200:20/3600").unwrap();
+    assert_eq!(repeating.moves_by_end_of(1), Some(40));
+    assert_eq!(repeating.moves_by_end_of(2), Some(60));
+    assert_eq!(repeating.moves_by_end_of(3), Some(80));
+    assert!(!repeating.is_last_stage(7));
+    assert_eq!(repeating.stage(9).unwrap().time, s(3600));
+}
+
+#[test]
+fn display_round_trips() {
+    for text in [
+        "40/5400+30:1800+30",
+        "300",
+        "180+2",
+        "300d3",
+        "300b3",
+        "-",
+        "*60",
+        "40/7200:20/3600:900d10",
+    ] {
+        let control = parse(text).unwrap();
+        assert_eq!(control.to_string(), text);
+        assert_eq!(parse(&control.to_string()).unwrap(), control);
+    }
+}

@@ -1,0 +1,88 @@
+//! The shipped config parses and means what its comments say; broken configs
+//! are refused with file, line and column (syntax) or the item (validation).
+
+use std::path::{Path, PathBuf};
+
+use chessclockd::config::{Config, ConfigError, DeviceRef};
+use chessclockd::engine::{Credit, Side, StageAdvance, SECOND};
+use chessclockd::timecontrol::TimeControl;
+
+fn manifest(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn shipped_config_parses_and_resolves_every_board() {
+    let config = Config::load(&manifest("config/chessclockd.toml")).unwrap();
+    assert_eq!(config.boards.len(), 2);
+    assert_eq!(config.boards[0].id, "board1");
+    assert_eq!(
+        config.boards[0].buttons,
+        Some(DeviceRef::Path("/dev/chessclock/buttons-CC0001".into()))
+    );
+    assert_eq!(
+        config.boards[1].buttons,
+        Some(DeviceRef::Serial("CC0002".into()))
+    );
+    assert_eq!(config.engine.credit, Credit::BeforeMove);
+    for board in &config.boards {
+        config.resolve_control(&board.control).unwrap();
+    }
+    let (control, settings) = config.resolve_control("no-move-counter").unwrap();
+    assert_eq!(settings.stage_advance, StageAdvance::Flag);
+    assert_eq!(control.white.to_string(), "40/5400+30:1800+30");
+    let (control, _) = config.resolve_control("final-armageddon").unwrap();
+    assert_eq!(control.for_side(Side::Black).to_string(), "60/240:0+2");
+    let (control, _) = config.resolve_control("go-style").unwrap();
+    assert_eq!(
+        control.white,
+        TimeControl::ByoYomi {
+            main: 900 * SECOND,
+            periods: 5,
+            period: 30 * SECOND
+        }
+    );
+}
+
+#[test]
+fn unknown_key_names_file_line_and_column() {
+    let path = manifest("tests/config/invalid_unknown_key.toml");
+    let err = Config::load(&path).unwrap_err();
+    match &err {
+        ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (6, 1)),
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("{}:6:1: ", path.display())),
+        "{text}"
+    );
+    assert!(text.contains("credits"), "{text}");
+}
+
+#[test]
+fn wrong_value_type_names_its_position() {
+    let path = manifest("tests/config/invalid_bad_value.toml");
+    let text = Config::load(&path).unwrap_err().to_string();
+    assert!(
+        text.starts_with(&format!("{}:3:10: ", path.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_board_id_is_refused_with_the_file_and_the_board() {
+    let path = manifest("tests/config/invalid_board_id.toml");
+    let err = Config::load(&path).unwrap_err();
+    assert!(matches!(err, ConfigError::Invalid { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("invalid_board_id.toml"), "{text}");
+    assert!(text.contains("`board 1`"), "{text}");
+}
+
+#[test]
+fn missing_file_is_an_io_error_naming_it() {
+    let err = Config::load(Path::new("/nonexistent/chessclockd.toml")).unwrap_err();
+    assert!(matches!(err, ConfigError::Io { .. }));
+    assert!(err.to_string().contains("/nonexistent/chessclockd.toml"));
+}

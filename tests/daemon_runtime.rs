@@ -1,0 +1,603 @@
+//! The runtime in-process: the real timing thread, store thread and control
+//! loop, with a fake device backend in place of the serial devices. Device
+//! events are injected with exact instants; every assertion is on exact
+//! times, except the few upper bounds on how soon a frame goes out (loose).
+
+use std::path::Path;
+use std::time::Duration;
+
+use chessclock_protocol::{Button, Capabilities, DisplayState, Hello, Icons, Roles, Text};
+use chessclockd::clock::monotonic_now_us;
+use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use chessclockd::control::{BoardEvent, Caller, Command, ControlError, ControlHandle, Reply};
+use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use chessclockd::engine::{Micros, Side, MS, SECOND};
+use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const ROOT: Caller = Caller { uid: Some(0) };
+
+/// What the runtime sent to a device, and when (monotonic µs).
+type Sent = (Micros, DeviceKey, DeviceCommand);
+
+struct FakeDevices {
+    sent: mpsc::UnboundedSender<Sent>,
+}
+
+impl DeviceBackend for FakeDevices {
+    fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        let _ = self.sent.send((monotonic_now_us(), key.clone(), command));
+    }
+    fn device_added(&self, _: &Path) {}
+    fn device_removed(&self, _: &Path) {}
+}
+
+struct Harness {
+    runtime: Runtime,
+    handle: ControlHandle,
+    inject: mpsc::UnboundedSender<DeviceEvent>,
+    sent: mpsc::UnboundedReceiver<Sent>,
+    events: broadcast::Receiver<BoardEvent>,
+}
+
+fn config(control: &str) -> Config {
+    let mut config = Config::default();
+    config.daemon.rt_priority = 0;
+    config.daemon.mlock = false;
+    config.boards.push(BoardConfig {
+        id: "b1".into(),
+        control: control.into(),
+        buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
+        displays: vec![DeviceRef::Path("/dev/fake-display".into())],
+        eboard: None,
+        white_button: ButtonSide::Left,
+    });
+    config
+}
+
+fn buttons() -> DeviceKey {
+    DeviceKey {
+        board: "b1".into(),
+        role: DeviceRole::Buttons,
+    }
+}
+
+fn display() -> DeviceKey {
+    DeviceKey {
+        board: "b1".into(),
+        role: DeviceRole::Display(0),
+    }
+}
+
+fn hello(serial: &str, roles: Roles) -> Hello {
+    Hello {
+        protocol_version: 1,
+        roles,
+        capabilities: Capabilities {
+            displays: 2,
+            digits: 5,
+            tenths: true,
+            text_chars: 16,
+            arbiter_button: true,
+            ..Capabilities::default()
+        },
+        vendor: Text::truncated("test"),
+        model: Text::truncated("fake"),
+        serial: Text::truncated(serial),
+        firmware: Text::truncated("1"),
+        boot_id: 77,
+        first_unacked_event: 0,
+    }
+}
+
+fn launch(config: Config, dir: &Path) -> Harness {
+    let (inject, events_rx) = mpsc::unbounded_channel();
+    let (sent_tx, sent) = mpsc::unbounded_channel();
+    let runtime = Runtime::start(
+        config,
+        Some(dir.to_owned()),
+        Devices::Custom {
+            backend: Box::new(FakeDevices { sent: sent_tx }),
+            events: events_rx,
+        },
+    )
+    .expect("runtime starts");
+    let handle = runtime.handle();
+    let events = handle.events.subscribe();
+    Harness {
+        runtime,
+        handle,
+        inject,
+        sent,
+        events,
+    }
+}
+
+impl Harness {
+    async fn call(&self, command: Command) -> Result<Reply, ControlError> {
+        tokio::time::timeout(TIMEOUT, self.handle.call("b1", command, ROOT))
+            .await
+            .expect("reply in time")
+    }
+
+    async fn state(&self) -> Value {
+        match self.call(Command::State).await.unwrap() {
+            Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    async fn history(&self) -> Value {
+        match self.call(Command::History).await.unwrap() {
+            Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    fn connect_all(&self) {
+        self.inject
+            .send(DeviceEvent::Connected {
+                key: buttons(),
+                hello: hello("BTN1", Roles::BUTTONS),
+                path: "/dev/fake-buttons".into(),
+            })
+            .unwrap();
+        self.inject
+            .send(DeviceEvent::Connected {
+                key: display(),
+                hello: hello("DSP1", Roles::DISPLAY),
+                path: "/dev/fake-display".into(),
+            })
+            .unwrap();
+    }
+
+    fn press(&self, event: u16, button: Button, at: Micros) {
+        self.inject
+            .send(DeviceEvent::Button {
+                key: buttons(),
+                event,
+                button,
+                pressed: true,
+                at,
+                arrival: monotonic_now_us(),
+            })
+            .unwrap();
+    }
+
+    /// Waits for the first board event matching `want`.
+    async fn event<T>(&mut self, mut want: impl FnMut(&BoardEvent) -> Option<T>) -> T {
+        tokio::time::timeout(TIMEOUT, async {
+            loop {
+                match self.events.recv().await {
+                    Ok(event) => {
+                        if let Some(found) = want(&event) {
+                            return found;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(error) => panic!("event channel: {error}"),
+                }
+            }
+        })
+        .await
+        .expect("event in time")
+    }
+
+    /// Waits for the first device command matching `want`.
+    async fn sent<T>(&mut self, mut want: impl FnMut(&Sent) -> Option<T>) -> T {
+        tokio::time::timeout(TIMEOUT, async {
+            loop {
+                let sent = self.sent.recv().await.expect("backend open");
+                if let Some(found) = want(&sent) {
+                    return found;
+                }
+            }
+        })
+        .await
+        .expect("device command in time")
+    }
+
+    async fn ack(&mut self, want: u16) {
+        self.sent(|(_, key, command)| {
+            (key == &buttons() && command == &DeviceCommand::Ack { event: want }).then_some(())
+        })
+        .await
+    }
+
+    /// The game's epoch and the start instant (monotonic µs).
+    async fn start_game(&mut self) -> (Micros, Micros) {
+        self.call(Command::Start).await.unwrap();
+        let state = self.state().await;
+        let epoch = state["game_epoch_us"].as_i64().unwrap();
+        let history = self.history().await;
+        let start = history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["do"] == "start")
+            .expect("start recorded")["t_us"]
+            .as_i64()
+            .unwrap();
+        (epoch, epoch + start)
+    }
+}
+
+async fn wait_until(instant: Micros) {
+    let now = monotonic_now_us();
+    if instant > now {
+        tokio::time::sleep(Duration::from_micros((instant - now) as u64)).await;
+    }
+}
+
+fn white_panel(state: &DisplayState) -> &chessclock_protocol::Panel {
+    &state.left
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_game_to_the_flag_with_exact_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("3"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+
+    // White presses 1 s after the start, the frame arriving 50 ms late.
+    wait_until(start + SECOND + 50 * MS).await;
+    h.press(1, Button::Left, start + SECOND);
+    let used = h
+        .event(|e| match e {
+            BoardEvent::Pressed {
+                side: Side::White,
+                used_ms,
+                move_number,
+                ..
+            } => Some((*used_ms, *move_number)),
+            _ => None,
+        })
+        .await;
+    assert_eq!(used, (1000, 1));
+    h.ack(1).await;
+
+    // Black presses 0.5 s later.
+    wait_until(start + 1_500 * MS).await;
+    h.press(2, Button::Right, start + 1_500 * MS);
+    let used = h
+        .event(|e| match e {
+            BoardEvent::Pressed {
+                side: Side::Black,
+                used_ms,
+                ..
+            } => Some(*used_ms),
+            _ => None,
+        })
+        .await;
+    assert_eq!(used, 500);
+
+    // White had 2 s left: the flag falls at exactly start + 3.5 s.
+    let flag_at = start + 3_500 * MS;
+    let at_ms = h
+        .event(|e| match e {
+            BoardEvent::FlagFell {
+                side: Side::White,
+                at_ms,
+                last_stage: true,
+                ..
+            } => Some(*at_ms),
+            _ => None,
+        })
+        .await;
+    assert_eq!(at_ms, flag_at / MS);
+
+    // 0:00 appeared on White's panel no earlier than the flag, and soon after.
+    let sent_at = h
+        .sent(|(at, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && white_panel(shown).time.as_str() == "0:00.0" =>
+            {
+                Some(*at)
+            }
+            _ => None,
+        })
+        .await;
+    assert!(
+        sent_at >= flag_at,
+        "0:00 shown {} µs early",
+        flag_at - sent_at
+    );
+    assert!(
+        sent_at < flag_at + SECOND,
+        "0:00 shown {} µs late",
+        sent_at - flag_at
+    );
+
+    let state = h.state().await;
+    assert_eq!(state["white"]["flag_ms"], flag_at / MS);
+    // Sudden death without increment: no freeze, the clock shows 0:00.
+    assert_eq!(state["white"]["remaining_ms"], 0);
+    assert_eq!(state["black"]["used_ms"], 500);
+    assert_eq!(state["black"]["remaining_ms"], 2500);
+    assert_eq!(state["flags"], serde_json::json!(["white"]));
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_frame_is_accounted_at_the_press_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    let pressed = start + 300 * MS + 123;
+    wait_until(pressed + 50 * MS).await;
+    h.inject
+        .send(DeviceEvent::Button {
+            key: buttons(),
+            event: 9,
+            button: Button::Left,
+            pressed: true,
+            at: pressed,
+            arrival: pressed + 50 * MS,
+        })
+        .unwrap();
+    h.ack(9).await;
+    let history = h.history().await;
+    let press = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "press")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        press["t_us"].as_i64().unwrap() + h.state().await["game_epoch_us"].as_i64().unwrap(),
+        pressed
+    );
+    assert_eq!(press["white_used_ms"], 300);
+    assert_eq!(press["device"]["late_us"], 50 * MS);
+    assert_eq!(press["device"]["serial"], "BTN1");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_press_is_acknowledged_not_applied_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 10 * MS).await;
+    h.press(5, Button::Left, start + 10 * MS);
+    h.ack(5).await;
+    h.press(5, Button::Left, start + 10 * MS);
+    h.ack(5).await;
+    let state = h.state().await;
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["running"], "black");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_arbiter_button_pauses_and_calls_the_arbiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 20 * MS).await;
+    h.press(3, Button::Arbiter, start + 20 * MS);
+    h.event(|e| matches!(e, BoardEvent::ArbiterCalled { board } if board == "b1").then_some(()))
+        .await;
+    let shown = h
+        .sent(|(_, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && shown.text.as_str() == "ARBITER" =>
+            {
+                Some(*shown)
+            }
+            _ => None,
+        })
+        .await;
+    assert!(shown.left.icons.contains(Icons::PAUSED));
+    let state = h.state().await;
+    assert_eq!(state["paused"], true);
+    assert_eq!(state["arbiter_called"], true);
+    assert_eq!(state["white"]["used_ms"], 20);
+    h.call(Command::Resume).await.unwrap();
+    assert_eq!(h.state().await["arbiter_called"], false);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unplug_and_replug_keep_times_and_restore_the_display() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 100 * MS).await;
+    h.press(1, Button::Left, start + 100 * MS);
+    h.ack(1).await;
+    h.inject
+        .send(DeviceEvent::Disconnected {
+            key: display(),
+            reason: "unplugged".into(),
+        })
+        .unwrap();
+    h.event(|e| match e {
+        BoardEvent::DeviceChanged { link, .. } if !link.connected => Some(()),
+        _ => None,
+    })
+    .await;
+    let replugged = monotonic_now_us();
+    h.inject
+        .send(DeviceEvent::Connected {
+            key: display(),
+            hello: hello("DSP1", Roles::DISPLAY),
+            path: "/dev/fake-display".into(),
+        })
+        .unwrap();
+    let restored_at = h
+        .sent(|(at, key, command)| {
+            (key == &display() && matches!(command, DeviceCommand::Display(_)) && *at >= replugged)
+                .then_some(*at)
+        })
+        .await;
+    assert!(restored_at - replugged < SECOND);
+    let state = h.state().await;
+    assert_eq!(state["white"]["used_ms"], 100);
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["running"], "black");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_frames_are_counted_and_change_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    h.connect_all();
+    h.call(Command::Pause).await.unwrap_err();
+    let before = h.state().await;
+    h.inject
+        .send(DeviceEvent::Errors {
+            key: buttons(),
+            count: 7,
+        })
+        .unwrap();
+    let mut after = h.state().await;
+    assert_eq!(after["devices"][0]["errors"], 7);
+    after["devices"][0]["errors"] = before["devices"][0]["errors"].clone();
+    for key in ["t", "game_ms"] {
+        after[key] = before[key].clone();
+    }
+    assert_eq!(after, before);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_rebuilds_the_game_paused_with_its_down_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    for (n, (button, offset)) in [
+        (Button::Left, 100),
+        (Button::Right, 250),
+        (Button::Left, 400),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        wait_until(start + offset * MS).await;
+        h.press(n as u16 + 1, button, start + offset * MS);
+        h.ack(n as u16 + 1).await;
+    }
+    let before = h.history().await;
+    h.runtime.shutdown().await;
+    let after_stop = monotonic_now_us();
+
+    let h = launch(config("60"), dir.path());
+    let state = h.state().await;
+    assert_eq!(state["paused"], true);
+    assert_eq!(state["running"], Value::Null);
+    assert!(state["down_time_ms"].as_i64().is_some());
+    assert_eq!(state["white"]["moves"], 2);
+    assert_eq!(state["black"]["moves"], 1);
+    assert_eq!(state["white"]["used_ms"], 250);
+    // Black's clock ran from 400 ms until the daemon stopped.
+    let black_used = state["black"]["used_ms"].as_i64().unwrap();
+    let stopped = after_stop - start;
+    assert!(
+        (150..=150 + stopped / MS).contains(&black_used),
+        "{black_used}"
+    );
+    let after = h.history().await;
+    let presses = |history: &Value| -> Vec<Value> {
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["do"] == "press")
+            .map(|e| e["t_us"].clone())
+            .collect()
+    };
+    assert_eq!(presses(&after), presses(&before));
+    let kinds: Vec<&str> = after["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["do"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[kinds.len() - 2..], ["restart", "pause"]);
+    // Resuming continues from where it stopped.
+    h.call(Command::Resume).await.unwrap();
+    assert_eq!(h.state().await["running"], "black");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_database_is_kept_aside_and_the_clock_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("chessclockd.sqlite3"), vec![0xA5; 8192]).unwrap();
+    let h = launch(config("60"), dir.path());
+    let state = h.state().await;
+    assert_eq!(state["started"], false);
+    assert_eq!(state["white"]["remaining_ms"], 60_000);
+    h.call(Command::Start).await.unwrap();
+    let kept = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".corrupt-"))
+        .count();
+    assert_eq!(kept, 1);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_errors_are_typed_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    let unknown = h
+        .handle
+        .call("nope", Command::State, ROOT)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, ControlError::UnknownBoard(_)),
+        "{unknown:?}"
+    );
+    let bad = h
+        .call(Command::NewGame {
+            control: "not a control".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, ControlError::InvalidArgument(_)), "{bad:?}");
+    let not_started = h
+        .call(Command::Press { side: Side::White })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(not_started, ControlError::InvalidState(_)),
+        "{not_started:?}"
+    );
+    let negative = h
+        .call(Command::Adjust {
+            side: Side::White,
+            remaining_ms: Some(-5),
+            moves: None,
+            stage: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(negative, ControlError::InvalidArgument(_)),
+        "{negative:?}"
+    );
+    assert_eq!(h.state().await["white"]["remaining_ms"], 60_000);
+    h.call(Command::NewGame {
+        control: "300+2".into(),
+    })
+    .await
+    .unwrap();
+    let state = h.state().await;
+    assert_eq!(state["control"], "300+2");
+    assert_eq!(state["white"]["remaining_ms"], 302_000);
+    h.runtime.shutdown().await;
+}

@@ -1,0 +1,525 @@
+//! Shared by the D-Bus and CLI tests: a fake runtime that answers
+//! `control::Request`s like the real one would (one task owns the boards'
+//! state), private `dbus-daemon`s (session-style and system-style with the
+//! shipped policy), and helpers with timeouts.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as Process, Stdio};
+use std::time::Duration;
+
+use chessclockd::config::Config;
+use chessclockd::control::{
+    BoardEvent, BoardSnapshot, Caller, Command, ControlError, ControlHandle, DeviceLink, Reply,
+    Request,
+};
+use chessclockd::engine::Side;
+use tokio::sync::{broadcast, mpsc};
+
+/// Bus-heavy tests in one file run one at a time.
+pub static BUS_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Every test body runs under this limit.
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Presets the fake runtime knows, with their main time in seconds.
+const PRESETS: &[(&str, i64)] = &[
+    ("fide-rapid", 900),
+    ("fide-blitz", 180),
+    ("fide-classical", 5400),
+];
+
+struct FakeBoard {
+    snapshot: BoardSnapshot,
+    history: Vec<serde_json::Value>,
+}
+
+/// Starts a fake runtime for `boards`; returns the handle a control surface
+/// uses. The task ends when every handle is dropped.
+pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
+    let (requests, mut inbox) = mpsc::channel::<Request>(64);
+    let (events, _) = broadcast::channel(256);
+    let handle = ControlHandle {
+        requests,
+        events: events.clone(),
+        boards: boards.iter().map(|b| b.to_string()).collect(),
+    };
+    let mut state: BTreeMap<String, FakeBoard> = boards
+        .iter()
+        .map(|id| {
+            (
+                id.to_string(),
+                FakeBoard {
+                    snapshot: BoardSnapshot {
+                        board: id.to_string(),
+                        control: "5400+30".into(),
+                        snapshot_ms: now_ms(),
+                        started: false,
+                        running: None,
+                        paused: false,
+                        white_remaining_ms: 5_400_000,
+                        black_remaining_ms: 5_400_000,
+                        white_moves: 0,
+                        black_moves: 0,
+                        white_stage: 1,
+                        black_stage: 1,
+                        flags: vec![],
+                        devices: vec![DeviceLink {
+                            role: "buttons".into(),
+                            name: format!("/dev/chessclock/buttons-{id}"),
+                            connected: true,
+                            serial: Some("CC0001".into()),
+                        }],
+                        arbiter_called: false,
+                    },
+                    history: vec![],
+                },
+            )
+        })
+        .collect();
+    tokio::spawn(async move {
+        while let Some(request) = inbox.recv().await {
+            let answer = answer(&mut state, &events, &request);
+            let _ = request.reply.send(answer);
+        }
+    });
+    handle
+}
+
+fn now_ms() -> i64 {
+    chessclockd::clock::monotonic_now_us() / 1000
+}
+
+fn parse_control(control: &str) -> Result<i64, ControlError> {
+    if let Some((_, seconds)) = PRESETS.iter().find(|(name, _)| *name == control) {
+        return Ok(seconds * 1000);
+    }
+    let first_field = control.split(':').next().unwrap_or("");
+    let main = first_field.rsplit('/').next().unwrap_or("");
+    let seconds = main.split(['+', 'd', 'b']).next().unwrap_or("");
+    if control.chars().all(|c| "0123456789/+:db".contains(c)) {
+        if let Ok(seconds) = seconds.parse::<i64>() {
+            return Ok(seconds * 1000);
+        }
+    }
+    if control.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
+        Err(ControlError::InvalidArgument(format!(
+            "unknown preset `{control}`"
+        )))
+    } else {
+        Err(ControlError::InvalidArgument(format!(
+            "malformed time control `{control}`"
+        )))
+    }
+}
+
+fn answer(
+    state: &mut BTreeMap<String, FakeBoard>,
+    events: &broadcast::Sender<BoardEvent>,
+    request: &Request,
+) -> Result<Reply, ControlError> {
+    match &request.command {
+        Command::DeviceAdded { path } | Command::DeviceRemoved { path } => {
+            let board = state.values_mut().next().expect("one board at least");
+            let connected = matches!(request.command, Command::DeviceAdded { .. });
+            let link = DeviceLink {
+                role: "display".into(),
+                name: path.clone(),
+                connected,
+                serial: None,
+            };
+            if connected {
+                board.snapshot.devices.push(link.clone());
+            } else {
+                let Some(known) = board.snapshot.devices.iter_mut().find(|d| &d.name == path)
+                else {
+                    return Err(ControlError::InvalidArgument(format!(
+                        "no device {path} is known"
+                    )));
+                };
+                known.connected = false;
+            }
+            record(board, request);
+            let _ = events.send(BoardEvent::DeviceChanged {
+                board: board.snapshot.board.clone(),
+                link,
+            });
+            let _ = events.send(BoardEvent::StateChanged(board.snapshot.clone()));
+            return Ok(Reply::Done);
+        }
+        _ => {}
+    }
+    let Some(board) = state.get_mut(&request.board) else {
+        return Err(ControlError::UnknownBoard(format!(
+            "no board `{}`",
+            request.board
+        )));
+    };
+    let snap = &mut board.snapshot;
+    let mut extra_events = Vec::new();
+    match &request.command {
+        Command::State => {
+            let side = |s: Side| {
+                let (remaining, moves, stage) = match s {
+                    Side::White => (snap.white_remaining_ms, snap.white_moves, snap.white_stage),
+                    Side::Black => (snap.black_remaining_ms, snap.black_moves, snap.black_stage),
+                };
+                serde_json::json!({"remaining_ms": remaining, "used_ms": 0, "moves": moves,
+                                   "stage": stage, "flag_ms": null})
+            };
+            let value = serde_json::json!({
+                "t": snap.snapshot_ms,
+                "running": snap.running,
+                "paused": snap.paused,
+                "flags": snap.flags,
+                "white": side(Side::White),
+                "black": side(Side::Black),
+            });
+            return Ok(Reply::Json(value.to_string()));
+        }
+        Command::History => {
+            return Ok(Reply::Json(
+                serde_json::Value::Array(board.history.clone()).to_string(),
+            ))
+        }
+        Command::Pgn => {
+            return Ok(Reply::Text(format!(
+                "[Event \"fake\"]\n[TimeControl \"{}\"]\n\n*\n",
+                snap.control
+            )))
+        }
+        Command::Snapshot => return Ok(Reply::Snapshot(snap.clone())),
+        Command::NewGame { control } => {
+            let main_ms = parse_control(control)?;
+            *snap = BoardSnapshot {
+                control: control.clone(),
+                started: false,
+                running: None,
+                paused: false,
+                white_remaining_ms: main_ms,
+                black_remaining_ms: main_ms,
+                white_moves: 0,
+                black_moves: 0,
+                white_stage: 1,
+                black_stage: 1,
+                flags: vec![],
+                ..snap.clone()
+            };
+        }
+        Command::Start => {
+            if snap.started {
+                return Err(ControlError::InvalidState(
+                    "the game has already started; use resume".into(),
+                ));
+            }
+            snap.started = true;
+            snap.running = Some(Side::White);
+        }
+        Command::StartAt { .. } => {
+            if snap.started {
+                return Err(ControlError::InvalidState(
+                    "the game has already started".into(),
+                ));
+            }
+        }
+        Command::Pause => {
+            if snap.running.is_none() {
+                return Err(ControlError::InvalidState("no clock is running".into()));
+            }
+            snap.paused = true;
+            snap.running = None;
+        }
+        Command::Resume => {
+            if !snap.paused {
+                return Err(ControlError::InvalidState("the clock is not paused".into()));
+            }
+            snap.paused = false;
+            snap.running = Some(if snap.white_moves > snap.black_moves {
+                Side::Black
+            } else {
+                Side::White
+            });
+        }
+        Command::Press { side } => {
+            if snap.running != Some(*side) {
+                return Err(ControlError::InvalidState(format!(
+                    "{side}'s clock is not running"
+                )));
+            }
+            let moves = match side {
+                Side::White => {
+                    snap.white_moves += 1;
+                    snap.white_remaining_ms -= 1000;
+                    snap.white_moves
+                }
+                Side::Black => {
+                    snap.black_moves += 1;
+                    snap.black_remaining_ms -= 1000;
+                    snap.black_moves
+                }
+            };
+            snap.running = Some(side.other());
+            extra_events.push(BoardEvent::Pressed {
+                board: snap.board.clone(),
+                side: *side,
+                move_number: moves,
+                used_ms: 1000,
+            });
+        }
+        Command::Adjust {
+            side,
+            remaining_ms,
+            moves,
+            stage,
+        } => {
+            let (r, m, s) = match side {
+                Side::White => (
+                    &mut snap.white_remaining_ms,
+                    &mut snap.white_moves,
+                    &mut snap.white_stage,
+                ),
+                Side::Black => (
+                    &mut snap.black_remaining_ms,
+                    &mut snap.black_moves,
+                    &mut snap.black_stage,
+                ),
+            };
+            if let Some(value) = remaining_ms {
+                *r = *value;
+            }
+            if let Some(value) = moves {
+                *m = *value;
+            }
+            if let Some(value) = stage {
+                *s = *value;
+                extra_events.push(BoardEvent::StageChanged {
+                    board: snap.board.clone(),
+                    side: *side,
+                    stage: *value,
+                });
+            }
+        }
+        Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => unreachable!(),
+    }
+    snap.snapshot_ms = now_ms();
+    let snapshot = snap.clone();
+    record(board, request);
+    for event in extra_events {
+        let _ = events.send(event);
+    }
+    let _ = events.send(BoardEvent::StateChanged(snapshot));
+    Ok(Reply::Done)
+}
+
+fn record(board: &mut FakeBoard, request: &Request) {
+    board.history.push(serde_json::json!({
+        "uid": request.caller.uid,
+        "command": format!("{:?}", request.command),
+    }));
+}
+
+/// The fake runtime's view of a board, straight from its owner.
+pub async fn snapshot(handle: &ControlHandle, board: &str) -> BoardSnapshot {
+    match handle
+        .call(board, Command::Snapshot, Caller { uid: None })
+        .await
+        .expect("snapshot")
+    {
+        Reply::Snapshot(snapshot) => snapshot,
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// The history as recorded by the fake runtime.
+pub async fn history(handle: &ControlHandle, board: &str) -> Vec<serde_json::Value> {
+    match handle
+        .call(board, Command::History, Caller { uid: None })
+        .await
+        .expect("history")
+    {
+        Reply::Json(text) => serde_json::from_str(&text).expect("history JSON"),
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// A test configuration: session bus, no NTP requirement unless asked.
+pub fn test_config(require_ntp: bool) -> Config {
+    let mut config = Config::default();
+    config.daemon.bus = chessclockd::config::BusKind::Session;
+    config.daemon.require_ntp_for_scheduled_start = require_ntp;
+    config
+}
+
+/// A private `dbus-daemon`, killed when dropped.
+pub struct PrivateBus {
+    child: Child,
+    pub address: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl PrivateBus {
+    /// A session-style bus on `unix:path=DIR/bus`.
+    pub fn session() -> PrivateBus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let address = format!("unix:path={}/bus", dir.path().display());
+        let child = Process::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .arg(format!("--address={address}"))
+            .stdout(Stdio::piped())
+            // It warns about fd limits it may not raise: noise.
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon must be installed (scripts/setup-debian)");
+        PrivateBus::wait_ready(child, address, dir)
+    }
+
+    /// A system-style bus loaded with the shipped policy file (and only it):
+    /// copied from /usr/share/dbus-1/system.conf with our listen address,
+    /// user root, our include directory and no syslog.
+    pub fn system_with_policy(policy: &Path) -> PrivateBus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Other users must reach the socket.
+        set_mode(dir.path(), 0o755);
+        let includes = dir.path().join("system.d");
+        std::fs::create_dir(&includes).unwrap();
+        std::fs::copy(policy, includes.join("org.chessclockd.ChessClock1.conf")).unwrap();
+        let address = format!("unix:path={}/system_bus_socket", dir.path().display());
+        let original =
+            std::fs::read_to_string("/usr/share/dbus-1/system.conf").expect("system.conf");
+        let mut config = String::new();
+        for line in original.lines() {
+            let trimmed = line.trim();
+            let replaced = if trimmed.starts_with("<listen>") {
+                format!("  <listen>{address}</listen>")
+            } else if trimmed.starts_with("<user>") {
+                "  <user>root</user>".to_owned()
+            } else if trimmed.starts_with("<includedir>") {
+                format!("  <includedir>{}</includedir>", includes.display())
+            } else if trimmed.starts_with("<include ")
+                || trimmed == "<syslog/>"
+                || trimmed == "<fork/>"
+                || trimmed.starts_with("<pidfile>")
+                || trimmed.starts_with("<servicehelper>")
+                || trimmed == "<standard_system_servicedirs/>"
+            {
+                String::new()
+            } else {
+                line.to_owned()
+            };
+            config.push_str(&replaced);
+            config.push('\n');
+        }
+        let config_path = dir.path().join("system.conf");
+        std::fs::write(&config_path, config).unwrap();
+        let child = Process::new("dbus-daemon")
+            .arg(format!("--config-file={}", config_path.display()))
+            .args(["--nofork", "--nopidfile", "--print-address=1"])
+            .stdout(Stdio::piped())
+            // It warns about fd limits it may not raise: noise.
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon must be installed (scripts/setup-debian)");
+        PrivateBus::wait_ready(child, address, dir)
+    }
+
+    fn wait_ready(mut child: Child, address: String, dir: tempfile::TempDir) -> PrivateBus {
+        // dbus-daemon prints its address once it listens.
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(line) if !line.trim().is_empty() => {}
+            other => {
+                let _ = child.kill();
+                panic!("dbus-daemon did not start: {other:?}");
+            }
+        }
+        PrivateBus {
+            child,
+            address,
+            dir,
+        }
+    }
+
+    /// A connection builder for this bus.
+    pub fn builder(&self) -> zbus::connection::Builder<'static> {
+        zbus::connection::Builder::address(self.address.as_str())
+    }
+
+    pub async fn connect(&self) -> zbus::Connection {
+        self.builder()
+            .build()
+            .await
+            .expect("connect to the private bus")
+    }
+
+    /// The socket path (for tools taking a path).
+    pub fn socket_path(&self) -> PathBuf {
+        PathBuf::from(self.address.trim_start_matches("unix:path="))
+    }
+}
+
+impl Drop for PrivateBus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Serves the API for `handle` on a private bus, owning the name.
+pub async fn serve_on_bus(
+    bus: &PrivateBus,
+    handle: ControlHandle,
+    config: Config,
+    ntp: chessclockd::dbus::NtpSource,
+) -> zbus::Connection {
+    chessclockd::dbus::serve_with(
+        bus.builder(),
+        handle,
+        chessclockd::dbus::ServeOptions {
+            config,
+            request_name: true,
+            ntp,
+        },
+    )
+    .await
+    .expect("serve")
+}
+
+/// Runs a program with a time limit; returns (status success, stdout, stderr).
+pub async fn run(program: &str, args: &[&str]) -> (bool, String, String) {
+    run_with(tokio::process::Command::new(program).args(args)).await
+}
+
+pub async fn run_with(command: &mut tokio::process::Command) -> (bool, String, String) {
+    command.kill_on_drop(true).stdin(Stdio::null());
+    let output = tokio::time::timeout(Duration::from_secs(15), command.output())
+        .await
+        .expect("the program timed out")
+        .expect("the program could not run");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The next item of a stream (a minimal `StreamExt::next`), within 5 s.
+pub async fn next<S: zbus::export::futures_core::Stream + Unpin>(stream: &mut S) -> S::Item {
+    let item = std::future::poll_fn(|cx| std::pin::Pin::new(&mut *stream).poll_next(cx));
+    tokio::time::timeout(Duration::from_secs(5), item)
+        .await
+        .expect("timed out waiting for a signal")
+        .expect("the signal stream ended")
+}

@@ -1,0 +1,408 @@
+//! The simulator's units over real PTYs, driven through the library API with
+//! this test playing the host (the daemon's side of the protocol).
+
+mod sim_host;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chessclock_protocol::{Button, DisplayState, Icons, Message, Roles, Text};
+use chessclockd::clock::monotonic_now_us;
+use chessclockd::sim::{self, Direction, LinkState, LogTarget, SimOptions, UnitKind, UnitSpec};
+use sim_host::{eventually, log_lines, Host, WAIT};
+
+/// PTY-heavy tests run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn buttons_options(dir: &std::path::Path) -> SimOptions {
+    let mut buttons: UnitSpec = "buttons=buttons,serial=CC0001,offset-us=7000000"
+        .parse()
+        .unwrap();
+    buttons.link = Some(dir.join("cc/buttons"));
+    SimOptions {
+        units: vec![buttons],
+        log: Some(LogTarget::File(dir.join("log.jsonl"))),
+        log_sent: true,
+        seed: Some(42),
+    }
+}
+
+fn button_event(m: &Message) -> Option<(u16, u64)> {
+    match m {
+        Message::Button {
+            event,
+            device_time_us,
+            ..
+        } => Some((*event, *device_time_us)),
+        _ => None,
+    }
+}
+
+#[test]
+fn handshake_then_a_press_is_resent_until_acknowledged_and_logged() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let link = dir.path().join("cc/buttons");
+    assert_eq!(units.path("buttons"), Some(&link));
+    let mut host = Host::open(&link);
+
+    let hello = host.handshake(250, 1000);
+    assert_eq!(hello.serial.as_str(), "CC0001");
+    assert_eq!(hello.roles, Roles::BUTTONS);
+    assert!(hello.capabilities.arbiter_button);
+    assert_eq!(hello.capabilities.displays, 0);
+    units
+        .wait_until("buttons", WAIT, |s| s.link_state == LinkState::Up)
+        .unwrap();
+
+    let before = monotonic_now_us();
+    units.press(None, Button::Left).unwrap();
+    let after = monotonic_now_us();
+    let first = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    let (event, device_time) = button_event(&first.frame.message).unwrap();
+    assert!(matches!(
+        first.frame.message,
+        Message::Button {
+            button: Button::Left,
+            pressed: true,
+            ..
+        }
+    ));
+    // The device clock started at 7 s: the stamp is in its time base.
+    assert!(device_time >= 7_000_000, "{device_time}");
+    // Not acknowledged: the same event comes again, same stamp.
+    let again = host.expect(WAIT, "retransmission", |m| button_event(m).is_some());
+    assert_eq!(
+        button_event(&again.frame.message),
+        Some((event, device_time))
+    );
+    assert!(
+        again.at_us - first.at_us >= 80_000,
+        "resent after the 100 ms interval"
+    );
+
+    host.send(Message::Ack { event });
+    units
+        .wait_until("buttons", WAIT, |s| s.unacked == 0 && s.stats.acks == 1)
+        .unwrap();
+    // Acknowledged: no more copies (heartbeats go on).
+    let later = host.listen(Duration::from_millis(300));
+    assert!(
+        later
+            .iter()
+            .all(|a| button_event(&a.frame.message).is_none()),
+        "{later:?}"
+    );
+    assert!(later
+        .iter()
+        .any(|a| matches!(a.frame.message, Message::DeviceHeartbeat { .. })));
+
+    units.shutdown();
+    assert!(
+        std::fs::symlink_metadata(&link).is_err(),
+        "symlink removed on exit"
+    );
+    let log = log_lines(&dir.path().join("log.jsonl"));
+    let press = log
+        .iter()
+        .find(|r| r["kind"] == "press")
+        .expect("press logged");
+    let press_at = press["t_us"].as_i64().unwrap();
+    assert!(
+        before <= press_at && press_at <= after,
+        "true press instant {press_at} in [{before}, {after}]"
+    );
+    assert_eq!(press["device_us"].as_u64(), Some(device_time));
+    assert_eq!(press["button"], "left");
+    assert!(log
+        .iter()
+        .any(|r| r["kind"] == "rx" && r["msg"]["type"] == "welcome"));
+    assert!(log
+        .iter()
+        .any(|r| r["kind"] == "rx" && r["msg"]["type"] == "ack" && r["msg"]["event"] == event));
+    let ack = log.iter().find(|r| r["kind"] == "ack").expect("ack logged");
+    assert!(ack["sends"].as_u64().unwrap() >= 2);
+    assert!(log.iter().any(|r| r["kind"] == "tx"
+        && r["msg"]["type"] == "hello"
+        && r["msg"]["serial"] == "CC0001"));
+    assert!(log
+        .iter()
+        .all(|r| r["t_us"].is_i64() && r["unit"] == "buttons"));
+}
+
+#[test]
+fn duplicates_are_sent_when_asked() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let mut host = Host::open(units.path("buttons").unwrap());
+    host.handshake(250, 1000);
+    units
+        .duplicate("buttons", 2, Duration::from_secs(2))
+        .unwrap();
+    units.press(None, Button::Right).unwrap();
+    let first = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    // The copies arrive at once, byte-identical (same frame seq), before any
+    // 100 ms retransmission.
+    let copies: Vec<_> = host
+        .listen(Duration::from_millis(60))
+        .into_iter()
+        .filter(|a| a.frame == first.frame)
+        .collect();
+    assert_eq!(copies.len(), 2, "two extra copies of {:?}", first.frame);
+    host.send(Message::Ack {
+        event: button_event(&first.frame.message).unwrap().0,
+    });
+    units
+        .wait_until("buttons", WAIT, |s| s.unacked == 0)
+        .unwrap();
+}
+
+#[test]
+fn bit_errors_make_the_host_see_bad_frames_then_clean_ones_again() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let mut host = Host::open(units.path("buttons").unwrap());
+    host.handshake(20, 1000);
+    units
+        .corrupt(
+            "buttons",
+            0.02,
+            Direction::ToHost,
+            Duration::from_millis(400),
+        )
+        .unwrap();
+    assert!(
+        host.until(WAIT, |h| h.errors.len() >= 3),
+        "errors seen: {:?}",
+        host.errors
+    );
+    assert!(host.errors.iter().any(|e| matches!(
+        e,
+        chessclock_protocol::FrameError::BadCrc | chessclock_protocol::FrameError::Cobs
+    )));
+    // After the window, heartbeats decode again (the host keeps answering so
+    // the link stays up).
+    std::mem::take(&mut host.frames);
+    let deadline = std::time::Instant::now() + WAIT;
+    let errors_after_window = loop {
+        host.send(Message::HostHeartbeat);
+        let frames = host.listen(Duration::from_millis(50));
+        if units.snapshot("buttons").unwrap().faults_active {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "fault window never ended"
+            );
+            continue;
+        }
+        let errors = host.errors.len();
+        let clean = host.listen(Duration::from_millis(100));
+        assert!(!frames.is_empty() || !clean.is_empty());
+        break host.errors.len() - errors;
+    };
+    assert_eq!(errors_after_window, 0, "no errors once the window ended");
+    let log = log_lines(&dir.path().join("log.jsonl"));
+    assert!(log
+        .iter()
+        .any(|r| r["kind"] == "tx" && r["flipped_bits"].as_u64().unwrap_or(0) > 0));
+    assert!(log
+        .iter()
+        .any(|r| r["kind"] == "fault" && r["fault"] == "corrupt"));
+}
+
+#[test]
+fn delayed_delivery_keeps_the_true_press_timestamp() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let mut host = Host::open(units.path("buttons").unwrap());
+    host.handshake(250, 5000);
+    units
+        .delay(
+            "buttons",
+            Duration::from_millis(300),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+    let before = monotonic_now_us();
+    units.press(None, Button::Left).unwrap();
+    let arrival = host.expect(WAIT, "delayed BUTTON", |m| button_event(m).is_some());
+    assert!(
+        arrival.at_us - before >= 300_000,
+        "held {} µs",
+        arrival.at_us - before
+    );
+    let (_, device_time) = button_event(&arrival.frame.message).unwrap();
+    units.shutdown();
+    let log = log_lines(&dir.path().join("log.jsonl"));
+    let press = log.iter().find(|r| r["kind"] == "press").unwrap();
+    assert_eq!(press["device_us"].as_u64(), Some(device_time));
+    let sent = log
+        .iter()
+        .find(|r| r["kind"] == "tx" && r["msg"]["type"] == "button")
+        .unwrap();
+    assert_eq!(sent["delayed_us"], 300_000);
+}
+
+#[test]
+fn unplug_removes_the_path_and_replug_restores_it_with_the_press_kept() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let link = units.path("buttons").unwrap().clone();
+    let first_pty = std::fs::read_link(&link).unwrap();
+    let mut host = Host::open(&link);
+    host.handshake(250, 1000);
+
+    units.unplug("buttons", None).unwrap();
+    assert!(
+        eventually(WAIT, || std::fs::symlink_metadata(&link).is_err()),
+        "symlink gone"
+    );
+    assert!(host.until(WAIT, |h| h.gone), "the host's port hangs up");
+    // A press while unplugged is kept with its true instant.
+    units.press(None, Button::Arbiter).unwrap();
+    units
+        .wait_until("buttons", WAIT, |s| !s.plugged && s.unacked == 1)
+        .unwrap();
+
+    units.replug("buttons").unwrap();
+    assert!(
+        eventually(WAIT, || std::fs::read_link(&link).is_ok()),
+        "symlink back"
+    );
+    let snapshot = units.wait_until("buttons", WAIT, |s| s.plugged).unwrap();
+    assert_eq!(
+        snapshot.pty.as_ref(),
+        std::fs::read_link(&link).ok().as_ref()
+    );
+    let mut host = Host::open(&link);
+    let hello = host.handshake(250, 1000);
+    assert_eq!(
+        hello.first_unacked_event, 0,
+        "the unacked press is announced"
+    );
+    let press = host.expect(WAIT, "the kept press", |m| {
+        matches!(
+            m,
+            Message::Button {
+                button: Button::Arbiter,
+                ..
+            }
+        )
+    });
+    assert_eq!(button_event(&press.frame.message).unwrap().0, 0);
+
+    // Unplug with automatic replug.
+    drop(host);
+    units
+        .unplug("buttons", Some(Duration::from_millis(100)))
+        .unwrap();
+    units.wait_until("buttons", WAIT, |s| !s.plugged).unwrap();
+    units.wait_until("buttons", WAIT, |s| s.plugged).unwrap();
+    assert!(eventually(WAIT, || std::fs::read_link(&link).is_ok()));
+    let _ = first_pty;
+    units.shutdown();
+    let log = log_lines(&dir.path().join("log.jsonl"));
+    assert_eq!(log.iter().filter(|r| r["kind"] == "unplug").count(), 2);
+    assert_eq!(log.iter().filter(|r| r["kind"] == "plug").count(), 3);
+}
+
+#[test]
+fn display_shows_host_state_and_link_lost_after_the_timeout() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mut display = UnitSpec::new("display", UnitKind::Display);
+    display.link = Some(dir.path().join("display"));
+    let options = SimOptions {
+        units: vec![display],
+        log: None,
+        log_sent: false,
+        seed: Some(1),
+    };
+    let units = sim::spawn_units(&options).unwrap();
+    let mut host = Host::open(units.path("display").unwrap());
+    let hello = host.handshake(50, 200);
+    assert!(hello.roles.contains(Roles::DISPLAY));
+    assert_eq!(hello.capabilities.displays, 2);
+    assert!(hello.capabilities.tenths);
+
+    let mut state = DisplayState::default();
+    state.left.time = Text::new("4:59").unwrap();
+    state.left.icons = Icons::RUNNING;
+    state.right.time = Text::new("5:00").unwrap();
+    state.text = Text::new("GO").unwrap();
+    host.send(Message::Display(state));
+    let shown = units
+        .wait_until("display", WAIT, |s| {
+            s.display.is_some_and(|d| d.text.as_str() == "GO")
+        })
+        .unwrap();
+    let shown = shown.display.unwrap();
+    assert_eq!(shown.left.time.as_str(), "4:59");
+    assert!(shown.left.icons.contains(Icons::RUNNING));
+    assert!(!shown.left.icons.contains(Icons::LINK_LOST));
+
+    // The host falls silent: after 200 ms the unit shows LINK_LOST itself,
+    // keeps the picture, and says HELLO again.
+    let lost = units
+        .wait_until("display", WAIT, |s| s.link_state == LinkState::Lost)
+        .unwrap();
+    let lost_display = lost.display.unwrap();
+    assert!(lost_display.left.icons.contains(Icons::LINK_LOST));
+    assert!(lost_display.right.icons.contains(Icons::LINK_LOST));
+    assert_eq!(lost_display.left.time.as_str(), "4:59");
+    host.expect(WAIT, "HELLO after the link loss", |m| {
+        matches!(m, Message::Hello(_))
+    });
+}
+
+#[test]
+fn bad_options_are_refused_with_a_reason() {
+    let _serial = lock();
+    let empty = SimOptions {
+        units: vec![],
+        ..SimOptions::demo()
+    };
+    assert!(sim::spawn_units(&empty)
+        .unwrap_err()
+        .to_string()
+        .contains("no units"));
+    let twins = SimOptions {
+        units: vec![
+            UnitSpec::new("a", UnitKind::Buttons),
+            UnitSpec::new("a", UnitKind::Display),
+        ],
+        ..SimOptions::demo()
+    };
+    assert!(sim::spawn_units(&twins)
+        .unwrap_err()
+        .to_string()
+        .contains("two units"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("taken");
+    std::fs::write(&file, b"x").unwrap();
+    let mut unit = UnitSpec::new("a", UnitKind::Buttons);
+    unit.link = Some(file.clone());
+    let clash = SimOptions {
+        units: vec![unit],
+        ..SimOptions::demo()
+    };
+    let error = sim::spawn_units(&clash).unwrap_err().to_string();
+    assert!(error.contains("not a symlink"), "{error}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    let units = sim::spawn_units(&SimOptions::demo()).unwrap();
+    assert!(matches!(
+        units.press(Some("nope"), Button::Left),
+        Err(sim::SimError::UnknownUnit(_))
+    ));
+    assert_eq!(units.paths().len(), 2);
+}
