@@ -227,8 +227,8 @@ async fn invalid_arguments_get_typed_errors_and_change_nothing() {
         assert_invalid_argument(b1.adjust_with_stage("white", -1, -1, 0).await, "stages");
         assert_invalid_argument(b1.new_game("").await, "empty");
         assert_invalid_argument(b1.new_game("5400\u{7}+30").await, "not valid");
-        assert_invalid_argument(b1.new_game("5400+3x0").await, "malformed");
-        assert_invalid_argument(b1.new_game("no-such-preset").await, "unknown preset");
+        assert_invalid_argument(b1.new_game("5400+3x0").await, "unexpected `x`");
+        assert_invalid_argument(b1.new_game("no-such-preset").await, "neither a preset");
         assert_invalid_argument(b1.start_at(1_000_000).await, "in the past");
         assert_invalid_argument(manager.add_device("ttyACM0").await, "absolute path");
 

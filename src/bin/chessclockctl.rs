@@ -1,4 +1,5 @@
-fn main() {
-    eprintln!("not yet implemented");
-    std::process::exit(1);
+//! `chessclockctl`: the arbiter's command line (see `chessclockd::ctl`).
+
+fn main() -> std::process::ExitCode {
+    chessclockd::ctl::main()
 }

@@ -135,8 +135,10 @@ pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error
             control.escape_default()
         )));
     }
-    let _ = config;
-    Ok(())
+    config
+        .resolve_control(control)
+        .map(|_| ())
+        .map_err(|why| Error::InvalidArgument(format!("{why}; {hint}")))
 }
 
 /// Serves the API on the bus the configuration names, owning [`BUS_NAME`].

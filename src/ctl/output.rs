@@ -1,0 +1,307 @@
+//! What `chessclockctl` prints: the board table (times extrapolated from a
+//! snapshot to the daemon's "now"), history lines and CSV. Pure functions.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::time::format_ms;
+
+/// One device link as the daemon reports it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct Link {
+    pub role: String,
+    pub name: String,
+    pub connected: bool,
+    pub serial: Option<String>,
+}
+
+/// A board's snapshot (`Board.Snapshot()`), plus the JSON it came from.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct Snapshot {
+    pub board: String,
+    pub control: String,
+    pub snapshot_ms: i64,
+    pub started: bool,
+    pub running: Option<String>,
+    pub paused: bool,
+    pub white_remaining_ms: i64,
+    pub black_remaining_ms: i64,
+    pub white_moves: u32,
+    pub black_moves: u32,
+    pub white_stage: u32,
+    pub black_stage: u32,
+    pub flags: Vec<String>,
+    pub devices: Vec<Link>,
+    pub arbiter_called: bool,
+    #[serde(skip)]
+    pub raw: Value,
+}
+
+impl Snapshot {
+    pub fn parse(text: &str) -> Result<Snapshot, String> {
+        let raw: Value = serde_json::from_str(text)
+            .map_err(|e| format!("the daemon sent a snapshot that is not JSON: {e}"))?;
+        let mut snapshot: Snapshot = serde_json::from_value(raw.clone())
+            .map_err(|e| format!("the daemon sent an unexpected snapshot: {e}"))?;
+        snapshot.raw = raw;
+        Ok(snapshot)
+    }
+
+    /// A side's remaining time at `now_ms` (daemon monotonic): the running
+    /// side's clock has run since the snapshot.
+    pub fn remaining_at(&self, side: &str, now_ms: i64) -> i64 {
+        let at_snapshot = if side == "white" {
+            self.white_remaining_ms
+        } else {
+            self.black_remaining_ms
+        };
+        if self.running.as_deref() == Some(side) && !self.paused {
+            at_snapshot - (now_ms - self.snapshot_ms).max(0)
+        } else {
+            at_snapshot
+        }
+    }
+
+    fn state_text(&self) -> String {
+        let mut text = if !self.started {
+            "not started".to_owned()
+        } else if self.paused {
+            "paused".to_owned()
+        } else if let Some(side) = &self.running {
+            format!("{side} to move")
+        } else {
+            "stopped".to_owned()
+        };
+        if self.arbiter_called {
+            text.push_str(", ARBITER CALLED");
+        }
+        text
+    }
+
+    fn side_text(&self, side: &str, now_ms: i64) -> String {
+        let (moves, stage) = if side == "white" {
+            (self.white_moves, self.white_stage)
+        } else {
+            (self.black_moves, self.black_stage)
+        };
+        let marker = if self.running.as_deref() == Some(side) && !self.paused {
+            ">"
+        } else {
+            " "
+        };
+        format!(
+            "{marker}{:>9}  {moves:>3} mv  st {stage}",
+            format_ms(self.remaining_at(side, now_ms))
+        )
+    }
+
+    fn devices_text(&self) -> String {
+        if self.devices.is_empty() {
+            return "-".to_owned();
+        }
+        self.devices
+            .iter()
+            .map(|link| {
+                format!(
+                    "{} {}",
+                    link.role,
+                    if link.connected { "ok" } else { "DOWN" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The board table of `status` and `watch`.
+pub struct Table;
+
+impl Table {
+    /// One header line and one line per board, times at `now_ms`.
+    pub fn render(boards: &[Snapshot], now_ms: i64) -> String {
+        let header = [
+            "BOARD", "CONTROL", "STATE", "WHITE", "BLACK", "FLAGS", "DEVICES",
+        ]
+        .map(str::to_owned);
+        let mut rows = vec![header.to_vec()];
+        for board in boards {
+            rows.push(vec![
+                board.board.clone(),
+                board.control.clone(),
+                board.state_text(),
+                board.side_text("white", now_ms),
+                board.side_text("black", now_ms),
+                if board.flags.is_empty() {
+                    "-".to_owned()
+                } else {
+                    board.flags.join(",")
+                },
+                board.devices_text(),
+            ]);
+        }
+        let columns = rows[0].len();
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                rows.iter()
+                    .map(|row| row[c].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut text = String::new();
+        for row in rows {
+            let line: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(c, cell)| format!("{cell:<width$}", width = widths[c]))
+                .collect();
+            text.push_str(line.join("  ").trim_end());
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The entries of a history document: the array itself, or the first array
+/// of objects inside an object.
+fn history_entries(history: &Value) -> Option<&Vec<Value>> {
+    match history {
+        Value::Array(entries) => Some(entries),
+        Value::Object(map) => map.values().find_map(|value| match value {
+            Value::Array(entries) if entries.iter().all(Value::is_object) => Some(entries),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+fn cell(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// History for people: one line per entry, `key=value` pairs.
+pub fn history_lines(history: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(history) else {
+        return format!("{history}\n");
+    };
+    let Some(entries) = history_entries(&value) else {
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+    };
+    let mut text = String::new();
+    for entry in entries {
+        match entry {
+            Value::Object(map) => {
+                let pairs: Vec<String> = map
+                    .iter()
+                    .map(|(key, value)| format!("{key}={}", cell(value)))
+                    .collect();
+                text.push_str(&pairs.join("  "));
+            }
+            other => text.push_str(&cell(other)),
+        }
+        text.push('\n');
+    }
+    text
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+/// History as CSV (RFC 4180): one column per key, in first-seen order.
+pub fn history_csv(history: &str) -> Result<String, String> {
+    let value: Value = serde_json::from_str(history)
+        .map_err(|e| format!("the daemon sent a history that is not JSON: {e}"))?;
+    let entries = history_entries(&value)
+        .ok_or_else(|| "the daemon's history has no list of entries to export".to_owned())?;
+    let mut columns: Vec<String> = Vec::new();
+    for entry in entries {
+        if let Value::Object(map) = entry {
+            for key in map.keys() {
+                if !columns.contains(key) {
+                    columns.push(key.clone());
+                }
+            }
+        }
+    }
+    let mut text = columns
+        .iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",");
+    text.push_str("\r\n");
+    for entry in entries {
+        let row: Vec<String> = columns
+            .iter()
+            .map(|column| csv_field(&entry.get(column).map(cell).unwrap_or_default()))
+            .collect();
+        text.push_str(&row.join(","));
+        text.push_str("\r\n");
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        Snapshot::parse(
+            r#"{"board":"b1","control":"300+2","snapshot_ms":10000,"started":true,
+                "running":"white","paused":false,"white_remaining_ms":60000,
+                "black_remaining_ms":45000,"white_moves":3,"black_moves":3,
+                "white_stage":1,"black_stage":1,"flags":[],
+                "devices":[{"role":"buttons","name":"/dev/x","connected":false,"serial":null}],
+                "arbiter_called":true}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_running_side_is_extrapolated() {
+        let s = snapshot();
+        assert_eq!(s.remaining_at("white", 12_500), 57_500);
+        assert_eq!(s.remaining_at("black", 12_500), 45_000);
+        let table = Table::render(&[s], 12_500);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("BOARD"));
+        assert!(lines[1].contains(">     0:57"), "{table}");
+        assert!(
+            lines[1].contains("white to move, ARBITER CALLED"),
+            "{table}"
+        );
+        assert!(lines[1].contains("buttons DOWN"), "{table}");
+    }
+
+    #[test]
+    fn csv_has_every_key_and_quotes() {
+        let csv =
+            history_csv(r#"[{"t":1,"what":"press"},{"t":2,"uid":0,"what":"a,b \"c\""}]"#).unwrap();
+        assert_eq!(csv, "t,what,uid\r\n1,press,\r\n2,\"a,b \"\"c\"\"\",0\r\n");
+        let nested = history_csv(r#"{"board":"b1","entries":[{"t":5}]}"#).unwrap();
+        assert_eq!(nested, "t\r\n5\r\n");
+        assert!(history_csv("{}").is_err());
+    }
+
+    #[test]
+    fn history_lines_are_key_value_pairs() {
+        assert_eq!(
+            history_lines(r#"[{"t":1,"uid":null}]"#),
+            "t=1  uid=\n".to_owned()
+        );
+    }
+}
