@@ -1,4 +1,305 @@
-fn main() {
-    eprintln!("not yet implemented");
-    std::process::exit(1);
+//! `chessclockd`: the chess clock daemon.
+//!
+//! Runs the boards of the config file (default
+//! `/etc/chessclockd/chessclockd.toml`; when that default file is missing,
+//! the embedded defaults), or with `--demo` one simulated board `demo` on
+//! the session bus. SIGTERM/SIGINT save and exit; SIGHUP reloads the config
+//! for boards without a game in progress.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::signal::unix::{signal, SignalKind};
+
+use chessclockd::config::{BoardConfig, BusKind, ButtonSide, Config, DeviceRef};
+use chessclockd::runtime::{run, RunOptions};
+
+const DEFAULT_CONFIG: &str = "/etc/chessclockd/chessclockd.toml";
+
+/// A FIDE-grade chess clock daemon for USB press buttons, LED displays and
+/// DGT electronic boards.
+#[derive(Debug, Parser)]
+#[command(name = "chessclockd", version, about)]
+struct Args {
+    /// The configuration file.
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_CONFIG)]
+    config: PathBuf,
+    /// Where the game state lives (overrides `daemon.state-dir`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Serve on the session bus.
+    #[arg(long, conflicts_with = "system")]
+    session: bool,
+    /// Serve on the system bus.
+    #[arg(long)]
+    system: bool,
+    /// One simulated board `demo` (button and display units on PTYs), on
+    /// the session bus, with a terminal view when stdout is a terminal.
+    #[arg(long)]
+    demo: bool,
+    /// More log output (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let interactive = args.demo && std::io::stdout().is_terminal();
+    if interactive {
+        // The terminal view owns the screen: logs go to a file.
+        init_file_logging(&demo_state_dir(&args), args.verbose);
+    } else if let Err(error) = chessclockd::logging::init(args.verbose) {
+        eprintln!("chessclockd: cannot set up logging: {error}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("chessclockd-async")
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("chessclockd: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        if args.demo {
+            demo(args, interactive).await
+        } else {
+            daemon(args).await
+        }
+    });
+    // Device tasks may sit in blocking reads: do not wait for them.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            eprintln!("chessclockd: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_config(path: &Path) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    if path == Path::new(DEFAULT_CONFIG) && !path.exists() {
+        tracing::info!(
+            path = DEFAULT_CONFIG,
+            "no config file; using the embedded defaults"
+        );
+        return Ok((Config::default(), None));
+    }
+    let config = Config::load(path)?;
+    Ok((config, Some(path.to_owned())))
+}
+
+/// Completes on SIGTERM or SIGINT. The handlers are installed before this
+/// returns, so a signal during start-up is not lost.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM"),
+            _ = int.recv() => tracing::info!("SIGINT"),
+        }
+    })
+}
+
+fn bus_choice(args: &Args) -> Option<BusKind> {
+    if args.session {
+        Some(BusKind::Session)
+    } else if args.system {
+        Some(BusKind::System)
+    } else {
+        None
+    }
+}
+
+async fn daemon(args: Args) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal()?;
+    let (config, config_path) = load_config(&args.config)?;
+    let options = RunOptions {
+        state_dir: args.state_dir.clone(),
+        bus: bus_choice(&args),
+        config_path,
+        ..RunOptions::default()
+    };
+    run(config, options, shutdown).await
+}
+
+/// `$XDG_STATE_HOME/chessclockd-demo` (or `~/.local/state/...`, or a folder
+/// under the temporary directory), unless `--state-dir` says otherwise.
+fn demo_state_dir(args: &Args) -> PathBuf {
+    if let Some(dir) = &args.state_dir {
+        return dir.clone();
+    }
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|home| PathBuf::from(home).join(".local/state"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("chessclockd-demo")
+}
+
+fn init_file_logging(dir: &Path, verbosity: u8) {
+    let _ = std::fs::create_dir_all(dir);
+    let path = dir.join("chessclockd.log");
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(chessclockd::logging::default_directive(verbosity))
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}
+
+/// A private session bus started for the demo (killed on drop).
+struct PrivateBus {
+    address: String,
+    pid: Option<i32>,
+}
+
+impl PrivateBus {
+    fn start() -> anyhow::Result<PrivateBus> {
+        let output = std::process::Command::new("dbus-daemon")
+            .args(["--session", "--fork", "--print-address=1", "--print-pid=1"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .context("no session bus and cannot start dbus-daemon (install dbus)")?;
+        anyhow::ensure!(
+            output.status.success(),
+            "dbus-daemon failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        let text = String::from_utf8_lossy(&output.stdout);
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let address = lines
+            .next()
+            .context("dbus-daemon printed no address")?
+            .to_owned();
+        let pid = lines.next().and_then(|p| p.parse().ok());
+        Ok(PrivateBus { address, pid })
+    }
+}
+
+impl Drop for PrivateBus {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    }
+}
+
+async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
+    use chessclockd::sim::{spawn_units, SimOptions};
+
+    let shutdown = shutdown_signal()?;
+    let state_dir = demo_state_dir(&args);
+    std::fs::create_dir_all(&state_dir)
+        .with_context(|| format!("cannot create {}", state_dir.display()))?;
+    // Stable names for the simulated units (the PTY changes on a replug).
+    let links = std::env::temp_dir().join(format!("chessclockd-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&links)
+        .with_context(|| format!("cannot create {}", links.display()))?;
+    let mut sim = SimOptions::demo();
+    for unit in &mut sim.units {
+        unit.link = Some(links.join(&unit.name));
+    }
+    let units = spawn_units(&sim).context("cannot start the simulated units")?;
+    let device = |name: &str| -> anyhow::Result<DeviceRef> {
+        let path = units
+            .path(name)
+            .with_context(|| format!("the simulator has no unit `{name}`"))?;
+        Ok(DeviceRef::Path(path.clone()))
+    };
+
+    let mut config = Config::default();
+    config.daemon.bus = BusKind::Session;
+    config.daemon.rt_priority = 0;
+    config.daemon.mlock = false;
+    config.daemon.require_ntp_for_scheduled_start = false;
+    config.boards = vec![BoardConfig {
+        id: "demo".into(),
+        control: "300+3".into(),
+        buttons: Some(device("buttons")?),
+        displays: vec![device("display")?],
+        eboard: None,
+        white_button: ButtonSide::Left,
+    }];
+
+    let private_bus = if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|a| !a.is_empty())
+    {
+        None
+    } else {
+        let bus = PrivateBus::start()?;
+        println!(
+            "No session bus was running: started one. Use it with\n  DBUS_SESSION_BUS_ADDRESS='{}' chessclockctl --user status demo",
+            bus.address
+        );
+        Some(bus)
+    };
+    println!(
+        "chessclockd demo: board `demo`, state in {}",
+        state_dir.display()
+    );
+
+    let options = RunOptions {
+        state_dir: Some(state_dir),
+        bus: Some(BusKind::Session),
+        bus_address: private_bus.as_ref().map(|b| b.address.clone()),
+        ..RunOptions::default()
+    };
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (view, idle_units) = if interactive {
+        let view = std::thread::spawn(move || {
+            let result = chessclockd::sim::run_interactive(units);
+            let _ = stop_tx.send(());
+            result
+        });
+        (Some(view), None)
+    } else {
+        drop(stop_tx);
+        (None, Some(units))
+    };
+    let stop = async move {
+        tokio::select! {
+            _ = shutdown => {},
+            Ok(()) = &mut stop_rx => tracing::info!("the terminal view was closed"),
+        }
+    };
+    let result = run(config, options, stop).await;
+    if let Some(units) = idle_units {
+        units.shutdown();
+    }
+    if let Some(view) = view {
+        // Only join a view that has ended (the user quit); after a signal
+        // the process exits with the view still open.
+        if view.is_finished() {
+            if let Ok(Err(error)) = view.join() {
+                tracing::warn!(%error, "terminal view");
+            }
+        }
+    }
+    drop(private_bus);
+    let _ = std::fs::remove_dir_all(&links);
+    result
 }

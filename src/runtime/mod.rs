@@ -76,6 +76,9 @@ pub struct RunOptions {
     pub bus: Option<BusKind>,
     /// Serve no D-Bus at all (tests, tools).
     pub no_bus: bool,
+    /// Connect to this bus address instead of the system/session bus
+    /// (`--demo` with its private dbus-daemon).
+    pub bus_address: Option<String>,
     /// Where SIGHUP reloads the config from (`None`: SIGHUP is ignored).
     pub config_path: Option<PathBuf>,
     /// Receives the control handle once the runtime is up.
@@ -307,15 +310,26 @@ async fn control_loop(
     }
 }
 
-/// Serves the D-Bus API for `handle`; the one line to wire in the `dbus`
-/// branch's `serve`.
+/// Serves the D-Bus API for `handle` (the `dbus` module's `serve`), on
+/// `address` when given (a private bus), else on the configured bus.
 async fn serve_dbus(
     handle: ControlHandle,
     config: &Config,
-) -> anyhow::Result<Option<zbus::Connection>> {
-    let _ = (handle, config);
-    tracing::warn!("this build has no D-Bus service yet; the clocks run without remote control");
-    Ok(None)
+    address: Option<&str>,
+) -> anyhow::Result<zbus::Connection> {
+    let connection = match address {
+        None => crate::dbus::serve(handle, config).await?,
+        Some(address) => {
+            let builder = zbus::connection::Builder::address(address);
+            crate::dbus::serve_with(
+                builder,
+                handle,
+                crate::dbus::ServeOptions::from_config(config),
+            )
+            .await?
+        }
+    };
+    Ok(connection)
 }
 
 /// Runs the daemon until `shutdown` completes: state, devices, timing
@@ -332,7 +346,7 @@ pub async fn run(
     let _bus = if options.no_bus {
         None
     } else {
-        serve_dbus(runtime.handle(), &config).await?
+        Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
     notify_ready(&runtime);
     if let Some(tx) = options.handle {
@@ -364,25 +378,26 @@ pub async fn run(
     Ok(())
 }
 
-/// Hook: tells systemd the daemon is ready (bus name owned, devices tried).
+/// Tells systemd the daemon is ready (bus name owned, device tasks started).
 fn notify_ready(runtime: &Runtime) {
-    let _ = runtime;
-    tracing::debug!("ready");
+    let status = format!(
+        "{} board(s), state in {}",
+        runtime.handle.boards.len(),
+        runtime.state_path().display()
+    );
+    match crate::notify::Notifier::from_env().ready(&status) {
+        Ok(_) => tracing::info!(%status, "ready"),
+        Err(error) => tracing::warn!(%error, "cannot tell systemd we are ready"),
+    }
 }
 
-/// Hook: pings the systemd watchdog only while the timing thread's
-/// heartbeat moves.
+/// Pings the systemd watchdog only while the timing thread's heartbeat
+/// moves (returns at once when no watchdog is configured).
 async fn watchdog_loop(heartbeat: Heartbeat) {
-    let mut last = heartbeat.count();
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-    loop {
-        tick.tick().await;
-        let now = heartbeat.count();
-        if now == last {
-            tracing::error!(
-                "the timing thread has not moved for a second; not pinging the watchdog"
-            );
-        }
-        last = now;
-    }
+    let watchdog = crate::notify::Watchdog::with_counter(
+        crate::notify::Notifier::from_env(),
+        crate::notify::watchdog_interval(),
+        move || heartbeat.count(),
+    );
+    watchdog.run(std::future::pending()).await;
 }
