@@ -120,9 +120,10 @@ pub fn accounted_presses(history: &[Value]) -> Vec<Accounted> {
                 event: device["event"].as_u64()?,
                 side: e["side"].as_str().unwrap_or("").to_owned(),
                 t_us: e["t_us"].as_i64()?,
-                ignored: e["outcome"]
-                    .as_array()
-                    .is_some_and(|o| o.iter().any(|s| s.as_str().is_some_and(|s| s.starts_with("ignored")))),
+                ignored: e["outcome"].as_array().is_some_and(|o| {
+                    o.iter()
+                        .any(|s| s.as_str().is_some_and(|s| s.starts_with("ignored")))
+                }),
             })
         })
         .collect()
@@ -178,10 +179,13 @@ pub fn running_intervals(history: &[Value], epoch_us: i64, initial_us: Micros) -
     let mut out: Vec<Running> = Vec::new();
     let mut current: Option<(usize, i64)> = None;
     for e in history {
-        let Some(t) = e["t_us"].as_i64() else { continue };
-        let ignored = e["outcome"]
-            .as_array()
-            .is_some_and(|o| o.iter().any(|s| s.as_str().is_some_and(|s| s.starts_with("ignored"))));
+        let Some(t) = e["t_us"].as_i64() else {
+            continue;
+        };
+        let ignored = e["outcome"].as_array().is_some_and(|o| {
+            o.iter()
+                .any(|s| s.as_str().is_some_and(|s| s.starts_with("ignored")))
+        });
         match e["do"].as_str() {
             Some("start") if current.is_none() => current = Some((0, t)),
             Some("press") if !ignored => {
@@ -229,10 +233,24 @@ pub fn display_lateness(frames: &[Shown], intervals: &[Running]) -> Vec<f64> {
     let mut out = Vec::new();
     let mut previous: Option<&Shown> = None;
     for frame in frames {
-        let Some(before) = previous.replace(frame) else { continue };
+        let Some(before) = previous.replace(frame) else {
+            continue;
+        };
         for (white, was_running, is_running, old, new) in [
-            (true, before.left_running, frame.left_running, &before.left, &frame.left),
-            (false, before.right_running, frame.right_running, &before.right, &frame.right),
+            (
+                true,
+                before.left_running,
+                frame.left_running,
+                &before.left,
+                &frame.left,
+            ),
+            (
+                false,
+                before.right_running,
+                frame.right_running,
+                &before.right,
+                &frame.right,
+            ),
         ] {
             if !(was_running && is_running) {
                 continue;
@@ -244,10 +262,11 @@ pub fn display_lateness(frames: &[Shown], intervals: &[Running]) -> Vec<f64> {
                 continue;
             }
             let side = if white { "white" } else { "black" };
-            let Some(run) = intervals
-                .iter()
-                .find(|r| r.side == side && r.from_us <= frame.at_us && frame.at_us < r.until_us + 50_000)
-            else {
+            let Some(run) = intervals.iter().find(|r| {
+                r.side == side
+                    && r.from_us <= frame.at_us
+                    && frame.at_us < r.until_us.saturating_add(50_000)
+            }) else {
                 continue;
             };
             let due = run.from_us + run.remaining_us - new * SECOND;
@@ -306,14 +325,27 @@ mod tests {
     #[test]
     fn accounting_error_joins_on_serial_and_event() {
         let presses = [
-            TruePress { unit: "b".into(), event: 1, button: "left".into(), at_us: 10_000 },
-            TruePress { unit: "b".into(), event: 2, button: "right".into(), at_us: 20_000 },
+            TruePress {
+                unit: "b".into(),
+                event: 1,
+                button: "left".into(),
+                at_us: 10_000,
+            },
+            TruePress {
+                unit: "b".into(),
+                event: 2,
+                button: "right".into(),
+                at_us: 20_000,
+            },
         ];
         let history = accounted_presses(&[
             json!({"do": "press", "side": "white", "t_us": 9_250, "device": {"serial": "S", "event": 1}, "outcome": []}),
             json!({"do": "press", "side": "black", "t_us": 19_000, "device": {"serial": "X", "event": 2}, "outcome": []}),
         ]);
-        assert_eq!(accounting_errors(&presses, "S", &history, 1_000), vec![0.25]);
+        assert_eq!(
+            accounting_errors(&presses, "S", &history, 1_000),
+            vec![0.25]
+        );
     }
 
     #[test]

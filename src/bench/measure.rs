@@ -29,7 +29,8 @@ pub struct BenchOptions {
     /// Length of each injected-delay phase, seconds.
     pub delay_seconds: f64,
     pub delays_ms: Vec<u64>,
-    /// Each board is pressed every this many ms (uniform).
+    /// Each board is pressed every this many ms (uniform), except three
+    /// presses in ten, which come 1 to 2.5 s later.
     pub press_gap_ms: (u64, u64),
     pub floor_rounds: usize,
     pub store_moves: usize,
@@ -139,7 +140,10 @@ fn host_description() -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     format!(
         "{cpus} CPUs, load average {}",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     )
 }
 
@@ -182,7 +186,10 @@ fn targets(report: &BenchReport) -> Vec<Target> {
         out.push(Target {
             what: "press-to-display latency / PTY round trip (1 board, p50 and p99)".into(),
             limit: "< 2".into(),
-            measured: format!("{:.2} (p50), {:.2} (p99)", one.latency_ratio_p50, one.latency_ratio_p99),
+            measured: format!(
+                "{:.2} (p50), {:.2} (p99)",
+                one.latency_ratio_p50, one.latency_ratio_p99
+            ),
             met: one.latency_ratio_p50 < 2.0 && one.latency_ratio_p99 < 2.0,
         });
     }
@@ -261,7 +268,14 @@ fn press_paced(
         };
         sim.press(Some(&rig::buttons_unit(board)), button)?;
         next_left[board] = !next_left[board];
-        due[board] = at + Duration::from_millis(rng.random_range(gap_ms.0..=gap_ms.1));
+        // Three presses in ten think longer, so whole-second changes of a
+        // running clock are shown too (display timing).
+        let gap = if rng.random_bool(0.3) {
+            rng.random_range(1000..=2500)
+        } else {
+            rng.random_range(gap_ms.0..=gap_ms.1)
+        };
+        due[board] = at + Duration::from_millis(gap);
         if last_tick.elapsed() >= Duration::from_secs(1) {
             on_tick();
             last_tick = Instant::now();
@@ -270,7 +284,11 @@ fn press_paced(
     Ok(())
 }
 
-fn run_scale(binaries: &Binaries, options: &BenchOptions, boards: usize) -> anyhow::Result<ScaleReport> {
+fn run_scale(
+    binaries: &Binaries,
+    options: &BenchOptions,
+    boards: usize,
+) -> anyhow::Result<ScaleReport> {
     let mut rig = Rig::start(
         binaries,
         &RigOptions {
@@ -288,9 +306,16 @@ fn run_scale(binaries: &Binaries, options: &BenchOptions, boards: usize) -> anyh
     // Steady game: latency, display timing, resources, 0 ms accounting.
     let steady_from = monotonic_now_us();
     let mut samples: Vec<ProcSample> = procfs::sample(pid).into_iter().collect();
-    press_paced(&rig, &mut next_left, options.game_seconds, options.press_gap_ms, &mut rng, || {
-        samples.extend(procfs::sample(pid));
-    })?;
+    press_paced(
+        &rig,
+        &mut next_left,
+        options.game_seconds,
+        options.press_gap_ms,
+        &mut rng,
+        || {
+            samples.extend(procfs::sample(pid));
+        },
+    )?;
     samples.extend(procfs::sample(pid));
     let steady_until = monotonic_now_us();
     let resources = match (samples.first(), samples.last()) {
@@ -302,12 +327,20 @@ fn run_scale(binaries: &Binaries, options: &BenchOptions, boards: usize) -> anyh
     let mut phases: Vec<(u64, i64, i64)> = vec![(0, steady_from, steady_until)];
     for &delay in options.delays_ms.iter().filter(|d| **d > 0) {
         let sim = rig.sim();
-        let window = Duration::from_secs_f64(options.delay_seconds) + Duration::from_millis(delay + 500);
+        let window =
+            Duration::from_secs_f64(options.delay_seconds) + Duration::from_millis(delay + 500);
         for i in 0..boards {
             sim.delay(&rig::buttons_unit(i), Duration::from_millis(delay), window)?;
         }
         let from = monotonic_now_us();
-        press_paced(&rig, &mut next_left, options.delay_seconds, options.press_gap_ms, &mut rng, || {})?;
+        press_paced(
+            &rig,
+            &mut next_left,
+            options.delay_seconds,
+            options.press_gap_ms,
+            &mut rng,
+            || {},
+        )?;
         phases.push((delay, from, monotonic_now_us()));
         std::thread::sleep(Duration::from_millis(delay + 600));
     }
@@ -329,8 +362,11 @@ fn run_scale(binaries: &Binaries, options: &BenchOptions, boards: usize) -> anyh
         let board_presses: Vec<TruePress> =
             presses.iter().filter(|p| p.unit == unit).cloned().collect();
         let display_unit = rig::display_unit(i);
-        let board_frames: Vec<analysis::Shown> =
-            frames.iter().filter(|f| f.unit == display_unit).cloned().collect();
+        let board_frames: Vec<analysis::Shown> = frames
+            .iter()
+            .filter(|f| f.unit == display_unit)
+            .cloned()
+            .collect();
         let (history, epoch) = rig.history(&rig::board_id(i))?;
         let accounted = analysis::accounted_presses(&history);
         ignored += accounted.iter().filter(|a| a.ignored).count();
@@ -371,7 +407,10 @@ fn run_scale(binaries: &Binaries, options: &BenchOptions, boards: usize) -> anyh
         latency_ratio_p99: f64::NAN,
         display_late_ms: Summary::of(&display),
         accounting_error_ms: errors.iter().map(|(d, e)| (*d, Summary::of(e))).collect(),
-        accounting_abs_error_ms: errors.iter().map(|(d, e)| (*d, Summary::of_abs(e))).collect(),
+        accounting_abs_error_ms: errors
+            .iter()
+            .map(|(d, e)| (*d, Summary::of_abs(e)))
+            .collect(),
         presses_unaccounted: unaccounted,
         presses_ignored: ignored,
         resources,
@@ -444,7 +483,9 @@ fn run_store(binaries: &Binaries, options: &BenchOptions) -> anyhow::Result<Stor
         rig.board_call(&board, async move |b| b.press(side).await)?;
     }
     let (before, _) = rig.history(&board)?;
-    rig.daemon.take().map(rig::Daemon::kill9);
+    if let Some(daemon) = rig.daemon.take() {
+        daemon.kill9();
+    }
     rig.spawn_daemon()?;
     let spawned = Instant::now();
     let deadline = spawned + Duration::from_secs(30);
@@ -489,7 +530,11 @@ pub fn history_mismatches(before: &[serde_json::Value], after: &[serde_json::Val
             e["device"]["event"].clone(),
         )
     };
-    let after: Vec<_> = after.iter().filter(|e| e["do"] != "restart").map(key).collect();
+    let after: Vec<_> = after
+        .iter()
+        .filter(|e| e["do"] != "restart")
+        .map(key)
+        .collect();
     before
         .iter()
         .filter(|e| e["do"] != "restart")
@@ -506,7 +551,10 @@ mod tests {
 
     #[test]
     fn a_restored_history_with_more_events_has_no_mismatch() {
-        let before = [json!({"do": "start", "t_us": 0}), json!({"do": "press", "side": "white", "t_us": 5})];
+        let before = [
+            json!({"do": "start", "t_us": 0}),
+            json!({"do": "press", "side": "white", "t_us": 5}),
+        ];
         let after = [
             json!({"do": "start", "t_us": 0}),
             json!({"do": "press", "side": "white", "t_us": 5}),
@@ -514,7 +562,10 @@ mod tests {
             json!({"do": "press", "side": "black", "t_us": 12}),
         ];
         assert_eq!(history_mismatches(&before, &after), 0);
-        let changed = [json!({"do": "start", "t_us": 0}), json!({"do": "press", "side": "white", "t_us": 6})];
+        let changed = [
+            json!({"do": "start", "t_us": 0}),
+            json!({"do": "press", "side": "white", "t_us": 6}),
+        ];
         assert_eq!(history_mismatches(&before, &changed), 1);
         assert_eq!(history_mismatches(&before, &after[..1]), 1);
     }

@@ -97,8 +97,7 @@ pub fn usage(first: &ProcSample, last: &ProcSample, all: &[ProcSample]) -> Usage
             / ticks_per_second()
             / seconds
             * 100.0,
-        wakeups_per_second: last.ctxt_switches.saturating_sub(first.ctxt_switches) as f64
-            / seconds,
+        wakeups_per_second: last.ctxt_switches.saturating_sub(first.ctxt_switches) as f64 / seconds,
         threads: last.threads,
     }
 }

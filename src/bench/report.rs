@@ -29,7 +29,11 @@ pub fn write_plots(report: &BenchReport, dir: &Path) -> std::io::Result<()> {
     }
     std::fs::write(
         dir.join("latency.svg"),
-        svg::cdf_plot("Press-to-display latency vs. bare PTY round trip", "ms", &series),
+        svg::cdf_plot(
+            "Press-to-display latency vs. bare PTY round trip",
+            "ms",
+            &series,
+        ),
     )?;
     // Accuracy: one column per (boards, delay).
     let mut names = Vec::new();
@@ -90,7 +94,16 @@ fn row(s: &Summary, digits: usize) -> String {
 pub fn markdown(report: &BenchReport) -> String {
     let mut out = String::new();
     let f = &report.pty_floor_ms;
-    let _ = writeln!(out, "Host: {}. Mode: {}.\n", report.host, if report.options.quick { "quick" } else { "full" });
+    let _ = writeln!(
+        out,
+        "Host: {}. Mode: {}.\n",
+        report.host,
+        if report.options.quick {
+            "quick"
+        } else {
+            "full"
+        }
+    );
     let _ = writeln!(out, "| latency (ms) | p50 | p99 | max | n | ratio p50 | ratio p99 |\n|---|---|---|---|---|---|---|");
     let _ = writeln!(out, "| bare PTY round trip | {} | 1 | 1 |", row(f, 3));
     for s in &report.scale {
@@ -107,12 +120,26 @@ pub fn markdown(report: &BenchReport) -> String {
     for s in &report.scale {
         for (delay, e) in &s.accounting_error_ms {
             let abs = &s.accounting_abs_error_ms[delay];
-            let _ = writeln!(out, "| {} board(s) | {delay} ms | {} | {:.3} |", s.boards, row(e, 3), abs.max);
+            let _ = writeln!(
+                out,
+                "| {} board(s) | {delay} ms | {} | {:.3} |",
+                s.boards,
+                row(e, 3),
+                abs.max
+            );
         }
     }
-    let _ = writeln!(out, "\n| display second changes, late (ms) | p50 | p99 | max | n |\n|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "\n| display second changes, late (ms) | p50 | p99 | max | n |\n|---|---|---|---|---|"
+    );
     for s in &report.scale {
-        let _ = writeln!(out, "| {} board(s) | {} |", s.boards, row(&s.display_late_ms, 3));
+        let _ = writeln!(
+            out,
+            "| {} board(s) | {} |",
+            s.boards,
+            row(&s.display_late_ms, 3)
+        );
     }
     let _ = writeln!(out, "\n| resources over the game | seconds | presses | RSS max (MB) | VmHWM (MB) | CPU (% of a core) | wake-ups/s | threads | unaccounted | ignored |\n|---|---|---|---|---|---|---|---|---|---|");
     for s in &report.scale {
@@ -120,20 +147,59 @@ pub fn markdown(report: &BenchReport) -> String {
         let _ = writeln!(
             out,
             "| {} board(s) | {:.1} | {} | {:.1} | {:.1} | {:.2} | {:.0} | {} | {} | {} |",
-            s.boards, r.seconds, s.presses, r.rss_mb_max, r.hwm_mb, r.cpu_percent, r.wakeups_per_second, r.threads, s.presses_unaccounted, s.presses_ignored
+            s.boards,
+            r.seconds,
+            s.presses,
+            r.rss_mb_max,
+            r.hwm_mb,
+            r.cpu_percent,
+            r.wakeups_per_second,
+            r.threads,
+            s.presses_unaccounted,
+            s.presses_ignored
         );
     }
     if let Some(st) = &report.store {
         let _ = writeln!(out, "\n| state store | value |\n|---|---|");
-        let _ = writeln!(out, "| events committed/s, sequential D-Bus `Press()` | {:.0} |", st.sequential_events_per_second);
-        let _ = writeln!(out, "| events committed/s, 32 calls in flight | {:.0} |", st.pipelined_events_per_second);
-        let _ = writeln!(out, "| restart (kill -9) to restored {}-move game, ms | {:.1} |", st.moves, st.restart_to_restored_ms);
-        let _ = writeln!(out, "| restart to all devices reconnected, ms | {:.1} |", st.restart_to_devices_ms);
-        let _ = writeln!(out, "| events before / after restart, mismatches | {} / {} / {} |", st.events_before, st.events_after, st.mismatches);
+        let _ = writeln!(
+            out,
+            "| events committed/s, sequential D-Bus `Press()` | {:.0} |",
+            st.sequential_events_per_second
+        );
+        let _ = writeln!(
+            out,
+            "| events committed/s, 32 calls in flight | {:.0} |",
+            st.pipelined_events_per_second
+        );
+        let _ = writeln!(
+            out,
+            "| restart (kill -9) to restored {}-move game, ms | {:.1} |",
+            st.moves, st.restart_to_restored_ms
+        );
+        let _ = writeln!(
+            out,
+            "| restart to all devices reconnected, ms | {:.1} |",
+            st.restart_to_devices_ms
+        );
+        let _ = writeln!(
+            out,
+            "| events before / after restart, mismatches | {} / {} / {} |",
+            st.events_before, st.events_after, st.mismatches
+        );
     }
-    let _ = writeln!(out, "\n| target | limit | measured | met |\n|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "\n| target | limit | measured | met |\n|---|---|---|---|"
+    );
     for t in &report.targets {
-        let _ = writeln!(out, "| {} | {} | {} | {} |", t.what, t.limit, t.measured, if t.met { "yes" } else { "**no**" });
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            t.what,
+            t.limit,
+            t.measured,
+            if t.met { "yes" } else { "**no**" }
+        );
     }
     out
 }

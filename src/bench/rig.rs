@@ -350,7 +350,7 @@ impl Rig {
             }
             if self.all_connected().unwrap_or(false) {
                 return Ok(Duration::from_micros(
-                    (monotonic_now_us() - started).max(0) as u64,
+                    (monotonic_now_us() - started).max(0) as u64
                 ));
             }
             if Instant::now() > deadline {
@@ -374,9 +374,8 @@ impl Rig {
             return Ok(false);
         }
         for board in self.boards.clone() {
-            let snapshot: Value = serde_json::from_str(
-                &self.board_call(&board, async |b| b.snapshot().await)?,
-            )?;
+            let snapshot: Value =
+                serde_json::from_str(&self.board_call(&board, async |b| b.snapshot().await)?)?;
             let devices = snapshot["devices"].as_array().cloned().unwrap_or_default();
             let connected = devices
                 .iter()
@@ -393,6 +392,8 @@ impl Rig {
     pub fn new_games(&mut self, control: &str) -> anyhow::Result<()> {
         for board in self.boards.clone() {
             let control = control.to_owned();
+            // A running game must be paused before it is replaced.
+            let _ = self.board_call(&board, async |b| b.pause().await);
             self.board_call(&board, async move |b| b.new_game(&control).await)?;
             self.board_call(&board, async |b| b.start().await)?;
         }

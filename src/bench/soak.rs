@@ -253,7 +253,11 @@ pub fn run(
         } else if force(did_kill, 0.5) || roll < 0.065 {
             did_kill = true;
             // Mid-press: press, then kill a few ms later, frames in flight.
-            let button = if next_left[board] { Button::Left } else { Button::Right };
+            let button = if next_left[board] {
+                Button::Left
+            } else {
+                Button::Right
+            };
             rig.sim().press(Some(&rig::buttons_unit(board)), button)?;
             next_left[board] = !next_left[board];
             std::thread::sleep(Duration::from_micros(rng.random_range(0..5000)));
@@ -262,7 +266,9 @@ pub fn run(
                 before.push(rig.history(&b).map(|h| h.0).unwrap_or_default());
             }
             progress("kill -9 and restart");
-            rig.daemon.take().map(rig::Daemon::kill9);
+            if let Some(daemon) = rig.daemon.take() {
+                daemon.kill9();
+            }
             report.kills += 1;
             rig.spawn_daemon()?;
             rig.wait_ready(Duration::from_secs(30))?;
@@ -281,14 +287,20 @@ pub fn run(
             for (tool, args) in malformed_calls(&rig.bus.address, &rig::board_id(board)) {
                 report.malformed_calls += 1;
                 if run_tool(&tool, &args) == Some(true) {
-                    report.malformed_accepted.push(format!("{tool} {}", args.join(" ")));
+                    report
+                        .malformed_accepted
+                        .push(format!("{tool} {}", args.join(" ")));
                 }
             }
             if let Some(left) = left_runs(&mut rig, &rig::board_id(board)) {
                 next_left[board] = left;
             }
         } else {
-            let button = if next_left[board] { Button::Left } else { Button::Right };
+            let button = if next_left[board] {
+                Button::Left
+            } else {
+                Button::Right
+            };
             rig.sim().press(Some(&rig::buttons_unit(board)), button)?;
             next_left[board] = !next_left[board];
             std::thread::sleep(Duration::from_millis(rng.random_range(20..150)));
@@ -296,9 +308,11 @@ pub fn run(
     }
     // Let retransmissions finish: every unit's queue empty, or 10 s.
     for i in 0..options.boards {
-        let _ = rig.sim().wait_until(&rig::buttons_unit(i), Duration::from_secs(10), |s| {
-            s.unacked == 0
-        });
+        let _ = rig
+            .sim()
+            .wait_until(&rig::buttons_unit(i), Duration::from_secs(10), |s| {
+                s.unacked == 0
+            });
     }
     if let Some(daemon) = rig.daemon.as_mut() {
         if daemon.exited().is_some() {
@@ -327,7 +341,9 @@ pub fn run(
                 report.presses_accounted += 1;
             } else if !in_window {
                 report.presses_lost_outside_unplugged += 1;
-                report.lost.push(format!("{unit}#{}@{}", press.event, press.at_us));
+                report
+                    .lost
+                    .push(format!("{unit}#{}@{}", press.event, press.at_us));
             }
         }
     }

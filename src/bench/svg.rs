@@ -84,7 +84,10 @@ pub fn cdf_plot(title: &str, unit: &str, series: &[Series]) -> String {
         out.push_str("<text x=\"50%\" y=\"50%\">no data</text></svg>\n");
         return out;
     }
-    let (lo_exp, hi_exp) = (lo.log10().floor(), hi.log10().ceil().max(lo.log10().floor() + 1.0));
+    let (lo_exp, hi_exp) = (
+        lo.log10().floor(),
+        hi.log10().ceil().max(lo.log10().floor() + 1.0),
+    );
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let x_of = |v: f64| LEFT + (v.log10() - lo_exp) / (hi_exp - lo_exp) * plot_w;
@@ -237,8 +240,14 @@ mod tests {
             "t",
             "ms",
             &[
-                Series { name: "a", values: &a },
-                Series { name: "b<", values: &b },
+                Series {
+                    name: "a",
+                    values: &a,
+                },
+                Series {
+                    name: "b<",
+                    values: &b,
+                },
             ],
         );
         assert_eq!(svg.matches("<polyline").count(), 2);
@@ -248,14 +257,29 @@ mod tests {
 
     #[test]
     fn cdf_without_positive_values_says_no_data() {
-        let svg = cdf_plot("t", "ms", &[Series { name: "a", values: &[0.0, -1.0] }]);
+        let svg = cdf_plot(
+            "t",
+            "ms",
+            &[Series {
+                name: "a",
+                values: &[0.0, -1.0],
+            }],
+        );
         assert!(svg.contains("no data"));
     }
 
     #[test]
     fn strip_plot_draws_every_finite_value() {
         let v = [0.1, -0.2, f64::NAN, 0.3];
-        let svg = strip_plot("t", "ms", 1.0, &[Series { name: "0 ms", values: &v }]);
+        let svg = strip_plot(
+            "t",
+            "ms",
+            1.0,
+            &[Series {
+                name: "0 ms",
+                values: &v,
+            }],
+        );
         assert_eq!(svg.matches("<circle").count(), 3);
     }
 }

@@ -14,7 +14,11 @@ use chessclockd::bench::{measure, report, rig::Binaries, soak};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "chessclock-bench", version, about = "Benchmarks and fault soak of chessclockd with simulated devices")]
+#[command(
+    name = "chessclock-bench",
+    version,
+    about = "Benchmarks and fault soak of chessclockd with simulated devices"
+)]
 struct Cli {
     /// The daemon binary (default: beside this one).
     #[arg(long, global = true)]
