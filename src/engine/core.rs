@@ -39,7 +39,8 @@ pub(super) struct SideClock {
     pub in_overtime: bool,
     /// Everything added to `remaining` since the start of the game beyond the
     /// initial time: increments, delays given back, later stages, periods,
-    /// hourglass transfers, corrections (which may be negative).
+    /// hourglass transfers, simple delay as it is used, corrections (which
+    /// may be negative).
     pub credits: Micros,
 }
 
@@ -118,6 +119,7 @@ fn new_side(control: &TimeControl, settings: Settings) -> SideClock {
                 side.in_overtime = true;
                 side.stage = 2;
                 side.remaining = (*period).max(0);
+                side.credits = side.remaining;
             } else {
                 side.remaining = (*main).max(0);
             }
@@ -128,6 +130,7 @@ fn new_side(control: &TimeControl, settings: Settings) -> SideClock {
                 side.in_overtime = true;
                 side.stage = 2;
                 side.remaining = (*block).max(0);
+                side.credits = side.remaining;
             } else {
                 side.remaining = (*main).max(0);
             }
@@ -240,6 +243,9 @@ impl Core {
                 TimeControl::Stages(_) if matches!(delay_stage, Some(Bonus::Delay(_))) => {
                     let from_delay = dt.min(side.delay_left).max(0);
                     side.delay_left -= from_delay;
+                    // time spent inside the delay costs nothing: count it as
+                    // credited so used + remaining = initial + credits holds
+                    side.credits = side.credits.saturating_add(from_delay);
                     side.remaining = side.remaining.saturating_sub(dt - from_delay).max(0);
                 }
                 _ => side.remaining = side.remaining.saturating_sub(dt).max(0),

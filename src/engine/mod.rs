@@ -309,6 +309,36 @@ impl Engine {
         self.core.t
     }
 
+    /// Everything credited to `side` at the last instant the engine saw,
+    /// beyond the first stage's time: increments (including the one credited
+    /// before the first move), Bronstein delay given back, simple delay as it
+    /// is used, later stages' time, byo-yomi periods and Canadian blocks,
+    /// hourglass transfers and arbiter corrections (possibly negative). While
+    /// a side's flag has not fallen, `used + remaining == first stage time +
+    /// credited` at every instant.
+    pub fn credited(&self, side: Side) -> Micros {
+        self.core.side(side).credits
+    }
+
+    /// Like [`Engine::credited`], at `now` (>= the last input), without
+    /// changing anything.
+    pub fn credited_at(&self, now: Micros, side: Side) -> Micros {
+        let mut core = self.core;
+        core.advance(now, &self.control, self.settings, None);
+        core.side(side).credits
+    }
+
+    /// The time a side starts with, before any credit: the first stage's time,
+    /// the hourglass time, or the main time (0 for upcount).
+    pub fn initial_time(&self, side: Side) -> Micros {
+        match self.control.for_side(side) {
+            TimeControl::Stages(_) => self.control.for_side(side).stage(1).map_or(0, |s| s.time),
+            TimeControl::Hourglass { time } => *time,
+            TimeControl::Upcount => 0,
+            TimeControl::ByoYomi { main, .. } | TimeControl::Canadian { main, .. } => *main,
+        }
+    }
+
     /// Applies `input` at `now` (first processing any flag that fell before).
     pub fn apply(&mut self, now: Micros, input: Input) -> Result<Vec<Notice>, EngineError> {
         if now < self.core.t {
