@@ -270,6 +270,73 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A validation error located in the file (the key at fault).
+    #[error("{path}:{line}:{column}: {message}")]
+    InvalidAt {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+/// Where in the file a validation error belongs.
+enum Place {
+    Preset(String),
+    /// The board with this index, at the line of this key or text.
+    Board(usize, String),
+}
+
+/// 1-based (line, column) of `place` in the config text, if it can be found.
+fn locate(text: &str, place: &Place) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let column = |line: &str| line.len() - line.trim_start().len() + 1;
+    let is_key = |line: &str, key: &str| {
+        let trimmed = line.trim_start();
+        let rest = trimmed
+            .strip_prefix(key)
+            .or_else(|| trimmed.strip_prefix(&format!("\"{key}\"")));
+        rest.is_some_and(|r| r.trim_start().starts_with('='))
+    };
+    match place {
+        Place::Preset(name) => {
+            let mut in_presets = false;
+            for (i, line) in lines.iter().enumerate() {
+                let trimmed = line.trim();
+                if trimmed.starts_with('[') {
+                    if trimmed == format!("[presets.{name}]")
+                        || trimmed == format!("[presets.\"{name}\"]")
+                    {
+                        return Some((i + 1, column(line)));
+                    }
+                    in_presets = trimmed == "[presets]";
+                } else if in_presets && is_key(line, name) {
+                    return Some((i + 1, column(line)));
+                }
+            }
+            None
+        }
+        Place::Board(index, needle) => {
+            let header = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, line)| line.trim() == "[[board]]")
+                .nth(*index)?
+                .0;
+            for (i, line) in lines.iter().enumerate().skip(header + 1) {
+                if line.trim_start().starts_with('[') {
+                    break;
+                }
+                if is_key(line, needle) {
+                    return Some((i + 1, column(line)));
+                }
+                if let Some(at) = line.find(&format!("\"{needle}\"")) {
+                    return Some((i + 1, line[..at].chars().count() + 1));
+                }
+            }
+            Some((header + 1, column(lines[header])))
+        }
+    }
 }
 
 /// The largest time a config table may give, in seconds (as the notation).
@@ -530,30 +597,49 @@ impl Config {
                 message: error.message().trim().to_owned(),
             }
         })?;
-        config.validate().map_err(|message| ConfigError::Invalid {
-            path: path.to_owned(),
-            message,
-        })?;
+        config
+            .check()
+            .map_err(|(message, place)| match locate(text, &place) {
+                Some((line, column)) => ConfigError::InvalidAt {
+                    path: path.to_owned(),
+                    line,
+                    column,
+                    message,
+                },
+                None => ConfigError::Invalid {
+                    path: path.to_owned(),
+                    message,
+                },
+            })?;
         Ok(config)
     }
 
     /// Checks what the schema alone cannot: board ids, devices used twice,
     /// presets and board controls that do not resolve.
     pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|(message, _)| message)
+    }
+
+    fn check(&self) -> Result<(), (String, Place)> {
         for name in self.presets.keys() {
-            self.resolve_control(name)
-                .map_err(|e| format!("[presets] `{name}`: {e}"))?;
+            self.resolve_control(name).map_err(|e| {
+                (
+                    format!("[presets] `{name}`: {e}"),
+                    Place::Preset(name.clone()),
+                )
+            })?;
         }
         let mut ids = std::collections::BTreeSet::new();
         let mut devices: std::collections::HashMap<&DeviceRef, &str> =
             std::collections::HashMap::new();
-        for board in &self.boards {
-            check_board_id(&board.id)?;
+        for (index, board) in self.boards.iter().enumerate() {
+            let at = |key: &str| Place::Board(index, key.to_owned());
+            check_board_id(&board.id).map_err(|e| (e, at("id")))?;
             if !ids.insert(board.id.as_str()) {
-                return Err(format!("board id `{}` is used twice", board.id));
+                return Err((format!("board id `{}` is used twice", board.id), at("id")));
             }
             self.resolve_control(&board.control)
-                .map_err(|e| format!("board `{}`: control: {e}", board.id))?;
+                .map_err(|e| (format!("board `{}`: control: {e}", board.id), at("control")))?;
             let mut own: Vec<&DeviceRef> = Vec::new();
             own.extend(board.buttons.iter());
             own.extend(board.displays.iter());
@@ -566,10 +652,13 @@ impl Config {
                 }
                 seen.push(device);
                 if let Some(other) = devices.insert(device, board.id.as_str()) {
-                    return Err(format!(
-                        "device `{}` is used by both board `{other}` and board `{}`",
-                        String::from(device.clone()),
-                        board.id
+                    let name = String::from(device.clone());
+                    return Err((
+                        format!(
+                            "device `{name}` is used by both board `{other}` and board `{}`",
+                            board.id
+                        ),
+                        at(&name),
                     ));
                 }
             }
@@ -752,6 +841,25 @@ mod tests {
             ConfigError::Syntax { line, .. } => assert_eq!(line, 3),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn validation_errors_point_at_the_key() {
+        let at = |text: &str| match config(text).unwrap_err() {
+            ConfigError::InvalidAt { line, column, .. } => (line, column),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            at("[[board]]\nid = \"a\"\n\n[[board]]\n  id = \"a\"\n"),
+            (5, 3)
+        );
+        assert_eq!(at("[[board]]\nid = \"a\"\ncontrol = \"x\"\n"), (3, 1));
+        assert_eq!(at("[presets]\nok = \"300\"\nbad = \"3x\"\n"), (3, 1));
+        assert_eq!(at("[presets.bad]\nwhite = \"300\"\n"), (1, 1));
+        assert_eq!(
+            at("[[board]]\nid = \"a\"\nbuttons = \"serial:X\"\n[[board]]\nid = \"b\"\ndisplays = [\"serial:X\"]\n"),
+            (6, 13)
+        );
     }
 
     #[test]

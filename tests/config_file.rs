@@ -71,12 +71,25 @@ fn wrong_value_type_names_its_position() {
 }
 
 #[test]
-fn bad_board_id_is_refused_with_the_file_and_the_board() {
+fn bad_board_id_is_refused_with_file_line_and_column() {
     let path = manifest("tests/config/invalid_board_id.toml");
     let err = Config::load(&path).unwrap_err();
-    assert!(matches!(err, ConfigError::Invalid { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ConfigError::InvalidAt {
+                line: 2,
+                column: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let text = err.to_string();
-    assert!(text.contains("invalid_board_id.toml"), "{text}");
+    assert!(
+        text.starts_with(&format!("{}:2:1: ", path.display())),
+        "{text}"
+    );
     assert!(text.contains("`board 1`"), "{text}");
 }
 

@@ -289,3 +289,22 @@ fn time_going_backwards_is_refused_and_changes_nothing() {
     );
     assert_eq!(g.state(10_000), before);
 }
+
+#[test]
+fn many_stage_flags_in_one_interval_all_fall_at_their_instants() {
+    // one move per minute, stage advance at the flag: a state asked for two
+    // hours later has seen 120 stage flags, the last one exactly on time
+    let mut g = game_with("1/60", by_flag());
+    g.start(0);
+    let notices = g.engine.advance(ms(7_200_000));
+    let flags: Vec<_> = notices
+        .iter()
+        .filter_map(|n| match n {
+            Notice::FlagFell { at, .. } => Some(*at),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flags.len(), 120);
+    assert_eq!(flags[119], ms(7_200_000));
+    assert_eq!(g.state(7_200_000).white.stage, 121);
+}

@@ -58,6 +58,9 @@ pub(super) struct Core {
     pub black: SideClock,
 }
 
+/// See [`Core::advance`].
+const MAX_EXPIRIES_PER_ADVANCE: usize = 1 << 20;
+
 /// Where notices go; `None` when computing a state that changes nothing.
 pub(super) type Sink<'a> = Option<&'a mut Vec<(Micros, Notice)>>;
 
@@ -206,16 +209,22 @@ impl Core {
             return;
         }
         // Each expiry either ends the running side's clock (flag, freeze) or
-        // gives it positive time, except zero-length stages/periods, which
-        // are bounded by `expire`; the cap is a belt against surprises.
-        for _ in 0..64 {
+        // gives it positive time (`expire` turns zero-length stages, periods
+        // and blocks into a loss flag), so instants strictly increase. The cap
+        // only matters for absurd controls (a million 1 µs periods): past it
+        // the rest of the interval is counted without further expiries.
+        let mut last_expiry = None;
+        for _ in 0..MAX_EXPIRIES_PER_ADVANCE {
             let Some(dt) = self.next_event_in(control) else {
                 break;
             };
             let at = self.t.saturating_add(dt);
-            if at > now {
+            // a second expiry at the same instant only happens when time
+            // saturates at the end of the i64 range
+            if at > now || last_expiry == Some(at) {
                 break;
             }
+            last_expiry = Some(at);
             self.elapse(dt, control);
             self.t = at;
             self.expire(at, control, settings, &mut sink);

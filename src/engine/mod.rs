@@ -10,7 +10,26 @@
 //!   [`Engine::next_deadline`] says when the next one (or the next internal
 //!   change, e.g. a byo-yomi period ending) is due, so a runtime can sleep
 //!   until exactly then;
-//! * nothing panics on any input.
+//! * nothing panics on any input; arithmetic saturates;
+//! * while a side's flag has not fallen, `used + remaining` equals its initial
+//!   time plus everything credited to it ([`Engine::credited`]).
+//!
+//! Decisions where the reference leaves room (see `clock-behaviour.md`):
+//! * a flag falls at the instant the time reaches zero, so a press at exactly
+//!   that instant comes after the flag;
+//! * freeze default: a last-stage (loss) flag freezes the clock when the
+//!   flagged side's stage has an increment or a delay, and always in
+//!   hourglass, byo-yomi and Canadian overtime (the game cannot go on in
+//!   time); never in plain sudden death or upcount. [`Settings::freeze`]
+//!   overrides it;
+//! * under [`StageAdvance::Moves`] running out in any stage is a loss flag
+//!   (`last_stage: true`); after a loss flag a side stays at zero, is credited
+//!   nothing, and its presses still count moves and switch the clocks when
+//!   the game is not frozen;
+//! * byo-yomi and Canadian overtime count as stage 2 once the main time is
+//!   over; hourglass transfers follow the running side's control;
+//! * what the passing of time causes is recorded in the history under
+//!   [`Input::Elapsed`] entries, one per instant.
 //!
 //! CONTRACT NOTE (skeleton): the public items below are the interface the rest
 //! of the daemon codes against. Add freely; change signatures only together
