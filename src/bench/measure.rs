@@ -57,8 +57,8 @@ impl BenchOptions {
     pub fn quick() -> BenchOptions {
         BenchOptions {
             quick: true,
-            game_seconds: 5.0,
-            delay_seconds: 2.5,
+            game_seconds: 4.0,
+            delay_seconds: 1.5,
             floor_rounds: 500,
             store_moves: 200,
             ..BenchOptions::full()
@@ -440,7 +440,33 @@ fn run_store(binaries: &Binaries, options: &BenchOptions) -> anyhow::Result<Stor
     }
     let sequential = presses as f64 / started.elapsed().as_secs_f64();
 
-    // Pipelined: 32 calls in flight. Order is not kept, so some presses
+    // That 200-move game: kill -9, restart, time until it is back.
+    let (before, _) = rig.history(&board)?;
+    if let Some(daemon) = rig.daemon.take() {
+        daemon.kill9();
+    }
+    rig.spawn_daemon()?;
+    let spawned = Instant::now();
+    let deadline = spawned + Duration::from_secs(30);
+    let (after, restored_ms) = loop {
+        if let Ok((after, _)) = rig.history(&board) {
+            let presses_after = after.iter().filter(|e| e["do"] == "press").count();
+            if presses_after >= presses {
+                break (after, spawned.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(anyhow!(
+                "the game was not restored within 30 s:\n{}",
+                rig::tail(&rig.daemon_logs(), 20)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    rig.wait_ready(Duration::from_secs(30))?;
+    let devices_ms = spawned.elapsed().as_secs_f64() * 1e3;
+    rig.new_games("5400")?;
+    // On a fresh game, pipelined: 32 calls in flight. Order is not kept, so some presses
     // are by the waiting side: they are committed (and ignored) all the same.
     let pipelined = {
         let conn_address = rig.bus.address.clone();
@@ -476,36 +502,6 @@ fn run_store(binaries: &Binaries, options: &BenchOptions) -> anyhow::Result<Stor
         })?
     };
 
-    // A fresh 200-move game, then kill -9 and restart.
-    rig.new_games("5400")?;
-    for k in 0..presses {
-        let side = if k % 2 == 0 { "white" } else { "black" };
-        rig.board_call(&board, async move |b| b.press(side).await)?;
-    }
-    let (before, _) = rig.history(&board)?;
-    if let Some(daemon) = rig.daemon.take() {
-        daemon.kill9();
-    }
-    rig.spawn_daemon()?;
-    let spawned = Instant::now();
-    let deadline = spawned + Duration::from_secs(30);
-    let (after, restored_ms) = loop {
-        if let Ok((after, _)) = rig.history(&board) {
-            let presses_after = after.iter().filter(|e| e["do"] == "press").count();
-            if presses_after >= presses {
-                break (after, spawned.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        if Instant::now() > deadline {
-            return Err(anyhow!(
-                "the game was not restored within 30 s:\n{}",
-                rig::tail(&rig.daemon_logs(), 20)
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    rig.wait_ready(Duration::from_secs(30))?;
-    let devices_ms = spawned.elapsed().as_secs_f64() * 1e3;
     Ok(StoreReport {
         moves: options.store_moves,
         sequential_events_per_second: sequential,
