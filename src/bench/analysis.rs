@@ -28,7 +28,7 @@ pub struct Shown {
     pub right_running: bool,
 }
 
-/// Presses of `unit` (all units when `None`) from the simulator log.
+/// Every press in the simulator log, with its true instant.
 pub fn true_presses(records: &[Value]) -> Vec<TruePress> {
     records
         .iter()
@@ -40,6 +40,35 @@ pub fn true_presses(records: &[Value]) -> Vec<TruePress> {
                 button: r["button"].as_str()?.to_owned(),
                 at_us: r["t_us"].as_i64()?,
             })
+        })
+        .collect()
+}
+
+/// The same presses, each at the instant its first BUTTON frame was
+/// handed to the PTY (`tx` records, logged when the simulator runs with
+/// `log_sent`); presses without one keep their true instant.
+pub fn presses_as_written(records: &[Value], presses: &[TruePress]) -> Vec<TruePress> {
+    let mut first_tx: std::collections::HashMap<(&str, u64), i64> = Default::default();
+    for r in records
+        .iter()
+        .filter(|r| r["kind"] == "tx" && r["msg"]["type"] == "button")
+    {
+        if let (Some(unit), Some(event), Some(t)) = (
+            r["unit"].as_str(),
+            r["msg"]["event"].as_u64(),
+            r["t_us"].as_i64(),
+        ) {
+            first_tx.entry((unit, event)).or_insert(t);
+        }
+    }
+    presses
+        .iter()
+        .map(|p| TruePress {
+            at_us: first_tx
+                .get(&(p.unit.as_str(), p.event))
+                .copied()
+                .unwrap_or(p.at_us),
+            ..p.clone()
         })
         .collect()
 }
@@ -70,7 +99,7 @@ pub fn shown_frames(records: &[Value]) -> Vec<Shown> {
 }
 
 /// Press-to-display latency (ms) of each press in `presses` (one board):
-/// from the true press instant to the first frame on `display` after it
+/// from the press (as given: its true instant or when its frame was written) to the first frame on `display` after it
 /// showing the other side running. A left press starts the right clock.
 /// Presses with no such frame within `give_up_us` count as `None`.
 pub fn press_to_display(
@@ -320,6 +349,20 @@ mod tests {
         ];
         assert_eq!(press_to_display(&presses, &frames, 10_000), vec![Some(1.3)]);
         assert_eq!(press_to_display(&presses, &frames, 1_000), vec![None]);
+    }
+
+    #[test]
+    fn written_instant_is_the_first_transmission() {
+        let records = [
+            json!({"kind": "press", "unit": "b", "event": 4, "button": "left", "t_us": 100}),
+            json!({"kind": "tx", "unit": "b", "t_us": 130, "msg": {"type": "button", "event": 4}}),
+            json!({"kind": "tx", "unit": "b", "t_us": 900, "msg": {"type": "button", "event": 4}}),
+            json!({"kind": "press", "unit": "b", "event": 5, "button": "right", "t_us": 1000}),
+        ];
+        let presses = true_presses(&records);
+        let written = presses_as_written(&records, &presses);
+        assert_eq!(written[0].at_us, 130);
+        assert_eq!(written[1].at_us, 1000);
     }
 
     #[test]

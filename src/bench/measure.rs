@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub store_moves: usize,
     pub realtime: bool,
     pub seed: u64,
+    /// Keep each rig's temporary folder (logs, state, config).
+    pub keep: bool,
 }
 
 impl BenchOptions {
@@ -51,6 +53,7 @@ impl BenchOptions {
             store_moves: 200,
             realtime: true,
             seed: 1,
+            keep: false,
         }
     }
 
@@ -82,6 +85,11 @@ pub struct ScaleReport {
     pub accounting_error_ms: BTreeMap<u64, Summary>,
     /// Absolute value of the same.
     pub accounting_abs_error_ms: BTreeMap<u64, Summary>,
+    /// (seconds since the devices were connected, signed error ms, delay ms)
+    /// of every press: the error over time (clock-sync convergence).
+    pub accounting_samples: Vec<(f64, f64, u64)>,
+    /// The harness's own CPU (simulated units, log writer), % of a core.
+    pub harness_cpu_percent: f64,
     /// True presses the history does not contain.
     pub presses_unaccounted: usize,
     pub presses_ignored: usize,
@@ -294,12 +302,15 @@ fn run_scale(
         &RigOptions {
             boards,
             realtime: options.realtime,
-            log_sent: false,
+            log_sent: true,
             seed: options.seed,
         },
     )?;
+    let ready_us = monotonic_now_us();
     rig.new_games("300")?;
     let pid = rig.daemon_pid().ok_or_else(|| anyhow!("no daemon"))?;
+    let me = std::process::id();
+    let harness_first = procfs::sample(me);
     let mut rng = rand::rngs::StdRng::seed_from_u64(options.seed ^ boards as u64);
     let mut next_left = vec![true; boards];
 
@@ -318,6 +329,10 @@ fn run_scale(
     )?;
     samples.extend(procfs::sample(pid));
     let steady_until = monotonic_now_us();
+    let harness_cpu_percent = match (harness_first, procfs::sample(me)) {
+        (Some(a), Some(b)) => procfs::usage(&a, &b, &[a, b]).cpu_percent,
+        _ => f64::NAN,
+    };
     let resources = match (samples.first(), samples.last()) {
         (Some(first), Some(last)) => procfs::usage(first, last, &samples),
         _ => return Err(anyhow!("the daemon's /proc entry could not be read")),
@@ -349,11 +364,13 @@ fn run_scale(
     // Join the simulator's log with the daemon's histories.
     let records = rig.sim_records();
     let presses = analysis::true_presses(&records);
+    let written = analysis::presses_as_written(&records, &presses);
     let frames = analysis::shown_frames(&records);
     let mut latency = Vec::new();
     let mut latency_missing = 0;
     let mut display = Vec::new();
     let mut errors: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    let mut accounting_samples = Vec::new();
     let mut unaccounted = 0;
     let mut ignored = 0;
     for i in 0..boards {
@@ -361,6 +378,8 @@ fn run_scale(
         let serial = rig::unit_serial(&unit);
         let board_presses: Vec<TruePress> =
             presses.iter().filter(|p| p.unit == unit).cloned().collect();
+        let board_written: Vec<TruePress> =
+            written.iter().filter(|p| p.unit == unit).cloned().collect();
         let display_unit = rig::display_unit(i);
         let board_frames: Vec<analysis::Shown> = frames
             .iter()
@@ -377,10 +396,18 @@ fn run_scale(
                 .cloned()
                 .collect();
             let errs = analysis::accounting_errors(&in_phase, &serial, &accounted, epoch);
+            for (press, error) in in_phase.iter().zip(&errs) {
+                accounting_samples.push(((press.at_us - ready_us) as f64 / 1e6, *error, *delay));
+            }
             unaccounted += in_phase.len() - errs.len();
             errors.entry(*delay).or_default().extend(errs);
             if *delay == 0 {
-                for l in analysis::press_to_display(&in_phase, &board_frames, SECOND) {
+                let in_phase_written: Vec<TruePress> = board_written
+                    .iter()
+                    .filter(|p| p.at_us >= *from && p.at_us <= *until)
+                    .cloned()
+                    .collect();
+                for l in analysis::press_to_display(&in_phase_written, &board_frames, SECOND) {
                     match l {
                         Some(l) => latency.push(l),
                         None => latency_missing += 1,
@@ -397,6 +424,10 @@ fn run_scale(
         display.extend(analysis::display_lateness(&steady_frames, &runs));
     }
     let press_count = presses.len();
+    if options.keep {
+        eprintln!("chessclock-bench: kept {}", rig.dir.path().display());
+        rig.keep_dir();
+    }
     drop(rig);
     Ok(ScaleReport {
         boards,
@@ -411,6 +442,8 @@ fn run_scale(
             .iter()
             .map(|(d, e)| (*d, Summary::of_abs(e)))
             .collect(),
+        accounting_samples,
+        harness_cpu_percent,
         presses_unaccounted: unaccounted,
         presses_ignored: ignored,
         resources,

@@ -421,6 +421,11 @@ impl Rig {
         Ok((events, epoch))
     }
 
+    /// Leaves the temporary folder in place when the rig is dropped.
+    pub fn keep_dir(&mut self) {
+        self.dir.disable_cleanup(true);
+    }
+
     /// The simulator's log so far.
     pub fn sim_records(&self) -> Vec<Value> {
         read_jsonl(&self.sim_log)

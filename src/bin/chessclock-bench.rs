@@ -48,6 +48,9 @@ enum Mode {
         no_realtime: bool,
         #[arg(long)]
         seed: Option<u64>,
+        /// Keep each rig's temporary folder (daemon logs, simulator log).
+        #[arg(long)]
+        keep: bool,
         /// Write the JSON report here (default: stdout).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -115,6 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             game_seconds,
             no_realtime,
             seed,
+            keep,
             json,
             plots,
             markdown,
@@ -136,6 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(seed) = seed {
                 options.seed = seed;
             }
+            options.keep = keep;
             let result = measure::run(&binaries, &options, &mut progress)?;
             if let Some(dir) = &plots {
                 report::write_plots(&result, dir)?;
