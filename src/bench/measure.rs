@@ -38,6 +38,10 @@ pub struct BenchOptions {
     pub seed: u64,
     /// Keep each rig's temporary folder (logs, state, config).
     pub keep: bool,
+    /// Wait this long after the devices connect before the game starts, as
+    /// an arbiter would (the clock sync converges meanwhile; see
+    /// `accounting_samples` for the first seconds).
+    pub settle_seconds: f64,
 }
 
 impl BenchOptions {
@@ -54,6 +58,7 @@ impl BenchOptions {
             realtime: true,
             seed: 1,
             keep: false,
+            settle_seconds: 5.0,
         }
     }
 
@@ -62,6 +67,7 @@ impl BenchOptions {
             quick: true,
             game_seconds: 4.0,
             delay_seconds: 1.5,
+            settle_seconds: 2.0,
             floor_rounds: 500,
             store_moves: 200,
             ..BenchOptions::full()
@@ -307,6 +313,7 @@ fn run_scale(
         },
     )?;
     let ready_us = monotonic_now_us();
+    std::thread::sleep(Duration::from_secs_f64(options.settle_seconds));
     rig.new_games("300")?;
     let pid = rig.daemon_pid().ok_or_else(|| anyhow!("no daemon"))?;
     let me = std::process::id();

@@ -19,6 +19,8 @@ pub struct ProcSample {
     /// Voluntary + non-voluntary context switches over all threads.
     pub ctxt_switches: u64,
     pub threads: u64,
+    /// Threads running SCHED_FIFO (the timing thread, when granted).
+    pub fifo_threads: u64,
 }
 
 fn status_field(text: &str, name: &str) -> Option<u64> {
@@ -39,6 +41,12 @@ pub fn stat_cpu_ticks(stat: &str) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// The scheduling policy (field 41 of a stat line; 1 = SCHED_FIFO).
+pub fn stat_policy(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(38)?.parse().ok()
+}
+
 /// Reads process `pid`; `None` once it is gone.
 pub fn sample(pid: u32) -> Option<ProcSample> {
     let base = Path::new("/proc").join(pid.to_string());
@@ -46,10 +54,15 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
     let stat = std::fs::read_to_string(base.join("stat")).ok()?;
     let mut ctxt = 0;
     let mut threads = 0;
+    let mut fifo_threads = 0;
     if let Ok(tasks) = std::fs::read_dir(base.join("task")) {
         for task in tasks.flatten() {
             if let Ok(text) = std::fs::read_to_string(task.path().join("status")) {
                 threads += 1;
+                let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+                if stat_policy(&stat) == Some(1) {
+                    fifo_threads += 1;
+                }
                 ctxt += status_field(&text, "voluntary_ctxt_switches").unwrap_or(0)
                     + status_field(&text, "nonvoluntary_ctxt_switches").unwrap_or(0);
             }
@@ -62,6 +75,7 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
         cpu_ticks: stat_cpu_ticks(&stat)?,
         ctxt_switches: ctxt,
         threads,
+        fifo_threads,
     })
 }
 
@@ -82,6 +96,7 @@ pub struct Usage {
     pub cpu_percent: f64,
     pub wakeups_per_second: f64,
     pub threads: u64,
+    pub fifo_threads: u64,
 }
 
 /// Usage from `first` to `last`, with the largest RSS among `all`.
@@ -99,6 +114,7 @@ pub fn usage(first: &ProcSample, last: &ProcSample, all: &[ProcSample]) -> Usage
             * 100.0,
         wakeups_per_second: last.ctxt_switches.saturating_sub(first.ctxt_switches) as f64 / seconds,
         threads: last.threads,
+        fifo_threads: last.fifo_threads,
     }
 }
 
@@ -110,6 +126,10 @@ mod tests {
     fn stat_line_with_spaces_in_the_name() {
         let line = "42 (a b) S 1 2 3 4 5 6 7 8 9 10 111 222 0 0 20 0 1 0";
         assert_eq!(stat_cpu_ticks(line), Some(333));
+        let fields: Vec<String> = (3..=45)
+            .map(|i| if i == 41 { "1".into() } else { i.to_string() })
+            .collect();
+        assert_eq!(stat_policy(&format!("9 (x) {}", fields.join(" "))), Some(1));
     }
 
     #[test]
@@ -129,6 +149,7 @@ mod tests {
             cpu_ticks: 0,
             ctxt_switches: 0,
             threads: 3,
+            fifo_threads: 1,
         };
         let b = ProcSample {
             at_us: 2_000_000,

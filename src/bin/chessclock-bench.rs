@@ -48,6 +48,9 @@ enum Mode {
         no_realtime: bool,
         #[arg(long)]
         seed: Option<u64>,
+        /// Seconds between the devices connecting and the game start.
+        #[arg(long)]
+        settle_seconds: Option<f64>,
         /// Keep each rig's temporary folder (daemon logs, simulator log).
         #[arg(long)]
         keep: bool,
@@ -119,6 +122,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             no_realtime,
             seed,
             keep,
+            settle_seconds,
             json,
             plots,
             markdown,
@@ -141,6 +145,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 options.seed = seed;
             }
             options.keep = keep;
+            if let Some(settle) = settle_seconds {
+                options.settle_seconds = settle;
+            }
             let result = measure::run(&binaries, &options, &mut progress)?;
             if let Some(dir) = &plots {
                 report::write_plots(&result, dir)?;
