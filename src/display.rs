@@ -41,6 +41,8 @@ pub struct Marks {
     pub buttons_lost: bool,
     /// Down time of the last restart, shown while paused after it (Art. 6.10a).
     pub down_time: Option<Micros>,
+    /// The game ended on an electronic board (`MATE`, `STALEMATE`).
+    pub game_end: Option<String>,
 }
 
 impl Marks {
@@ -150,6 +152,8 @@ impl DisplayRules {
     fn text(&self, state: &ClockState, marks: &Marks) -> String {
         if marks.arbiter_called {
             "ARBITER".to_owned()
+        } else if let Some(end) = &marks.game_end {
+            end.clone()
         } else if marks.buttons_lost {
             "NO BUTTONS".to_owned()
         } else if state.paused {
@@ -176,6 +180,20 @@ impl DisplayRules {
             }
         };
         Some(state.t.saturating_add(elapsed))
+    }
+
+    /// For a side whose time grows while the other thinks (hourglass): the
+    /// first instant after `t` at which its shown time changes.
+    pub fn next_change_rising(&self, side: &SideState, t: Micros) -> Option<Micros> {
+        let remaining = side.remaining?.max(0);
+        let tenths = ceil_div(remaining, TENTH);
+        let unit = if self.tenths && tenths * TENTH < self.tenths_below {
+            TENTH
+        } else {
+            SECOND
+        };
+        let shown_up_to = ceil_div(remaining, unit) * unit;
+        Some(t.saturating_add(shown_up_to - remaining + 1))
     }
 
     /// The largest remaining time `b < remaining` at which the shown text
@@ -357,6 +375,20 @@ mod tests {
         let mut state = running_white(0, 300 * SECOND, 300 * SECOND);
         state.white.delay_left = Some(3 * SECOND);
         assert_eq!(r.next_change(&state), Some(4 * SECOND));
+    }
+
+    #[test]
+    fn a_rising_time_changes_just_past_each_shown_value() {
+        let r = rules(true);
+        // 59.4 s shows 1:00 until it exceeds 60 s, 0.6 s (and 1 µs) later.
+        let at = r.next_change_rising(&side(Some(59_400 * MS)), 1_000);
+        assert_eq!(at, Some(1_000 + 600 * MS + 1));
+        assert_eq!(text_of(&r, 59_400 * MS + 600 * MS), "1:00");
+        assert_eq!(text_of(&r, 59_400 * MS + 600 * MS + 1), "1:01");
+        // In tenths: 10.05 s shows 0:10.1 until past 10.1 s.
+        let at = r.next_change_rising(&side(Some(10_050 * MS)), 0);
+        assert_eq!(at, Some(50 * MS + 1));
+        assert_eq!(r.next_change_rising(&side(None), 0), None);
     }
 
     #[test]

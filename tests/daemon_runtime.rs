@@ -24,14 +24,19 @@ type Sent = (Micros, DeviceKey, DeviceCommand);
 
 struct FakeDevices {
     sent: mpsc::UnboundedSender<Sent>,
+    hotplug: mpsc::UnboundedSender<String>,
 }
 
 impl DeviceBackend for FakeDevices {
     fn send(&self, key: &DeviceKey, command: DeviceCommand) {
         let _ = self.sent.send((monotonic_now_us(), key.clone(), command));
     }
-    fn device_added(&self, _: &Path) {}
-    fn device_removed(&self, _: &Path) {}
+    fn device_added(&self, path: &Path) {
+        let _ = self.hotplug.send(format!("added {}", path.display()));
+    }
+    fn device_removed(&self, path: &Path) {
+        let _ = self.hotplug.send(format!("removed {}", path.display()));
+    }
 }
 
 struct Harness {
@@ -39,6 +44,7 @@ struct Harness {
     handle: ControlHandle,
     inject: mpsc::UnboundedSender<DeviceEvent>,
     sent: mpsc::UnboundedReceiver<Sent>,
+    hotplug: mpsc::UnboundedReceiver<String>,
     events: broadcast::Receiver<BoardEvent>,
 }
 
@@ -72,6 +78,10 @@ fn display() -> DeviceKey {
 }
 
 fn hello(serial: &str, roles: Roles) -> Hello {
+    hello_with_buzzer(serial, roles, false)
+}
+
+fn hello_with_buzzer(serial: &str, roles: Roles, buzzer: bool) -> Hello {
     Hello {
         protocol_version: 1,
         roles,
@@ -81,6 +91,7 @@ fn hello(serial: &str, roles: Roles) -> Hello {
             tenths: true,
             text_chars: 16,
             arbiter_button: true,
+            buzzer,
             ..Capabilities::default()
         },
         vendor: Text::truncated("test"),
@@ -95,11 +106,15 @@ fn hello(serial: &str, roles: Roles) -> Hello {
 fn launch(config: Config, dir: &Path) -> Harness {
     let (inject, events_rx) = mpsc::unbounded_channel();
     let (sent_tx, sent) = mpsc::unbounded_channel();
+    let (hotplug_tx, hotplug) = mpsc::unbounded_channel();
     let runtime = Runtime::start(
         config,
         Some(dir.to_owned()),
         Devices::Custom {
-            backend: Box::new(FakeDevices { sent: sent_tx }),
+            backend: Box::new(FakeDevices {
+                sent: sent_tx,
+                hotplug: hotplug_tx,
+            }),
             events: events_rx,
         },
     )
@@ -111,6 +126,7 @@ fn launch(config: Config, dir: &Path) -> Harness {
         handle,
         inject,
         sent,
+        hotplug,
         events,
     }
 }
@@ -308,6 +324,10 @@ async fn a_whole_game_to_the_flag_with_exact_times() {
     assert!(
         sent_at < flag_at + SECOND,
         "0:00 shown {} µs late",
+        sent_at - flag_at
+    );
+    println!(
+        "0:00 frame handed to the devices {} µs after the flag",
         sent_at - flag_at
     );
 
@@ -599,5 +619,326 @@ async fn control_errors_are_typed_and_change_nothing() {
     let state = h.state().await;
     assert_eq!(state["control"], "300+2");
     assert_eq!(state["white"]["remaining_ms"], 302_000);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_reload_applies_only_to_boards_without_a_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    let mut reloaded = config("120");
+    reloaded.boards[0].white_button = ButtonSide::Right;
+    h.runtime.reload(reloaded.clone());
+    let state = h.state().await;
+    assert_eq!(state["control"], "120");
+    assert_eq!(state["white"]["remaining_ms"], 120_000);
+
+    h.call(Command::Start).await.unwrap();
+    h.runtime.reload(config("300"));
+    let state = h.state().await;
+    assert_eq!(state["control"], "120", "a running game must not change");
+    h.runtime.shutdown().await;
+}
+
+/// Collects what was sent to the devices until the ACK of `event`.
+async fn sent_until_ack(h: &mut Harness, event: u16) -> Vec<DeviceCommand> {
+    let mut seen = Vec::new();
+    h.sent(|(_, _, command)| {
+        seen.push(command.clone());
+        (command == &DeviceCommand::Ack { event }).then_some(())
+    })
+    .await;
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beeps_only_when_configured() {
+    for beep_on_control in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config("1/60:60");
+        config.display.beep_on_control = beep_on_control;
+        let mut h = launch(config, dir.path());
+        h.inject
+            .send(DeviceEvent::Connected {
+                key: buttons(),
+                hello: hello_with_buzzer("BTN1", Roles::BUTTONS, true),
+                path: "/dev/fake-buttons".into(),
+            })
+            .unwrap();
+        let (_, start) = h.start_game().await;
+        wait_until(start + 10 * MS).await;
+        // White's first press passes the first control (1 move).
+        h.press(1, Button::Left, start + 10 * MS);
+        let sent = sent_until_ack(&mut h, 1).await;
+        let beeps = sent
+            .iter()
+            .filter(|c| matches!(c, DeviceCommand::Beep { .. }))
+            .count();
+        assert_eq!(beeps, usize::from(beep_on_control), "{sent:?}");
+        let state = h.state().await;
+        assert_eq!(state["white"]["stage"], 2);
+        h.runtime.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_time_overrun_is_flagged_for_the_arbiter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("60");
+    config.daemon.default_time_ms = 30;
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // Asked at a known instant: the state is computed at the request.
+    let early = h.state().await;
+    if early["time_since_start_ms"].as_i64().unwrap() <= 30 {
+        assert_eq!(early["default_time_overrun"], serde_json::json!([]));
+    }
+    wait_until(start + 31 * MS).await;
+    let state = h.state().await;
+    assert!(state["time_since_start_ms"].as_i64().unwrap() >= 31);
+    assert_eq!(state["default_time_overrun"], serde_json::json!(["white"]));
+    h.call(Command::Press { side: Side::White }).await.unwrap();
+    let state = h.state().await;
+    assert_eq!(state["default_time_overrun"], serde_json::json!(["black"]));
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hotplug_requests_reach_the_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    for command in [
+        Command::DeviceAdded {
+            path: "/dev/ttyACM7".into(),
+        },
+        Command::DeviceRemoved {
+            path: "/dev/ttyACM7".into(),
+        },
+    ] {
+        h.call(command).await.unwrap();
+    }
+    assert_eq!(h.hotplug.recv().await.unwrap(), "added /dev/ttyACM7");
+    assert_eq!(h.hotplug.recv().await.unwrap(), "removed /dev/ttyACM7");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn white_sits_at_the_configured_button() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("60");
+    config.boards[0].white_button = ButtonSide::Right;
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 10 * MS).await;
+    // The left button is Black's: not running, ignored (but acknowledged).
+    h.press(1, Button::Left, start + 5 * MS);
+    h.ack(1).await;
+    assert_eq!(h.state().await["white"]["moves"], 0);
+    h.press(2, Button::Right, start + 10 * MS);
+    h.ack(2).await;
+    let state = h.state().await;
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["white"]["used_ms"], 10);
+    // White's time is on the right panel.
+    let shown = h
+        .sent(|(_, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && shown.left.icons.contains(Icons::RUNNING) =>
+            {
+                Some(*shown)
+            }
+            _ => None,
+        })
+        .await;
+    assert_eq!(shown.right.moves, 1);
+    assert_eq!(shown.left.moves, 0);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn beeps_in_the_last_seconds_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("2");
+    config.display.beep_last_seconds = 1;
+    let mut h = launch(config, dir.path());
+    h.inject
+        .send(DeviceEvent::Connected {
+            key: display(),
+            hello: hello_with_buzzer("DSP1", Roles::DISPLAY, true),
+            path: "/dev/fake-display".into(),
+        })
+        .unwrap();
+    let (_, start) = h.start_game().await;
+    let beeped_at = h
+        .sent(|(at, key, command)| {
+            (key == &display() && matches!(command, DeviceCommand::Beep { .. })).then_some(*at)
+        })
+        .await;
+    // The last second starts when 1.000 s remain (shown as 0:01.0).
+    assert!(
+        beeped_at >= start + SECOND,
+        "beeped {} µs early",
+        start + SECOND - beeped_at
+    );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_start_happens_at_its_wall_clock_instant() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    let wall = chessclockd::clock::wall_now_us();
+    let mono = monotonic_now_us();
+    let at = wall + 300 * MS;
+    h.call(Command::StartAt {
+        unix_time_us: at,
+        force: false,
+    })
+    .await
+    .unwrap();
+    let state = h.state().await;
+    assert_eq!(state["started"], false);
+    let scheduled_ms = state["scheduled_start_ms"].as_i64().unwrap();
+    assert!(
+        (scheduled_ms - (mono + 300 * MS) / MS).abs() <= 2,
+        "{scheduled_ms}"
+    );
+    let again = h
+        .call(Command::StartAt {
+            unix_time_us: wall - 10 * SECOND,
+            force: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(again, ControlError::InvalidArgument(_)),
+        "{again:?}"
+    );
+
+    wait_until(mono + 300 * MS + 5 * MS).await;
+    let state = h.state().await;
+    assert_eq!(state["started"], true);
+    assert_eq!(state["running"], "white");
+    let epoch = state["game_epoch_us"].as_i64().unwrap();
+    let history = h.history().await;
+    let start = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "start")
+        .unwrap()["t_us"]
+        .as_i64()
+        .unwrap()
+        + epoch;
+    assert_eq!(start / MS, scheduled_ms);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_restart_keeps_the_clock_running_when_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    wait_until(start + 30 * MS).await;
+    h.press(1, Button::Left, start + 30 * MS);
+    h.ack(1).await;
+    h.runtime.shutdown().await;
+
+    let mut resuming = config("60");
+    resuming.daemon.resume_after_restart = true;
+    let h = launch(resuming, dir.path());
+    let state = h.state().await;
+    assert_eq!(state["paused"], false);
+    assert_eq!(state["running"], "black");
+    assert_eq!(state["white"]["used_ms"], 30);
+    let history = h.history().await;
+    let last = history["events"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["do"], "restart", "{history}");
+    assert!(last["down_us"].as_i64().unwrap() >= 0);
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hourglass_shows_the_waiting_side_growing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("*60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // White thinks; Black's time grows by as much. Rounded up, Black shows
+    // 1:02 once past 61 s: 1 µs after White reaches 0:59, not a second
+    // later with White's next change.
+    let (at, shown) = h
+        .sent(|(at, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display() && shown.right.time.as_str() == "1:02" =>
+            {
+                Some((*at, *shown))
+            }
+            _ => None,
+        })
+        .await;
+    assert!(
+        at > start + SECOND,
+        "1:02 shown {} µs early",
+        start + SECOND - at
+    );
+    assert!(
+        at < start + 1_500 * MS,
+        "1:02 shown {} µs late",
+        at - start - SECOND
+    );
+    assert_eq!(shown.left.time.as_str(), "0:59");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_byo_yomi_period_shows_as_soon_as_it_begins() {
+    use chessclockd::config::{ControlSpec, ControlTable, SideControlSpec, SpecialControl};
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config("byo");
+    config.presets.insert(
+        "byo".into(),
+        ControlSpec::Table(ControlTable {
+            control: Some(SideControlSpec::Special(SpecialControl::ByoYomi {
+                main: 1,
+                periods: 3,
+                period: 1,
+            })),
+            ..ControlTable::default()
+        }),
+    );
+    let mut h = launch(config, dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // Main time ends at start + 1 s; the first period's 0:01.0 shows then.
+    let at = h
+        .sent(|(at, key, command)| match command {
+            DeviceCommand::Display(shown)
+                if key == &display()
+                    && *at >= start + SECOND
+                    && shown.left.time.as_str() == "0:01.0" =>
+            {
+                Some(*at)
+            }
+            _ => None,
+        })
+        .await;
+    println!(
+        "byo-yomi period shown {} µs after it began",
+        at - start - SECOND
+    );
+    assert!(
+        at < start + SECOND + 90 * MS,
+        "shown {} µs late",
+        at - start - SECOND
+    );
     h.runtime.shutdown().await;
 }

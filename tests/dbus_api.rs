@@ -262,6 +262,20 @@ async fn errors_carry_their_dbus_names() {
             Err(Error::UnknownBoard(message)) => assert!(message.contains("ghost")),
             other => panic!("expected UnknownBoard, got {other:?}"),
         }
+        // A runtime that has gone away: Internal, with the reason.
+        let (requests, inbox) = tokio::sync::mpsc::channel(1);
+        drop(inbox);
+        let gone = ControlHandle {
+            requests,
+            events: tokio::sync::broadcast::channel(4).0,
+            boards: vec!["b1".into()],
+        };
+        let (_gone_server, gone_client) =
+            p2p(gone, test_config(false), NtpSource::Fixed(None)).await;
+        match board_proxy(&gone_client, "b1").await.state().await {
+            Err(Error::Internal(message)) => assert!(message.contains("shutting down")),
+            other => panic!("expected Internal, got {other:?}"),
+        }
         // The raw error name on the wire.
         let reply = client
             .call_method(

@@ -95,7 +95,7 @@ async fn signals_and_properties_changed_on_a_private_bus() {
             String::try_from(changed["Running"].try_clone().unwrap()).unwrap(),
             "black"
         );
-        assert!(changed.contains_key("SnapshotMs"));
+        assert!(!changed.contains_key("TimeControl"), "unchanged");
 
         b1.adjust_with_stage("black", -1, -1, 2).await.unwrap();
         let stage = next(&mut stages).await;
@@ -510,6 +510,63 @@ async fn introspection_xml_matches_the_live_objects() {
             "{file} differs from the live objects; regenerate with \
              CHESSCLOCKD_UPDATE_XML=1 cargo test --test dbus_bus introspection"
         );
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
+async fn a_second_daemon_cannot_take_the_name() {
+    let _serial = BUS_LOCK.lock().await;
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let bus = PrivateBus::session();
+        let _first = serve_on_bus(
+            &bus,
+            fake_runtime(&["b1"]),
+            test_config(false),
+            NtpSource::Fixed(None),
+        )
+        .await;
+        let second = chessclockd::dbus::serve_with(
+            bus.builder(),
+            fake_runtime(&["b1"]),
+            chessclockd::dbus::ServeOptions {
+                config: test_config(false),
+                request_name: true,
+                ntp: NtpSource::Fixed(None),
+            },
+        )
+        .await;
+        match second {
+            Err(error @ chessclockd::dbus::ServeError::Bus { .. }) => {
+                let text = error.to_string();
+                assert!(
+                    text.starts_with("cannot serve org.chessclockd.ChessClock1 on the session bus"),
+                    "{text}"
+                );
+            }
+            other => panic!("expected ServeError::Bus, got {:?}", other.map(|_| ())),
+        }
+        // The first daemon still owns the name and answers.
+        let client = bus.connect().await;
+        let manager = chessclockd::dbus::client::ManagerProxy::new(&client)
+            .await
+            .unwrap();
+        assert_eq!(manager.list_boards().await.unwrap().len(), 1);
+        let bad = chessclockd::dbus::serve_with(
+            bus.builder(),
+            fake_runtime(&["board-1"]),
+            chessclockd::dbus::ServeOptions {
+                config: test_config(false),
+                request_name: false,
+                ntp: NtpSource::Fixed(None),
+            },
+        )
+        .await;
+        assert!(matches!(
+            bad,
+            Err(chessclockd::dbus::ServeError::BadBoardId(id)) if id == "board-1"
+        ));
     })
     .await
     .expect("test timed out");

@@ -172,6 +172,25 @@ async fn shipped_policy_lets_the_group_change_and_everyone_read() {
         )
         .await;
         assert!(!ok && err.contains("AccessDenied"), "{err}");
+        // chessclockctl explains the refusal; reading works for everyone.
+        // A copy other users can reach whatever the checkout's permissions.
+        let ctl_copy = bus.dir.path().join("chessclockctl");
+        std::fs::copy(env!("CARGO_BIN_EXE_chessclockctl"), &ctl_copy).unwrap();
+        let ctl = ctl_copy.to_str().unwrap();
+        let address = format!("--address={}", bus.address);
+        let (ok, _, err) = run_as(OUTSIDER, ctl, &[&address, "pause", "b1"]).await;
+        assert!(!ok);
+        assert!(
+            err.contains("changing a clock needs root or membership of group `chessclock`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("(org.freedesktop.DBus.Error.AccessDenied)"),
+            "{err}"
+        );
+        let (ok, out, err) = run_as(OUTSIDER, ctl, &[&address, "status", "b1"]).await;
+        assert!(ok, "{err}");
+        assert!(out.contains("black to move"), "{out}");
         assert_eq!(snapshot(&handle, "b1").await, before);
         assert_eq!(history(&handle, "b1").await.len(), 2);
 

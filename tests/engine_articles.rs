@@ -649,3 +649,33 @@ impl Check for Game {
         assert_eq!(self.state(at_ms), before);
     }
 }
+
+#[test]
+fn art_6_10b_moving_a_running_clock_into_a_stage_without_delay_drops_the_delay() {
+    // Black moves in a 1 s delay stage; the arbiter moves it to the last
+    // stage (Bronstein) and sets its time to 0: the flag falls at once, not
+    // after the old stage's delay
+    let mut g = game("2/6d1:5b1");
+    g.start(0);
+    g.press(1_000, White);
+    let notices = g.adjust(1_000, Black, Some(0), None, Some(2));
+    assert!(notices.contains(&Notice::FlagFell {
+        side: Black,
+        at: 1_000 * MS,
+        stage: 2,
+        last_stage: true
+    }));
+}
+
+#[test]
+fn stage_advance_at_the_flag_the_waiting_sides_next_move_gets_the_new_stages_increment() {
+    // 1 s increment in stage 1, 5 s in stage 2; White runs out at 11 s:
+    // Black's next move now belongs to stage 2
+    let mut g = game_with("1/10+1:20+5", by_flag());
+    g.start(0);
+    let state = g.state(11_000);
+    assert_eq!(state.white.remaining, Some(20 * SECOND));
+    assert_eq!(state.black.remaining, Some((11 + 20 - 1 + 5) * SECOND));
+    g.press(12_000, White);
+    assert_eq!(g.remaining(12_000, White), Some((19 + 5) * SECOND));
+}

@@ -4,7 +4,8 @@
 //! side whose clock is not running changes nothing.
 
 use chessclockd::engine::{
-    Credit, Engine, Input, MatchControl, Micros, Notice, Settings, Side, StageAdvance, MS,
+    Adjustment, Credit, Engine, Input, MatchControl, Micros, Notice, Settings, Side, StageAdvance,
+    MS,
 };
 use chessclockd::timecontrol::parse;
 use proptest::prelude::*;
@@ -35,6 +36,8 @@ enum Step {
     Pause,
     Resume,
     Look,
+    /// An arbiter's correction: remaining (ms), moves, stage.
+    Adjust(Side, Option<i64>, Option<u32>, Option<u32>),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -44,6 +47,13 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::Pause),
         1 => Just(Step::Resume),
         1 => Just(Step::Look),
+        1 => (
+            prop_oneof![Just(Side::White), Just(Side::Black)],
+            prop::option::of(0i64..20_000),
+            prop::option::of(0u32..100),
+            prop::option::of(1u32..5),
+        )
+            .prop_map(|(side, remaining, moves, stage)| Step::Adjust(side, remaining, moves, stage)),
     ]
 }
 
@@ -84,16 +94,38 @@ fn engine(white: &str, black: &str, settings: Settings) -> Engine {
     )
 }
 
-/// used + remaining == initial + credited for every side whose flag has not
-/// fallen, and nothing negative, at `now`.
-fn check_conservation(engine: &Engine, now: Micros) -> Result<(), TestCaseError> {
+fn input(step: Step, to_move: Option<Side>) -> Input {
+    match step {
+        Step::PressRunning => Input::Press(to_move.unwrap_or(Side::White)),
+        Step::Press(side) => Input::Press(side),
+        Step::Pause => Input::Pause,
+        Step::Resume => Input::Resume,
+        Step::Look => Input::Elapsed,
+        Step::Adjust(side, remaining, moves, stage) => Input::Adjust(Adjustment {
+            side,
+            remaining: remaining.map(|ms| ms * MS),
+            moves,
+            stage,
+        }),
+    }
+}
+
+/// used + remaining == initial + credited for every side whose flag never
+/// fell (`flagged` remembers), and nothing negative, at `now`.
+fn check_conservation(
+    engine: &Engine,
+    now: Micros,
+    flagged: &mut [bool; 2],
+) -> Result<(), TestCaseError> {
     let state = engine.state(now);
     for side in Side::BOTH {
         let s = state.side(side);
+        let ever_flagged = &mut flagged[side as usize];
+        *ever_flagged |= s.flag_at.is_some();
         prop_assert!(s.used >= 0, "{side} used {}", s.used);
         if let Some(remaining) = s.remaining {
             prop_assert!(remaining >= 0, "{side} remaining {remaining}");
-            if s.flag_at.is_none() {
+            if !*ever_flagged {
                 prop_assert_eq!(
                     s.used + remaining,
                     engine.initial_time(side) + engine.credited_at(now, side),
@@ -122,19 +154,19 @@ proptest! {
         let mut e = engine(&white, &black, settings);
         let mut now: Micros = 0;
         e.apply(now, Input::Start).unwrap();
+        let mut flagged = [false; 2];
         for (gap, step) in steps {
             // between events too
-            check_conservation(&e, now + gap / 2)?;
+            check_conservation(&e, now + gap / 2, &mut flagged)?;
             now += gap;
-            let input = match step {
-                Step::PressRunning => Input::Press(e.state(now).to_move.unwrap_or(Side::White)),
-                Step::Press(side) => Input::Press(side),
-                Step::Pause => Input::Pause,
-                Step::Resume => Input::Resume,
-                Step::Look => Input::Elapsed,
-            };
-            e.apply(now, input).unwrap();
-            check_conservation(&e, now)?;
+            let input = input(step, e.state(now).to_move);
+            // a flag may fall and be cleared by a correction at the same input
+            for notice in e.apply(now, input).unwrap() {
+                if let Notice::FlagFell { side, .. } = notice {
+                    flagged[side as usize] = true;
+                }
+            }
+            check_conservation(&e, now, &mut flagged)?;
         }
     }
 
@@ -174,13 +206,7 @@ proptest! {
                 !notices.iter().any(|n| matches!(n, Notice::FlagFell { .. })),
                 "a flag fell that no deadline announced: {:?}", notices
             );
-            let input = match step {
-                Step::PressRunning => Input::Press(e.state(now).to_move.unwrap_or(Side::White)),
-                Step::Press(side) => Input::Press(side),
-                Step::Pause => Input::Pause,
-                Step::Resume => Input::Resume,
-                Step::Look => Input::Elapsed,
-            };
+            let input = input(step, e.state(now).to_move);
             e.apply(now, input).unwrap();
         }
     }
@@ -204,13 +230,7 @@ proptest! {
                     twin.state(now + 7 * MS)
                 });
             }
-            let input = match step {
-                Step::PressRunning => Input::Press(state.to_move.unwrap_or(Side::White)),
-                Step::Press(side) => Input::Press(side),
-                Step::Pause => Input::Pause,
-                Step::Resume => Input::Resume,
-                Step::Look => Input::Elapsed,
-            };
+            let input = input(step, state.to_move);
             e.apply(now, input).unwrap();
         }
     }

@@ -149,10 +149,10 @@ fn duplicates_are_sent_when_asked() {
         .unwrap();
     units.press(None, Button::Right).unwrap();
     let first = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
-    // The copies arrive at once, byte-identical (same frame seq), before any
-    // 100 ms retransmission.
+    // The copies are byte-identical (same frame seq); retransmissions carry
+    // a new seq, so they are not counted here.
     let copies: Vec<_> = host
-        .listen(Duration::from_millis(60))
+        .listen(Duration::from_millis(300))
         .into_iter()
         .filter(|a| a.frame == first.frame)
         .collect();
@@ -405,4 +405,164 @@ fn bad_options_are_refused_with_a_reason() {
         Err(sim::SimError::UnknownUnit(_))
     ));
     assert_eq!(units.paths().len(), 2);
+}
+
+#[test]
+fn a_port_nobody_reads_drops_its_backlog_and_recovers_when_the_host_comes() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    // Each HELLO written 3001 times (~190 KB each time): more than the PTY
+    // holds, with nobody reading.
+    units
+        .duplicate("buttons", 3000, Duration::from_millis(1200))
+        .unwrap();
+    let log_path = dir.path().join("log.jsonl");
+    assert!(
+        eventually(WAIT, || log_lines(&log_path)
+            .iter()
+            .any(|r| r["kind"] == "tx-overflow")),
+        "backlog dropped rather than grown"
+    );
+    units
+        .wait_until("buttons", WAIT, |s| !s.faults_active)
+        .unwrap();
+    let mut host = Host::open(units.path("buttons").unwrap());
+    let hello = host.handshake(250, 1000);
+    assert_eq!(hello.serial.as_str(), "CC0001");
+    units.press(None, Button::Left).unwrap();
+    host.expect(WAIT, "BUTTON after the flood", |m| {
+        button_event(m).is_some()
+    });
+}
+
+#[test]
+fn power_cycle_starts_a_new_boot_and_low_power_is_reported() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let units = sim::spawn_units(&buttons_options(dir.path())).unwrap();
+    let link = units.path("buttons").unwrap().clone();
+    let mut host = Host::open(&link);
+    let first = host.handshake(100, 1000);
+
+    units.set_low_power("buttons", true).unwrap();
+    host.expect(WAIT, "low-power heartbeat", |m| {
+        matches!(
+            m,
+            Message::DeviceHeartbeat {
+                low_power: true,
+                ..
+            }
+        )
+    });
+
+    // A press the host never acknowledges dies with the power.
+    units.press(None, Button::Left).unwrap();
+    host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    units
+        .power_cycle("buttons", Duration::from_millis(50))
+        .unwrap();
+    units.wait_until("buttons", WAIT, |s| !s.plugged).unwrap();
+    let back = units.wait_until("buttons", WAIT, |s| s.plugged).unwrap();
+    assert_eq!(back.unacked, 0);
+    assert!(!back.low_power);
+    assert!(eventually(WAIT, || std::fs::read_link(&link).is_ok()));
+    let mut host = Host::open(&link);
+    let second = host.handshake(100, 1000);
+    assert_ne!(second.boot_id, first.boot_id, "a new boot");
+    assert_eq!(second.first_unacked_event, 0);
+    let heartbeat = host.expect(WAIT, "heartbeat", |m| {
+        matches!(m, Message::DeviceHeartbeat { .. })
+    });
+    let Message::DeviceHeartbeat {
+        device_time_us,
+        low_power,
+        ..
+    } = heartbeat.frame.message
+    else {
+        unreachable!()
+    };
+    assert!(!low_power);
+    // The clock restarted from its offset (7 s) at power-up.
+    assert!(
+        (7_000_000..9_000_000).contains(&device_time_us),
+        "{device_time_us}"
+    );
+}
+
+#[test]
+fn units_start_and_stop_from_inside_an_async_runtime() {
+    let _serial = lock();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let links = dir.path().join("demo");
+    runtime.block_on(async {
+        let units = sim::spawn_units(&SimOptions::demo_in(&links)).unwrap();
+        let pty = std::fs::read_link(links.join("buttons")).unwrap();
+        assert!(pty.starts_with("/dev/pts"), "{}", pty.display());
+        units.shutdown();
+    });
+    assert!(std::fs::symlink_metadata(links.join("buttons")).is_err());
+    assert!(std::fs::symlink_metadata(links.join("display")).is_err());
+}
+
+#[test]
+fn a_combined_unit_has_both_roles_on_one_port_and_its_clock_drifts() {
+    let _serial = lock();
+    let spec: UnitSpec = "clock=combined,serial=CC0003,drift-ppm=50000"
+        .parse()
+        .unwrap();
+    let options = SimOptions {
+        units: vec![spec],
+        log: None,
+        log_sent: false,
+        seed: Some(3),
+    };
+    let units = sim::spawn_units(&options).unwrap();
+    let mut host = Host::open(units.path("clock").unwrap());
+    let hello = host.handshake(100, 2000);
+    assert_eq!(hello.roles, Roles(0x03));
+    assert_eq!(hello.capabilities.displays, 2);
+    assert!(hello.capabilities.arbiter_button);
+
+    units.press(None, Button::Right).unwrap();
+    let press = host.expect(WAIT, "BUTTON", |m| button_event(m).is_some());
+    host.send(Message::Ack {
+        event: button_event(&press.frame.message).unwrap().0,
+    });
+    let mut state = DisplayState::default();
+    state.right.icons = Icons::RUNNING;
+    host.send(Message::Display(state));
+    units
+        .wait_until("clock", WAIT, |s| {
+            s.unacked == 0
+                && s.display
+                    .is_some_and(|d| d.right.icons.contains(Icons::RUNNING))
+        })
+        .unwrap();
+
+    // A clock 5% fast: over about a second of heartbeats the device counts
+    // about 50 ms more than the host (wide bounds: the host's arrival times
+    // jitter on a loaded machine).
+    let heartbeat = |m: &Message| match m {
+        Message::DeviceHeartbeat { device_time_us, .. } => Some(*device_time_us),
+        _ => None,
+    };
+    let first = host.expect(WAIT, "heartbeat", |m| heartbeat(m).is_some());
+    let mut last = first.clone();
+    while last.at_us - first.at_us < 1_000_000 {
+        host.send(Message::HostHeartbeat);
+        last = host.expect(WAIT, "heartbeat", |m| heartbeat(m).is_some());
+    }
+    let device = heartbeat(&last.frame.message).unwrap() - heartbeat(&first.frame.message).unwrap();
+    let host_elapsed = (last.at_us - first.at_us) as u64;
+    let gained = device as i64 - host_elapsed as i64;
+    let expected = host_elapsed as i64 / 20;
+    assert!(
+        (gained - expected).abs() < 25_000,
+        "gained {gained} µs over {host_elapsed} µs"
+    );
 }

@@ -4,10 +4,10 @@
 //! microsecond clock, and send the frames it hands out.
 //!
 //! It promises what SPEC.md requires of a device: HELLO every
-//! [`HELLO_INTERVAL_MS`](crate::HELLO_INTERVAL_MS) until WELCOME; after
+//! [`HELLO_INTERVAL_MS`] until WELCOME; after
 //! WELCOME a heartbeat at once, then every queued button event oldest first;
 //! heartbeats at the interval WELCOME gave; unacknowledged events resent
-//! every [`RETRANSMIT_INTERVAL_MS`](crate::RETRANSMIT_INTERVAL_MS), kept
+//! every [`RETRANSMIT_INTERVAL_MS`], kept
 //! across link losses; LINK_LOST after the link timeout without a valid
 //! frame, and then HELLO again.
 //!
@@ -136,8 +136,9 @@ const fn ms(v: u16) -> u64 {
 
 impl<const Q: usize> DeviceLink<Q> {
     /// A link of a device that just powered up at device instant `now_us`.
-    /// `hello` is sent as given except `first_unacked_event`, which the link
-    /// fills in; give it a fresh `boot_id` at every power-up.
+    /// `hello` is sent as given except `protocol_version` (always
+    /// [`PROTOCOL_VERSION`]) and `first_unacked_event`, which the link fills
+    /// in; give it a fresh `boot_id` at every power-up.
     pub fn new(hello: Hello, now_us: u64) -> Self {
         DeviceLink {
             hello,
@@ -176,6 +177,7 @@ impl<const Q: usize> DeviceLink<Q> {
     /// The HELLO this link sends (with the current `first_unacked_event`).
     pub fn hello(&self) -> Hello {
         Hello {
+            protocol_version: PROTOCOL_VERSION,
             first_unacked_event: self.front().map_or(self.next_event, |e| e.event),
             ..self.hello
         }

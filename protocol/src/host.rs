@@ -71,8 +71,11 @@ impl EventFilter {
     }
 
     /// Classifies event `event`; [`EventVerdict::New`] advances the filter.
+    /// Before any HELLO nothing is new (SPEC.md 6.1: no session yet).
     pub fn check(&mut self, event: u16) -> EventVerdict {
-        if event == self.expected {
+        if self.boot_id.is_none() {
+            EventVerdict::Ahead
+        } else if event == self.expected {
             self.expected = self.expected.wrapping_add(1);
             EventVerdict::New
         } else if event_before(event, self.expected) {
@@ -80,5 +83,47 @@ impl EventFilter {
         } else {
             EventVerdict::Ahead
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(boot_id: u32, first_unacked_event: u16) -> Hello {
+        Hello {
+            boot_id,
+            first_unacked_event,
+            ..Hello::default()
+        }
+    }
+
+    #[test]
+    fn nothing_is_new_before_hello() {
+        let mut f = EventFilter::new();
+        assert_eq!(f.check(0), EventVerdict::Ahead);
+        assert_eq!(f.state(), None);
+    }
+
+    #[test]
+    fn in_order_once_across_reconnects_of_one_boot() {
+        let mut f = EventFilter::new();
+        assert!(f.on_hello(&hello(1, 65534)));
+        assert_eq!(f.check(65535), EventVerdict::Ahead);
+        assert_eq!(f.check(65534), EventVerdict::New);
+        assert_eq!(f.check(65535), EventVerdict::New);
+        assert_eq!(f.check(65535), EventVerdict::Duplicate);
+        // Reconnect, same boot: the device still holds 65535 (ACK lost).
+        assert!(!f.on_hello(&hello(1, 65535)));
+        assert_eq!(f.check(65535), EventVerdict::Duplicate);
+        assert_eq!(f.check(0), EventVerdict::New);
+        assert_eq!(f.state(), Some((1, 1)));
+    }
+
+    #[test]
+    fn a_new_boot_restarts_the_numbering() {
+        let mut f = EventFilter::resume(1, 500);
+        assert!(f.on_hello(&hello(2, 0)));
+        assert_eq!(f.check(0), EventVerdict::New);
     }
 }

@@ -499,8 +499,8 @@ impl FrameError {
     /// The NAK code that reports this error.
     pub fn nak_code(self) -> NakCode {
         match self {
-            FrameError::Cobs | FrameError::Malformed => NakCode::Malformed,
-            FrameError::BadCrc => NakCode::BadCrc,
+            FrameError::Cobs | FrameError::BadCrc => NakCode::BadCrc,
+            FrameError::Malformed => NakCode::Malformed,
             FrameError::Oversize => NakCode::Oversize,
         }
     }

@@ -10,8 +10,8 @@
 //! 500 ppm while NTP slews CLOCK_MONOTONIC), so observations are kept per
 //! one-second bucket of device time (the smallest of each), the relative rate
 //! is estimated from the lower envelope over up to 64 s, and the offset at a
-//! device instant is the smallest of the last 16 s of bucket minima, each
-//! carried forward at that rate. The result is never later than the frame's
+//! device instant is the smallest of the last 16 s of bucket minima (4 s
+//! until a rate is estimated), each carried forward at that rate. The result is never later than the frame's
 //! own arrival.
 //!
 //! Error: if the smallest one-way delay among the heartbeats of the window is
@@ -25,8 +25,11 @@
 pub const BUCKET_US: u64 = 1_000_000;
 /// Buckets kept: the baseline of the drift estimate.
 pub const BUCKETS: usize = 64;
-/// Newest buckets whose minima give the offset.
+/// Newest buckets whose minima give the offset once the drift is estimated.
 pub const WINDOW_BUCKETS: u64 = 16;
+/// Newest buckets whose minima give the offset before the drift is estimated
+/// (short, so that an unknown drift costs little).
+pub const WINDOW_BUCKETS_UNESTIMATED: u64 = 4;
 /// Shortest baseline over which a drift rate is estimated, µs.
 pub const MIN_DRIFT_BASELINE_US: u64 = 30_000_000;
 /// Largest relative drift believed, parts per billion (device crystal plus
@@ -164,7 +167,7 @@ impl ClockSync {
         } else {
             UNESTIMATED_DRIFT_PPB as i128
         };
-        let drift = age * rate_error_ppb / 1_000_000_000;
+        let drift = age.saturating_mul(rate_error_ppb) / 1_000_000_000;
         Some(
             self.delay_bound_us
                 .saturating_add(drift.clamp(0, u64::MAX as i128) as u64),
@@ -194,10 +197,15 @@ impl ClockSync {
             return None;
         }
         let newest_bucket = self.sample(0).bucket;
+        let window = if self.rate_baseline_us > 0 {
+            WINDOW_BUCKETS
+        } else {
+            WINDOW_BUCKETS_UNESTIMATED
+        };
         let mut best: Option<(i64, u64)> = None;
         for age in 0..self.count {
             let s = self.sample(age);
-            if newest_bucket.saturating_sub(s.bucket) >= WINDOW_BUCKETS {
+            if newest_bucket.saturating_sub(s.bucket) >= window {
                 break;
             }
             let carried = clamp_i64(s.offset as i128 + self.drift_between(s.device, at));
@@ -260,5 +268,141 @@ impl ClockSync {
             self.rate_baseline_us = span;
         }
         self.rate_ppb = rate;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            self.0 >> 33
+        }
+    }
+
+    /// Host instant of device instant `d` for a host clock running
+    /// `ppb` faster, with the device booted at host instant 5 s.
+    fn truth(d: u64, ppb: i64) -> i64 {
+        5_000_000 + d as i64 + (d as i128 * ppb as i128 / 1_000_000_000) as i64
+    }
+
+    /// Runs `seconds` of heartbeats every 250 ms (delays 50..1000 µs, one in
+    /// ten delayed up to 30 ms) and a press every 730 ms; returns the worst
+    /// errors (mapped − true) below and above, µs, once the drift is
+    /// estimated, checking every press after 5 s against the bound.
+    fn simulate(ppb: i64, seconds: u64, seed: u64) -> (i64, i64) {
+        let mut rng = Lcg(seed);
+        let mut sync = ClockSync::new();
+        let delay = |rng: &mut Lcg| -> i64 {
+            let base = 50 + (rng.next() % 950) as i64;
+            if rng.next() % 10 == 0 {
+                base + (rng.next() % 30_000) as i64
+            } else {
+                base
+            }
+        };
+        let (mut worst_low, mut worst_high) = (0i64, 0i64);
+        let mut next_press = 730_000u64;
+        let mut d = 0u64;
+        while d < seconds * 1_000_000 {
+            d += 250_000;
+            sync.observe(d, truth(d, ppb) + delay(&mut rng));
+            while next_press <= d {
+                let arrival = truth(next_press, ppb) + delay(&mut rng);
+                sync.observe(next_press, arrival);
+                let mapped = sync.to_host(next_press, arrival);
+                assert!(mapped <= arrival);
+                let err = mapped - truth(next_press, ppb);
+                if next_press > 5_000_000 {
+                    let bound = sync.error_bound_us().unwrap() as i64;
+                    assert!(err.abs() <= bound, "ppb {ppb}: error {err}, bound {bound}");
+                }
+                if next_press > 70_000_000 {
+                    worst_low = worst_low.min(err);
+                    worst_high = worst_high.max(err);
+                }
+                next_press += 730_000;
+            }
+        }
+        (worst_low, worst_high)
+    }
+
+    #[test]
+    fn before_any_observation_the_arrival_is_used() {
+        let sync = ClockSync::new();
+        assert_eq!(sync.to_host(123, 456), 456);
+        assert_eq!(sync.error_bound_us(), None);
+    }
+
+    #[test]
+    fn one_observation_gives_the_offset_and_never_maps_after_arrival() {
+        let mut sync = ClockSync::new();
+        sync.observe(1_000_000, 6_000_400);
+        assert_eq!(sync.to_host(1_100_000, 7_000_000), 6_100_400);
+        assert_eq!(sync.to_host(1_100_000, 6_000_000), 6_000_000);
+        sync.reset();
+        assert_eq!(sync.samples(), 0);
+        assert_eq!(sync.to_host(1, 2), 2);
+    }
+
+    #[test]
+    fn smallest_delay_wins() {
+        let mut sync = ClockSync::new();
+        sync.observe(1_000_000, 6_030_000);
+        sync.observe(1_250_000, 6_250_200);
+        sync.observe(1_500_000, 6_510_000);
+        assert_eq!(sync.to_host(1_600_000, i64::MAX), 6_600_200);
+    }
+
+    #[test]
+    fn without_drift_the_error_is_the_smallest_delay() {
+        let (low, high) = simulate(0, 120, 1);
+        assert!(low >= 0, "{low}");
+        assert!(high <= 200, "{high}");
+    }
+
+    #[test]
+    fn drift_is_tracked_within_the_bound() {
+        for (ppb, seed) in [(80_000, 2), (-80_000, 3), (500_000, 4), (-500_000, 5)] {
+            let (low, high) = simulate(ppb, 300, seed);
+            std::eprintln!("drift {ppb} ppb: mapping error {low}..={high} µs");
+            assert!(low >= -100, "ppb {ppb}: mapped {low} µs early");
+            assert!(high <= 400, "ppb {ppb}: mapped {high} µs late");
+        }
+    }
+
+    #[test]
+    fn drift_rate_is_estimated() {
+        let mut sync = ClockSync::new();
+        for k in 1..=240u64 {
+            let d = k * 250_000;
+            sync.observe(d, truth(d, 120_000) + 100 + (k % 7) as i64 * 50);
+        }
+        let r = sync.drift_ppb().unwrap();
+        assert!((r - 120_000).abs() < 20_000, "{r}");
+    }
+
+    #[test]
+    fn extreme_values_do_not_panic() {
+        let mut huge = ClockSync::with_delay_bound(u64::MAX);
+        for k in 0..100u64 {
+            huge.observe(k * 1_000_000, (k * 1_000_000) as i64 + (k % 3) as i64);
+        }
+        huge.observe(u64::MAX, 0);
+        assert!(huge.error_bound_us().is_some());
+        let mut sync = ClockSync::new();
+        sync.observe(u64::MAX, i64::MIN);
+        sync.observe(0, i64::MAX);
+        sync.observe(u64::MAX / 2, 0);
+        let _ = sync.to_host(u64::MAX, i64::MAX);
+        let _ = sync.to_host(0, i64::MIN);
+        let _ = sync.error_bound_us();
     }
 }

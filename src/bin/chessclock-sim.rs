@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use chessclockd::sim::{self, LogTarget, Script, SimOptions, SimUnits, UnitKind, UnitSpec};
@@ -48,7 +50,7 @@ struct UnitArgs {
     /// A unit to simulate: `NAME=KIND[,key=value...]`, KIND one of
     /// buttons, display, combined; keys serial, vendor, model, firmware,
     /// displays (1|2), digits, tenths, buzzer, arbiter (yes|no), text-chars,
-    /// offset-us, drift-ppm, link. Repeatable. Default: `buttons=buttons`
+    /// offset-us, drift-ppm, boot-id, link. Repeatable. Default: `buttons=buttons`
     /// and `display=display`.
     #[arg(long = "unit", value_name = "SPEC")]
     units: Vec<UnitSpec>,
@@ -191,7 +193,32 @@ fn main() -> ExitCode {
             let options = units.options()?;
             let script = units.script()?;
             let simulated = sim::spawn_units(&options).context("starting the simulated units")?;
-            sim::interactive::run_interactive_with(simulated, script)?;
+            // SIGTERM/SIGHUP end the view cleanly (terminal restored,
+            // symlinks removed); keys handle the rest.
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&stop);
+            let signals = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            std::thread::spawn(move || {
+                signals.block_on(async {
+                    use tokio::signal::unix::{signal, SignalKind};
+                    let (Ok(mut term), Ok(mut hup)) = (
+                        signal(SignalKind::terminate()),
+                        signal(SignalKind::hangup()),
+                    ) else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = hup.recv() => {}
+                    }
+                    flag.store(true, Ordering::Relaxed);
+                });
+            });
+            sim::interactive::run_interactive_full(simulated, script, &|| {
+                stop.load(Ordering::Relaxed)
+            })?;
             Ok(ExitCode::SUCCESS)
         })(),
     };

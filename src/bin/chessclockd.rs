@@ -288,7 +288,14 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     };
     let result = run(config, options, stop).await;
     if let Some(units) = idle_units {
-        units.shutdown();
+        // Stopping the simulator joins its threads; do not let that hold up
+        // the exit (the PTYs close with the process anyway).
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            units.shutdown();
+            let _ = done_tx.send(());
+        });
+        let _ = done_rx.recv_timeout(std::time::Duration::from_millis(300));
     }
     if let Some(view) = view {
         // Only join a view that has ended (the user quit); after a signal
@@ -297,6 +304,15 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
             if let Ok(Err(error)) = view.join() {
                 tracing::warn!(%error, "terminal view");
             }
+        } else {
+            // Stopped by a signal with the view still drawing: give the
+            // terminal back in a usable state.
+            let _ = crossterm::terminal::disable_raw_mode();
+            let _ = crossterm::execute!(
+                std::io::stdout(),
+                crossterm::terminal::LeaveAlternateScreen,
+                crossterm::cursor::Show
+            );
         }
     }
     drop(private_bus);

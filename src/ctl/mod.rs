@@ -93,9 +93,13 @@ pub enum Cmd {
         /// Print one frame and exit (for scripts).
         #[arg(long)]
         once: bool,
+        /// Print every board's snapshot as a JSON line, then one line per change.
+        #[arg(long)]
+        json: bool,
     },
     /// Set up a new game with a time control (notation or preset name).
     New {
+        /// The board id from the daemon's configuration (or its object path).
         board: String,
         /// e.g. `5400+30`, `40/5400+30:1800+30`, `G/90;d5`, `fide-rapid`.
         control: String,
@@ -103,6 +107,7 @@ pub enum Cmd {
     /// Start a board's clock (White's), or every board's, now or at a time.
     #[command(group(ArgGroup::new("which").required(true).args(["board", "all"])))]
     Start {
+        /// The board id from the daemon's configuration (or its object path).
         board: Option<String>,
         /// Start every board (at one instant with --at).
         #[arg(long)]
@@ -117,19 +122,30 @@ pub enum Cmd {
     /// Pause a board's clocks (or every board's).
     #[command(group(ArgGroup::new("which").required(true).args(["board", "all"])))]
     Pause {
+        /// The board id from the daemon's configuration (or its object path).
         board: Option<String>,
         #[arg(long)]
         all: bool,
     },
     /// Resume a paused board.
-    Resume { board: String },
+    Resume {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+    },
     /// Press a side's button, as the player would.
-    Press { board: String, side: SideArg },
+    Press {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+        /// `white` or `black`.
+        side: SideArg,
+    },
     /// Correct a side's clock: remaining time, moves made, stage.
     #[command(group(ArgGroup::new("what").required(true).multiple(true)
         .args(["remaining", "moves", "stage"])))]
     Adjust {
+        /// The board id from the daemon's configuration (or its object path).
         board: String,
+        /// `white` or `black`.
         side: SideArg,
         /// Remaining time: M:SS, H:MM:SS or milliseconds.
         #[arg(long, value_name = "TIME")]
@@ -143,6 +159,7 @@ pub enum Cmd {
     },
     /// A game's history: every press and every change, with who made it.
     History {
+        /// The board id from the daemon's configuration (or its object path).
         board: String,
         #[arg(long)]
         json: bool,
@@ -150,6 +167,7 @@ pub enum Cmd {
     /// Export a game: history as JSON or CSV, or the game as PGN.
     #[command(group(ArgGroup::new("format").required(true).args(["json", "csv", "pgn"])))]
     Export {
+        /// The board id from the daemon's configuration (or its object path).
         board: String,
         #[arg(long)]
         json: bool,
@@ -169,17 +187,29 @@ pub enum Cmd {
         action: DeviceAction,
     },
     /// Print shell completions.
-    Completions { shell: clap_complete::Shell },
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Write man pages into a directory.
-    Man { dir: PathBuf },
+    Man {
+        /// Where chessclockctl.1 and chessclockctl-<command>.1 go.
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum DeviceAction {
     /// A device node appeared.
-    Add { path: String },
+    Add {
+        /// e.g. /dev/ttyACM0
+        path: String,
+    },
     /// A device node went away.
-    Remove { path: String },
+    Remove {
+        /// e.g. /dev/ttyACM0
+        path: String,
+    },
 }
 
 /// A failure of the CLI, printed as one line.
@@ -204,33 +234,41 @@ impl CtlError {
     }
 }
 
-/// Explains an API error: the daemon's message, then its name.
+/// Explains an API error: the daemon's message, then its name, with a hint
+/// for the bus's own refusals.
 pub fn describe(error: ApiError) -> String {
-    match error {
+    let (name, message) = match error {
         ApiError::ZBus(zbus::Error::MethodError(name, message, _)) => {
-            let message = message.unwrap_or_default();
-            let hint = match name.as_str() {
-                "org.freedesktop.DBus.Error.AccessDenied" => {
-                    "; changing a clock needs root or membership of group `chessclock`"
-                }
-                "org.freedesktop.DBus.Error.ServiceUnknown" => {
-                    "; is chessclockd running? (systemctl status chessclockd; \
-                     --user for a daemon on your session bus)"
-                }
-                _ => "",
-            };
-            format!("{message}{hint} ({name})")
+            (name.to_string(), message.unwrap_or_default())
         }
-        ApiError::ZBus(other) => format!("D-Bus failure: {other}"),
+        ApiError::ZBus(zbus::Error::FDO(error)) => (
+            zbus::DBusError::name(error.as_ref()).to_string(),
+            zbus::DBusError::description(error.as_ref())
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        ApiError::ZBus(other) => return format!("D-Bus failure: {other}"),
         other => {
             let name = zbus::DBusError::name(&other).to_string();
             let message = zbus::DBusError::description(&other)
                 .unwrap_or_default()
                 .to_owned();
             let short = crate::dbus::error::short_name(&name).unwrap_or(&name);
-            format!("{message} ({short})")
+            return format!("{message} ({short})");
         }
-    }
+    };
+    let hint = match name.as_str() {
+        "org.freedesktop.DBus.Error.AccessDenied" => {
+            "; changing a clock needs root or membership of group `chessclock`"
+        }
+        "org.freedesktop.DBus.Error.ServiceUnknown"
+        | "org.freedesktop.DBus.Error.NameHasNoOwner" => {
+            "; is chessclockd running? (systemctl status chessclockd; \
+             --user for a daemon on your session bus)"
+        }
+        _ => "",
+    };
+    format!("{message}{hint} ({name})")
 }
 
 fn api<T>(context: &str, result: Result<T, ApiError>) -> Result<T, CtlError> {
@@ -329,10 +367,19 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                 writeln!(stdout, "{value}")?;
             } else {
                 write!(stdout, "{}", Table::render(&views, now_ms))?;
+                for id in &ids {
+                    let state = api(id, ctx.board(id).await?.state().await)?;
+                    let state = serde_json::from_str(&state).unwrap_or_default();
+                    for note in output::state_notes(id, &state) {
+                        writeln!(stdout, "{note}")?;
+                    }
+                }
             }
         }
-        Cmd::Watch { once } => {
-            if once {
+        Cmd::Watch { once, json } => {
+            if json {
+                watch::stream_json(&ctx, once).await?;
+            } else if once {
                 let now_ms = ctx.daemon_now_ms().await?;
                 let mut views = Vec::new();
                 for id in ctx.board_ids().await? {

@@ -164,6 +164,36 @@ impl Table {
     }
 }
 
+/// What the board table cannot show, from a board's `State()` JSON: a
+/// scheduled start still to come, a side that has not moved within the
+/// competition's default time (Art. 6.7: the arbiter decides).
+pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    let started = state
+        .get("started")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if let (false, Some(at), Some(t)) = (
+        started,
+        state.get("scheduled_start_ms").and_then(Value::as_i64),
+        state.get("t").and_then(Value::as_i64),
+    ) {
+        notes.push(format!(
+            "{board}: starts in {} (scheduled)",
+            format_ms((at - t).max(0))
+        ));
+    }
+    if let Some(Value::Array(sides)) = state.get("default_time_overrun") {
+        for side in sides.iter().filter_map(Value::as_str) {
+            notes.push(format!(
+                "{board}: {side} has not moved within the default time (Art. 6.7); \
+                 the arbiter decides"
+            ));
+        }
+    }
+    notes
+}
+
 /// The entries of a history document: the array itself, or the first array
 /// of objects inside an object.
 fn history_entries(history: &Value) -> Option<&Vec<Value>> {
@@ -285,6 +315,28 @@ mod tests {
             "{table}"
         );
         assert!(lines[1].contains("buttons DOWN"), "{table}");
+    }
+
+    #[test]
+    fn notes_for_scheduled_starts_and_default_time() {
+        let state: Value = serde_json::from_str(
+            r#"{"t":1000,"started":false,"scheduled_start_ms":91000,
+                "default_time_overrun":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            state_notes("b1", &state),
+            vec!["b1: starts in 1:30 (scheduled)"]
+        );
+        let state: Value = serde_json::from_str(
+            r#"{"t":1000,"started":true,"scheduled_start_ms":null,
+                "default_time_overrun":["white"]}"#,
+        )
+        .unwrap();
+        let notes = state_notes("b1", &state);
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("b1: white has not moved within the default time"));
+        assert!(state_notes("b1", &Value::Null).is_empty());
     }
 
     #[test]

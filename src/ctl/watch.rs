@@ -97,6 +97,51 @@ fn spawn_key_reader() -> mpsc::Receiver<()> {
     quit_requested
 }
 
+/// Listens for every signal of the daemon's objects.
+async fn subscribe(ctx: &Ctx<'_>) -> Result<MessageStream, CtlError> {
+    let rule = MatchRule::builder()
+        .msg_type(MessageType::Signal)
+        .sender(BUS_NAME)
+        .path_namespace(MANAGER_PATH)
+        .build()
+        .map_err(|e| CtlError::Api(format!("cannot listen for changes: {e}")))?;
+    MessageStream::for_match_rule(rule, ctx.connection, std::num::NonZeroUsize::new(64))
+        .await
+        .map_err(|e| CtlError::Api(format!("cannot listen for changes: {e}")))
+}
+
+/// `watch --json`: every board's snapshot as one JSON line, then a line for
+/// each board that changes (with `once`, only the first lines).
+pub async fn stream_json(ctx: &Ctx<'_>, once: bool) -> Result<(), CtlError> {
+    let mut signals = subscribe(ctx).await?;
+    let mut stdout = std::io::stdout();
+    let mut last: BTreeMap<String, Snapshot> = BTreeMap::new();
+    for id in ctx.board_ids().await? {
+        let snapshot = ctx.snapshot(&id).await?;
+        writeln!(stdout, "{}", snapshot.raw)?;
+        last.insert(id, snapshot);
+    }
+    stdout.flush()?;
+    if once {
+        return Ok(());
+    }
+    loop {
+        let Some(path) = next_signal(&mut signals).await else {
+            return Err(CtlError::Api(
+                "the connection to the daemon was lost".into(),
+            ));
+        };
+        let Some(id) = board_id(&path) else { continue };
+        let snapshot = ctx.snapshot(id).await?;
+        // Several signals may announce one change: print it once.
+        if last.get(id) != Some(&snapshot) {
+            writeln!(stdout, "{}", snapshot.raw)?;
+            stdout.flush()?;
+            last.insert(id.to_owned(), snapshot);
+        }
+    }
+}
+
 /// Runs the live view until the user quits.
 pub async fn run(ctx: &Ctx<'_>) -> Result<(), CtlError> {
     let ids = ctx.board_ids().await?;
@@ -104,16 +149,7 @@ pub async fn run(ctx: &Ctx<'_>) -> Result<(), CtlError> {
     for id in &ids {
         boards.insert(id.clone(), ctx.snapshot(id).await?);
     }
-    let rule = MatchRule::builder()
-        .msg_type(MessageType::Signal)
-        .sender(BUS_NAME)
-        .path_namespace(MANAGER_PATH)
-        .build()
-        .map_err(|e| CtlError::Api(format!("cannot listen for changes: {e}")))?;
-    let mut signals =
-        MessageStream::for_match_rule(rule, ctx.connection, std::num::NonZeroUsize::new(64))
-            .await
-            .map_err(|e| CtlError::Api(format!("cannot listen for changes: {e}")))?;
+    let mut signals = subscribe(ctx).await?;
     let mut clock = DaemonClock::sync(ctx).await?;
     let mut last_sync = Instant::now();
 

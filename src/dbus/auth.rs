@@ -96,7 +96,9 @@ pub async fn caller_credentials(
         let sender = header.sender().ok_or_else(|| {
             Error::Internal("the bus delivered a call without a sender; try again".into())
         })?;
-        let proxy = zbus::fdo::DBusProxy::new(connection)
+        let proxy = zbus::fdo::DBusProxy::builder(connection)
+            .cache_properties(zbus::proxy::CacheProperties::No)
+            .build()
             .await
             .map_err(|e| Error::Internal(format!("cannot ask the bus who called: {e}")))?;
         let credentials = proxy

@@ -31,21 +31,33 @@ pub struct Board {
 }
 
 impl Board {
-    pub(crate) fn new(id: String, handle: ControlHandle, context: Arc<Context>) -> Board {
+    pub(crate) fn new(
+        id: String,
+        handle: ControlHandle,
+        context: Arc<Context>,
+        snapshot: Option<BoardSnapshot>,
+    ) -> Board {
         Board {
             id,
             handle,
             context,
-            snapshot: None,
+            snapshot,
         }
     }
 
     /// Replaces the cached snapshot and returns the properties whose values
     /// changed, ready for one `PropertiesChanged` signal.
+    /// A snapshot older than the cached one (a refresh racing queued
+    /// events) is ignored.
     pub(crate) fn replace_snapshot(
         &mut self,
         snapshot: BoardSnapshot,
     ) -> Vec<(&'static str, Variant<'static>)> {
+        if let Some(cached) = &self.snapshot {
+            if snapshot.snapshot_ms < cached.snapshot_ms {
+                return Vec::new();
+            }
+        }
         let new_values = property_values(&snapshot);
         let old_values = self
             .snapshot
@@ -298,7 +310,7 @@ pub(crate) async fn emit_properties_changed(
     }
     let map: HashMap<&str, Variant<'_>> = changed
         .iter()
-        .map(|(name, value)| (*name, value.try_clone().unwrap_or_else(|_| value.clone())))
+        .map(|(name, value)| (*name, value.clone()))
         .collect();
     zbus::fdo::Properties::properties_changed(
         emitter,
@@ -623,6 +635,63 @@ mod tests {
                 stage: Some(2)
             }
         );
+    }
+
+    fn snapshot(ms: i64, white_moves: u32) -> BoardSnapshot {
+        BoardSnapshot {
+            board: "b1".into(),
+            control: "300+2".into(),
+            snapshot_ms: ms,
+            started: true,
+            running: Some(Side::White),
+            paused: false,
+            white_remaining_ms: 300_000,
+            black_remaining_ms: 300_000,
+            white_moves,
+            black_moves: 0,
+            white_stage: 1,
+            black_stage: 1,
+            flags: vec![],
+            devices: vec![],
+            arbiter_called: false,
+        }
+    }
+
+    fn board() -> Board {
+        let (requests, _) = tokio::sync::mpsc::channel(1);
+        let (events, _) = tokio::sync::broadcast::channel(1);
+        Board::new(
+            "b1".into(),
+            ControlHandle {
+                requests,
+                events,
+                boards: vec!["b1".into()],
+            },
+            Arc::new(Context {
+                policy: super::super::auth::Policy {
+                    admin_group: "chessclock".into(),
+                },
+                require_ntp: false,
+                ntp: super::super::NtpSource::Fixed(None),
+                config: crate::config::Config::default(),
+            }),
+            None,
+        )
+    }
+
+    #[test]
+    fn only_changed_properties_are_announced_and_stale_snapshots_ignored() {
+        let mut board = board();
+        assert_eq!(board.replace_snapshot(snapshot(1000, 0)).len(), 14);
+        let changed: Vec<&str> = board
+            .replace_snapshot(snapshot(2000, 1))
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(changed, vec!["SnapshotMs", "WhiteMoves"]);
+        assert!(board.replace_snapshot(snapshot(1500, 7)).is_empty());
+        assert_eq!(board.snapshot.as_ref().unwrap().white_moves, 1);
+        assert!(board.replace_snapshot(snapshot(2000, 1)).is_empty());
     }
 
     #[test]

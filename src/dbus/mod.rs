@@ -5,7 +5,7 @@
 //! Promises:
 //! * one owner of state: the objects hold a [`ControlHandle`] and a cached
 //!   snapshot that only the runtime's [`BoardEvent`] broadcast updates; every
-//!   method is a [`Command`] the runtime answers;
+//!   method is a [`crate::control::Command`] the runtime answers;
 //! * reads are open; every change needs root or membership of
 //!   `[daemon] admin-group`, decided from the caller's credentials, and
 //!   carries the caller's uid to the runtime (recorded in the history);
@@ -22,7 +22,9 @@ pub mod error;
 pub mod manager;
 pub mod ntp;
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::broadcast;
 use zbus::connection;
@@ -34,7 +36,7 @@ pub use manager::{Manager, MANAGER_INTERFACE};
 pub use ntp::NtpSource;
 
 use crate::config::{BusKind, Config};
-use crate::control::{BoardEvent, Caller, Command, ControlHandle};
+use crate::control::{BoardEvent, BoardSnapshot, Caller, ControlHandle};
 
 /// The well-known bus name.
 pub const BUS_NAME: &str = "org.chessclockd.ChessClock1";
@@ -143,8 +145,9 @@ pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error
 
 /// Serves the API on the bus the configuration names, owning [`BUS_NAME`].
 /// The runtime calls this once, after creating the [`ControlHandle`] and
-/// while it answers requests (the objects may ask for snapshots at once).
-/// The returned connection keeps the API alive; drop it to leave the bus.
+/// while it answers requests: `serve` first reads every board's snapshot
+/// (waiting up to 2 s; objects of boards it could not read ask the runtime
+/// on demand). The returned connection keeps the API alive.
 pub async fn serve(handle: ControlHandle, config: &Config) -> Result<Connection, ServeError> {
     let builder = match config.daemon.bus {
         BusKind::System => connection::Builder::system(),
@@ -177,8 +180,10 @@ pub async fn serve_with(
         ntp: options.ntp,
         config: options.config,
     });
-    // Subscribe before serving so that no event after the first call is lost.
+    // Subscribe first: every change after this point arrives as an event,
+    // so the snapshots read next are never newer than the last event.
     let events = handle.events.subscribe();
+    let mut initial = initial_snapshots(&handle).await;
     let mut builder = builder.serve_at(
         MANAGER_PATH,
         Manager::new(handle.clone(), Arc::clone(&context)),
@@ -186,11 +191,21 @@ pub async fn serve_with(
     for id in &handle.boards {
         builder = builder.serve_at(
             board_path(id),
-            Board::new(id.clone(), handle.clone(), Arc::clone(&context)),
+            Board::new(
+                id.clone(),
+                handle.clone(),
+                Arc::clone(&context),
+                initial.remove(id),
+            ),
         );
     }
     if options.request_name {
-        builder = builder.name(BUS_NAME);
+        // zbus's default lets a later owner take the name over: a second
+        // daemon must fail instead of silently stealing every board.
+        builder = builder
+            .name(BUS_NAME)
+            .allow_name_replacements(false)
+            .replace_existing_names(false);
     }
     let connection = builder.build().await.map_err(|source| ServeError::Bus {
         bus: bus.to_owned(),
@@ -200,6 +215,33 @@ pub async fn serve_with(
     Ok(connection)
 }
 
+/// How long `serve` waits for the runtime's first snapshots. A runtime that
+/// answers only after `serve` returns gets objects that ask it lazily.
+const INITIAL_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
+
+/// Every board's snapshot, read before the objects exist so that no call
+/// can race the first fill of the caches.
+async fn initial_snapshots(handle: &ControlHandle) -> HashMap<String, BoardSnapshot> {
+    let mut snapshots = HashMap::new();
+    let fill = async {
+        for id in &handle.boards {
+            match board::fetch_snapshot(handle, id).await {
+                Ok(snapshot) => {
+                    snapshots.insert(id.clone(), snapshot);
+                }
+                Err(error) => tracing::warn!("D-Bus: cannot read board {id}: {error}"),
+            }
+        }
+    };
+    if tokio::time::timeout(INITIAL_SNAPSHOT_WAIT, fill)
+        .await
+        .is_err()
+    {
+        tracing::warn!("D-Bus: the runtime did not answer; board properties are read on demand");
+    }
+    snapshots
+}
+
 /// Copies the runtime's broadcast onto the objects and the bus. Stops when
 /// the runtime closes the broadcast or the connection is gone.
 async fn pump_events(
@@ -207,8 +249,6 @@ async fn pump_events(
     handle: ControlHandle,
     mut events: broadcast::Receiver<BoardEvent>,
 ) {
-    // Fill every cache once; later snapshots arrive as events.
-    refresh_all(&connection, &handle).await;
     loop {
         match events.recv().await {
             Ok(event) => {
@@ -251,10 +291,7 @@ async fn refresh_all(connection: &Connection, handle: &ControlHandle) {
     }
 }
 
-async fn update_snapshot(
-    connection: &Connection,
-    snapshot: crate::control::BoardSnapshot,
-) -> zbus::Result<()> {
+async fn update_snapshot(connection: &Connection, snapshot: BoardSnapshot) -> zbus::Result<()> {
     let path = board_path(&snapshot.board);
     let Ok(board) = connection
         .object_server()
@@ -324,9 +361,4 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             Manager::arbiter_called(&manager, &id, object).await
         }
     }
-}
-
-/// The command a changing D-Bus method sends, for documentation and tests.
-pub fn is_change(command: &Command) -> bool {
-    command.is_change()
 }

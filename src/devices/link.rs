@@ -21,7 +21,7 @@ use crate::engine::Micros;
 /// What the manager tells a link task.
 #[derive(Debug)]
 pub(super) enum LinkInput {
-    Command(DeviceRole, DeviceCommand),
+    Command(DeviceCommand),
     Hotplug { path: PathBuf, added: bool },
 }
 
@@ -57,6 +57,7 @@ struct Link {
     session: Session,
     inputs: UnboundedReceiver<LinkInput>,
     events: UnboundedSender<DeviceEvent>,
+    last_open_error: Option<String>,
 }
 
 /// Runs one device link until the manager is dropped.
@@ -91,6 +92,7 @@ pub(super) async fn run(
         spec,
         inputs,
         events,
+        last_open_error: None,
     };
     link.run().await
 }
@@ -109,6 +111,9 @@ impl Link {
     }
 
     async fn run(&mut self) {
+        // Never a tight loop, whatever the options say.
+        self.spec.min_backoff = self.spec.min_backoff.max(crate::engine::MS);
+        self.spec.max_backoff = self.spec.max_backoff.max(self.spec.min_backoff);
         let mut backoff = self.spec.min_backoff;
         tracing::info!(
             board = self.board(),
@@ -165,9 +170,7 @@ impl Link {
             };
             match input {
                 None => return false,
-                Some(LinkInput::Command(role, command)) => {
-                    self.command(role, command);
-                }
+                Some(LinkInput::Command(command)) => self.command(command),
                 Some(LinkInput::Hotplug {
                     path: added_path,
                     added: true,
@@ -186,8 +189,7 @@ impl Link {
         }
     }
 
-    fn command(&mut self, role: DeviceRole, command: DeviceCommand) {
-        let _ = role;
+    fn command(&mut self, command: DeviceCommand) {
         self.session.on_command(command, monotonic_now_us());
         // Nothing is open: the session only keeps state; drop any output.
         for output in self.session.drain_outputs() {
@@ -198,7 +200,16 @@ impl Link {
     /// Probes every candidate port once, in name order, for the wanted
     /// serial. `None` when no candidate answered usefully.
     async fn probe_candidates(&mut self) -> (Option<LinkEnd>, Option<PathBuf>) {
-        let candidates = candidate_ports(&self.spec.candidate_dirs, &self.spec.candidate_prefixes);
+        let wanted = self
+            .session
+            .config()
+            .wanted_serial
+            .clone()
+            .unwrap_or_default();
+        let candidates = probe_order(
+            candidate_ports(&self.spec.candidate_dirs, &self.spec.candidate_prefixes),
+            &wanted,
+        );
         tracing::debug!(board = self.board(), device = %self.label, serial = %self.device_name(), count = candidates.len(), "probing candidate ports");
         for path in candidates {
             match self.try_port(&path).await {
@@ -213,13 +224,35 @@ impl Link {
     /// the port could not be opened.
     async fn try_port(&mut self, path: &Path) -> Option<LinkEnd> {
         let port = match open_port(path) {
-            Ok(port) => port,
+            Ok(port) => {
+                self.last_open_error = None;
+                port
+            }
             Err(error) => {
-                tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), %error, "cannot open device");
+                // Said once per kind of failure, not at every retry.
+                let text = error.to_string();
+                if matches!(self.spec.device, DeviceRef::Path(_))
+                    && self.last_open_error.as_deref() != Some(text.as_str())
+                {
+                    tracing::info!(board = self.board(), device = %self.label, path = %path.display(), error = %text, "device not available; waiting for it");
+                } else {
+                    tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), error = %text, "cannot open device");
+                }
+                self.last_open_error = Some(text);
                 return None;
             }
         };
         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "port opened; waiting for HELLO");
+        let mut port = port;
+        if matches!(self.spec.device, DeviceRef::Path(_)) {
+            // SPEC 11.2: a delimiter ends whatever partial frame the device
+            // may hold from before. Probed ports (`serial:`) are not written
+            // to before they said HELLO: they may be someone else's device.
+            let flush = tokio::time::timeout(Duration::from_millis(100), port.write_all(&[0]));
+            if !matches!(flush.await, Ok(Ok(()))) {
+                tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "could not write the opening delimiter");
+            }
+        }
         Some(self.serve(port, path).await)
     }
 
@@ -268,8 +301,7 @@ impl Link {
                         self.session.drain_outputs();
                         return LinkEnd::Shutdown;
                     }
-                    Some(LinkInput::Command(role, command)) => {
-                        let _ = role;
+                    Some(LinkInput::Command(command)) => {
                         self.session.on_command(command, monotonic_now_us());
                     }
                     Some(LinkInput::Hotplug { path: removed, added: false }) => {
@@ -298,8 +330,19 @@ impl Link {
                                 continue;
                             }
                         };
-                        if let Err(error) = port.write_all(&wire[..n]).await {
-                            return self.lost(path, &format!("write failed: {error}"));
+                        // A device that stops reading fills the line: give
+                        // up after the link timeout instead of waiting forever.
+                        let limit =
+                            Duration::from_micros(self.session.config().link_timeout.max(0) as u64);
+                        match tokio::time::timeout(limit, port.write_all(&wire[..n])).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(error)) => {
+                                return self.lost(path, &format!("write failed: {error}"));
+                            }
+                            Err(_) => {
+                                return self
+                                    .lost(path, "write stalled (the device stopped reading)");
+                            }
                         }
                     }
                     Output::Connected(hello) => {
@@ -384,7 +427,8 @@ impl Link {
     }
 
     fn report_disconnected(&self, path: &Path, reason: &str) {
-        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), reason, "device disconnected");
+        let serial = self.session.serial().unwrap_or("");
+        tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), serial, reason, "device disconnected");
         for key in &self.spec.keys {
             self.emit(DeviceEvent::Disconnected {
                 key: key.clone(),
@@ -418,7 +462,11 @@ impl Link {
         while let Some(output) = self.session.pop_output() {
             if let Output::Send(frame) = output {
                 if let Ok(n) = encode(&frame, &mut wire) {
-                    let _ = port.write_all(&wire[..n]).await;
+                    let _ = tokio::time::timeout(
+                        Duration::from_millis(100),
+                        port.write_all(&wire[..n]),
+                    )
+                    .await;
                 }
             }
         }
@@ -478,6 +526,22 @@ fn same_node(a: &Path, b: &Path) -> bool {
 /// with one of `prefixes` (`ttyACM`, `ttyUSB`), in every other directory
 /// every entry that is not a directory; each device once (by canonical
 /// path), in name order.
+///
+/// Sorted so names that carry the wanted serial come first (the udev rule
+/// names devices `/dev/chessclock/<role>-<serial>`, and by-id names contain
+/// the USB serial string), so the usual case needs one probe.
+pub(super) fn probe_order(mut ports: Vec<PathBuf>, serial: &str) -> Vec<PathBuf> {
+    ports.sort_by_key(|p| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        !(name.ends_with(&format!("-{serial}")) || name.contains(&format!("-{serial}-")))
+    });
+    ports
+}
+
+/// Candidate ports (see [`probe_order`] for the order they are tried in):
 pub(super) fn candidate_ports(dirs: &[PathBuf], prefixes: &[String]) -> Vec<PathBuf> {
     let mut seen = HashSet::new();
     let mut ports = Vec::new();
@@ -507,4 +571,56 @@ pub(super) fn candidate_ports(dirs: &[PathBuf], prefixes: &[String]) -> Vec<Path
         }
     }
     ports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_are_each_device_once_in_name_order_without_dirs_or_dangling_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("ttyX-a");
+        let b = dir.path().join("ttyX-b");
+        std::fs::write(&a, b"").unwrap();
+        std::fs::write(&b, b"").unwrap();
+        // Two names of the same node: probed once, by the first name.
+        std::os::unix::fs::symlink(&b, dir.path().join("by-id-b")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("gone"), dir.path().join("dangling")).unwrap();
+        std::fs::create_dir(dir.path().join("by-path")).unwrap();
+        let found = candidate_ports(&[dir.path().to_path_buf()], &[]);
+        assert_eq!(found, vec![dir.path().join("by-id-b"), a]);
+        assert!(candidate_ports(&[dir.path().join("missing")], &[]).is_empty());
+    }
+
+    #[test]
+    fn names_carrying_the_serial_are_probed_first() {
+        let ports = vec![
+            PathBuf::from("/dev/ttyACM0"),
+            PathBuf::from("/dev/chessclock/display-CC2"),
+            PathBuf::from("/dev/serial/by-id/usb-Maker_chessclock_buttons-CC1-if00"),
+            PathBuf::from("/dev/chessclock/buttons-CC1"),
+        ];
+        assert_eq!(
+            probe_order(ports, "CC1"),
+            vec![
+                PathBuf::from("/dev/serial/by-id/usb-Maker_chessclock_buttons-CC1-if00"),
+                PathBuf::from("/dev/chessclock/buttons-CC1"),
+                PathBuf::from("/dev/ttyACM0"),
+                PathBuf::from("/dev/chessclock/display-CC2"),
+            ]
+        );
+    }
+
+    #[test]
+    fn same_node_follows_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("ttyACM0");
+        std::fs::write(&node, b"").unwrap();
+        let alias = dir.path().join("buttons");
+        std::os::unix::fs::symlink(&node, &alias).unwrap();
+        assert!(same_node(&alias, &node));
+        assert!(same_node(&dir.path().join("x"), &dir.path().join("x")));
+        assert!(!same_node(&alias, &dir.path().join("other")));
+    }
 }

@@ -281,7 +281,7 @@ impl DeviceHandle {
     pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
         match self.slots.get(key) {
             Some(link) => {
-                if link.send(LinkInput::Command(key.role, command)).is_err() {
+                if link.send(LinkInput::Command(command)).is_err() {
                     tracing::debug!(board = %key.board, device = %key.role, "device task stopped; command dropped");
                 }
             }
@@ -351,5 +351,83 @@ impl Default for DeviceOptions {
             inotify: true,
             resume_events: Default::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ButtonSide;
+
+    fn board(id: &str, buttons: Option<&str>, displays: &[&str]) -> BoardConfig {
+        let device = |s: &str| DeviceRef::try_from(s.to_owned()).unwrap();
+        BoardConfig {
+            id: id.to_owned(),
+            control: "fide-rapid".to_owned(),
+            buttons: buttons.map(device),
+            displays: displays.iter().map(|s| device(s)).collect(),
+            eboard: None,
+            white_button: ButtonSide::Left,
+        }
+    }
+
+    #[test]
+    fn a_combined_unit_is_one_port_serving_two_slots() {
+        let boards = [
+            board(
+                "a",
+                Some("/dev/chessclock/unit-1"),
+                &["/dev/chessclock/unit-1"],
+            ),
+            board("b", Some("serial:CC9"), &["/dev/ttyACM3", "/dev/ttyACM4"]),
+        ];
+        let groups = group_slots(&boards);
+        let summary: Vec<(String, Vec<String>)> = groups
+            .iter()
+            .map(|(d, keys)| {
+                (
+                    String::from(d.clone()),
+                    keys.iter().map(|k| k.to_string()).collect(),
+                )
+            })
+            .collect();
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            summary,
+            vec![
+                (
+                    "/dev/chessclock/unit-1".to_owned(),
+                    strings(&["a/buttons", "a/display0"])
+                ),
+                ("serial:CC9".to_owned(), strings(&["b/buttons"])),
+                ("/dev/ttyACM3".to_owned(), strings(&["b/display0"])),
+                ("/dev/ttyACM4".to_owned(), strings(&["b/display1"])),
+            ]
+        );
+        assert_eq!(required_roles(&groups[0].1), Roles(0x03));
+        assert_eq!(required_roles(&groups[1].1), Roles::BUTTONS);
+        assert_eq!(required_roles(&groups[2].1), Roles::DISPLAY);
+    }
+
+    #[test]
+    fn sends_to_unknown_slots_or_stopped_tasks_do_not_panic() {
+        let handle = DeviceHandle::default();
+        handle.send(
+            &DeviceKey::new("nowhere", DeviceRole::Buttons),
+            DeviceCommand::Ack { event: 1 },
+        );
+        handle.device_added(Path::new("/dev/ttyACM9"));
+        let (tx, rx) = unbounded_channel();
+        drop(rx);
+        let mut handle = DeviceHandle::default();
+        handle
+            .slots
+            .insert(DeviceKey::new("x", DeviceRole::Buttons), tx.clone());
+        handle.links.push(tx);
+        handle.send(
+            &DeviceKey::new("x", DeviceRole::Buttons),
+            DeviceCommand::Ack { event: 1 },
+        );
+        handle.device_removed(Path::new("/dev/ttyACM9"));
     }
 }

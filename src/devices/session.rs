@@ -291,6 +291,11 @@ impl Session {
         }
     }
 
+    /// Serial number of the device last welcomed (kept after it left).
+    pub fn serial(&self) -> Option<&str> {
+        self.serial.as_deref()
+    }
+
     pub fn errors(&self) -> ErrorCounts {
         self.errors
     }
@@ -529,29 +534,40 @@ impl Session {
     }
 
     fn on_hello(&mut self, hello: Hello, seq: u8, now: Micros) {
-        match self.link {
+        let mut again = false;
+        match &self.link {
             LinkState::Down | LinkState::Refused => {
                 // No port we listen to (Down) or already refused: the
                 // shell is closing it; a repeated HELLO changes nothing.
                 return;
             }
-            LinkState::Up { .. } => {
-                // The device restarted within the session (a UART bridge
-                // keeps the port open across a device reset).
-                self.end_link("device restarted (HELLO during the session)".to_owned());
-                self.sync.reset();
+            LinkState::Up { hello: current, .. } => {
+                if current.serial == hello.serial && current.boot_id == hello.boot_id {
+                    // Same device, same boot: our WELCOME was lost or the
+                    // device timed the link out. Welcome it again quietly
+                    // (SPEC 6.1: the host answers every HELLO).
+                    again = true;
+                } else {
+                    // The device restarted within the session (a UART
+                    // bridge keeps the port open across a device reset).
+                    self.end_link("device restarted (HELLO with a new boot id)".to_owned());
+                    self.sync.reset();
+                }
             }
             LinkState::AwaitingHello { .. } => {}
         }
-        if let Some(refusal) = self.check(&hello) {
-            if let Refusal::WrongVersion { .. } = refusal {
-                self.send(
-                    Message::Nak {
-                        code: NakCode::UnsupportedVersion,
-                        seq,
-                    },
-                    now,
-                );
+        if let Some(refusal) = self.check(&hello).filter(|_| !again) {
+            // SPEC 6.1/10.2: a refused HELLO gets NAK UnsupportedVersion or
+            // Busy. A device that is merely not the serial a probing slot
+            // looks for is not refused by the daemon (another slot may
+            // want it), so it gets nothing.
+            let code = match refusal {
+                Refusal::WrongVersion { .. } => Some(NakCode::UnsupportedVersion),
+                Refusal::WrongRoles { .. } => Some(NakCode::Busy),
+                Refusal::WrongSerial { .. } => None,
+            };
+            if let Some(code) = code {
+                self.send(Message::Nak { code, seq }, now);
             }
             self.link = LinkState::Refused;
             self.outputs.push_back(Output::Refused { hello, refusal });
@@ -578,7 +594,9 @@ impl Session {
             },
             now,
         );
-        self.outputs.push_back(Output::Connected(hello));
+        if !again {
+            self.outputs.push_back(Output::Connected(hello));
+        }
         if hello.roles.contains(Roles::DISPLAY) {
             if let Some(state) = self.display {
                 self.send(Message::Display(state), now);
@@ -808,7 +826,10 @@ mod tests {
             got: Roles::DISPLAY,
             want: Roles(3),
         };
-        recv!(s, ms(5), Message::Hello(h) => [Output::Refused { hello: h, refusal: refusal.clone() }]);
+        recv!(s, ms(5), Message::Hello(h) => [
+            sent(0, Message::Nak { code: NakCode::Busy, seq: 7 }),
+            Output::Refused { hello: h, refusal: refusal.clone() },
+        ]);
         assert_eq!(
             refusal.to_string(),
             "device has roles display, this slot needs buttons+display"
@@ -1099,11 +1120,29 @@ mod tests {
     }
 
     #[test]
-    fn a_hello_during_the_session_is_a_device_restart() {
+    fn a_repeated_hello_is_welcomed_again_quietly_with_the_state() {
         let mut s = up_session();
+        command!(s, ms(20), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => [
+            sent(1, Message::Leds(Leds { left: true, right: false, arbiter: false }))
+        ]);
+        // The WELCOME was lost: the device says HELLO again, same boot.
         let h = hello(Roles::BUTTONS, "CC0001");
         recv!(s, ms(500), Message::Hello(h) => [
-            Output::Disconnected { reason: "device restarted (HELLO during the session)".into() },
+            sent(2, welcome()),
+            sent(3, Message::Leds(Leds { left: true, right: false, arbiter: false })),
+        ]);
+        assert_eq!(s.stats().handshakes, 2);
+    }
+
+    #[test]
+    fn a_hello_with_a_new_boot_id_is_a_device_restart() {
+        let mut s = up_session();
+        let h = Hello {
+            boot_id: 99,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(500), Message::Hello(h) => [
+            Output::Disconnected { reason: "device restarted (HELLO with a new boot id)".into() },
             sent(1, welcome()),
             Output::Connected(h),
         ]);

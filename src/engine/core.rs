@@ -183,9 +183,17 @@ impl Core {
         if side.dead {
             return None;
         }
-        match control.for_side(self.to_move) {
+        let side_control = control.for_side(self.to_move);
+        match side_control {
             TimeControl::Upcount => None,
-            TimeControl::Stages(_) => Some(side.delay_left.saturating_add(side.remaining)),
+            TimeControl::Stages(_) => {
+                let delayed = matches!(
+                    side_control.stage(side.stage).map(|s| s.bonus),
+                    Some(Bonus::Delay(_))
+                );
+                let delay = if delayed { side.delay_left } else { 0 };
+                Some(delay.saturating_add(side.remaining))
+            }
             _ => Some(side.remaining),
         }
     }
@@ -376,15 +384,28 @@ impl Core {
                     }
                     let new_stage = clock.stage.saturating_add(1);
                     let added = side_control.stage(new_stage).map_or(0, |s| s.time.max(0));
-                    let waiting_delay = side_control
+                    let old_bonus = side_control
+                        .stage(clock.stage)
+                        .map_or(Bonus::None, |s| s.bonus);
+                    let new_bonus = side_control
                         .stage(new_stage)
-                        .map_or(0, |s| s.bonus.delay().max(0));
+                        .map_or(Bonus::None, |s| s.bonus);
+                    // the waiting side's next move now belongs to the new
+                    // stage: its bonus replaces the one credited before it
+                    let rebased = if side != mover && settings.credit == Credit::BeforeMove {
+                        pre_credit(new_bonus).saturating_sub(pre_credit(old_bonus))
+                    } else {
+                        0
+                    };
                     let clock = self.side_mut(side);
                     clock.stage = new_stage;
-                    clock.remaining = clock.remaining.saturating_add(added);
-                    clock.credits = clock.credits.saturating_add(added);
+                    let before = clock.remaining;
+                    clock.remaining = before.saturating_add(added).saturating_add(rebased).max(0);
+                    clock.credits = clock
+                        .credits
+                        .saturating_add(clock.remaining.saturating_sub(before));
                     if side != mover {
-                        clock.delay_left = waiting_delay;
+                        clock.delay_left = new_bonus.delay().max(0);
                     }
                     emit(
                         sink,
@@ -602,8 +623,11 @@ impl Core {
                             .saturating_add(pre_credit(next)),
                         Credit::AfterMove => earned,
                     };
-                    clock.remaining = clock.remaining.saturating_add(credit).max(0);
-                    clock.credits = clock.credits.saturating_add(credit);
+                    let before = clock.remaining;
+                    clock.remaining = before.saturating_add(credit).max(0);
+                    clock.credits = clock
+                        .credits
+                        .saturating_add(clock.remaining.saturating_sub(before));
                 }
                 TimeControl::ByoYomi { period, .. } => {
                     if clock.in_overtime {
@@ -676,7 +700,19 @@ impl Core {
                     }
                     clock.in_overtime = overtime;
                 }
-                TimeControl::Stages(_) => clock.in_overtime = stage > 1,
+                TimeControl::Stages(_) => {
+                    clock.in_overtime = stage > 1;
+                    // the delay of the new stage: in full for a move still to
+                    // come, none for a move that started without one
+                    let delay = side_control.stage(stage).map_or(0, |s| s.bonus.delay());
+                    let moving = self.started && self.to_move == side;
+                    let clock = self.side_mut(side);
+                    if delay <= 0 {
+                        clock.delay_left = 0;
+                    } else if !moving {
+                        clock.delay_left = delay;
+                    }
+                }
                 _ => clock.stage = 1,
             }
         }

@@ -5,11 +5,18 @@
 //!   `clock_nanosleep` until exactly the next deadline;
 //! * the **store thread** ([`store`]) owns SQLite: every engine input is
 //!   committed before its effect is reported (D-Bus reply, device ACK,
-//!   [`BoardEvent`] broadcast);
-//! * the **control loop** (a tokio task) owns the [`DeviceManager`]: it takes
-//!   [`Request`]s from the D-Bus layer and device events from the devices,
-//!   forwards both to the timing thread, and carries device commands
-//!   (display frames, LEDs, ACKs) back out.
+//!   [`BoardEvent`](crate::control::BoardEvent) broadcast);
+//! * the **control loop** (a tokio task) owns the [`DeviceManager`] and the
+//!   electronic-board tasks: it takes [`Request`]s from the D-Bus layer and
+//!   device events from the devices, forwards both to the timing thread, and
+//!   carries device commands (display frames, LEDs, ACKs, DGT commands) back
+//!   out.
+//!
+//! Promises: an input's effect is reported (D-Bus reply, device ACK, board
+//! event) only after its row is committed; displays change at once (they are
+//! the clock face); a restart rebuilds every game paused (see [`store`] for
+//! the time scheme); SIGTERM-style shutdown commits everything queued and
+//! sends the last ACKs before [`Runtime::shutdown`] returns.
 //!
 //! [`run`] puts it together with the D-Bus service and stops it when its
 //! `shutdown` future completes (shutdown as a value). [`Runtime::start`]
@@ -20,6 +27,7 @@ pub mod realtime;
 pub mod store;
 pub mod timing;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -132,6 +140,7 @@ impl Runtime {
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
         let (device_out, device_out_rx) = tokio_mpsc::unbounded_channel();
+        let (eboard_out, eboard_out_rx) = tokio_mpsc::unbounded_channel();
         let (store_tx, store_rx) = mpsc::channel();
         let (timing_tx, timing_rx) = mpsc::channel();
         let heartbeat = Arc::new(AtomicU64::new(0));
@@ -168,6 +177,7 @@ impl Runtime {
                         stored,
                         store_tx,
                         device_out,
+                        eboard_out,
                         heartbeat,
                     );
                     let _ = ready_tx.send(());
@@ -181,14 +191,19 @@ impl Runtime {
             thread
         };
 
+        let eboards = spawn_eboards(&config, &timing_tx);
         let (stop_control, stop_rx) = oneshot::channel();
         let control_task = tokio::spawn(control_loop(
-            requests_rx,
-            device_events,
-            device_out_rx,
+            ControlInputs {
+                requests: requests_rx,
+                device_events,
+                device_out: device_out_rx,
+                eboard_out: eboard_out_rx,
+                stop: stop_rx,
+            },
             backend,
+            eboards,
             timing_tx.clone(),
-            stop_rx,
         ));
         let handle = ControlHandle {
             requests,
@@ -232,12 +247,9 @@ impl Runtime {
     }
 
     async fn stop(&mut self) {
-        if let Some(stop) = self.stop_control.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.control_task.take() {
-            let _ = task.await;
-        }
+        // The timing thread first: it hands its last jobs to the store
+        // thread, which commits them and queues their ACKs; then the control
+        // loop, which sends every queued device command before it ends.
         let _ = self.timing.send(TimingMsg::Shutdown);
         let threads = [self.timing_thread.take(), self.store_thread.take()];
         let _ = tokio::task::spawn_blocking(move || {
@@ -248,6 +260,12 @@ impl Runtime {
             }
         })
         .await;
+        if let Some(stop) = self.stop_control.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.control_task.take() {
+            let _ = task.await;
+        }
         tracing::info!("runtime stopped; state saved");
     }
 }
@@ -261,25 +279,74 @@ impl Drop for Runtime {
     }
 }
 
+/// Starts a task per configured electronic board; its events reach the
+/// timing thread tagged with the board.
+fn spawn_eboards(
+    config: &Config,
+    timing: &mpsc::Sender<TimingMsg>,
+) -> HashMap<String, crate::eboard::EboardHandle> {
+    let mut handles = HashMap::new();
+    for board in &config.boards {
+        let Some(device) = &board.eboard else {
+            continue;
+        };
+        let path = match device {
+            crate::config::DeviceRef::Path(path) => path.clone(),
+            crate::config::DeviceRef::Serial(serial) => {
+                tracing::error!(board = %board.id, serial, "electronic boards are named by path (DGT boards have no HELLO serial); this one is not used");
+                continue;
+            }
+        };
+        let (tx, mut rx) = tokio_mpsc::unbounded_channel();
+        handles.insert(board.id.clone(), crate::eboard::spawn(path, tx));
+        let timing = timing.clone();
+        let id = board.id.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                let message = TimingMsg::Eboard {
+                    board: id.clone(),
+                    event,
+                };
+                if timing.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    handles
+}
+
+/// What the control loop listens to.
+struct ControlInputs {
+    requests: tokio_mpsc::Receiver<Request>,
+    device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
+    device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    eboard_out: tokio_mpsc::UnboundedReceiver<(String, crate::eboard::EboardCommand)>,
+    stop: oneshot::Receiver<()>,
+}
+
 async fn control_loop(
-    mut requests: tokio_mpsc::Receiver<Request>,
-    mut device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
-    mut device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    mut inputs: ControlInputs,
     backend: Box<dyn DeviceBackend>,
+    eboards: HashMap<String, crate::eboard::EboardHandle>,
     timing: mpsc::Sender<TimingMsg>,
-    mut stop: oneshot::Receiver<()>,
 ) {
     loop {
         tokio::select! {
             biased;
-            _ = &mut stop => break,
-            Some((key, command)) = device_out.recv() => backend.send(&key, command),
-            Some(event) = device_events.recv() => {
+            _ = &mut inputs.stop => break,
+            Some((key, command)) = inputs.device_out.recv() => backend.send(&key, command),
+            Some((board, command)) = inputs.eboard_out.recv() => {
+                if let Some(eboard) = eboards.get(&board) {
+                    let _ = eboard.commands.send(command);
+                }
+            }
+            Some(event) = inputs.device_events.recv() => {
                 if timing.send(TimingMsg::Device(event)).is_err() {
                     break;
                 }
             }
-            Some(request) = requests.recv() => {
+            Some(request) = inputs.requests.recv() => {
                 match &request.command {
                     Command::DeviceAdded { path } => {
                         backend.device_added(Path::new(path));
@@ -305,8 +372,11 @@ async fn control_loop(
         }
     }
     // Flush device commands already queued (final display frames, ACKs).
-    while let Ok((key, command)) = device_out.try_recv() {
+    while let Ok((key, command)) = inputs.device_out.try_recv() {
         backend.send(&key, command);
+    }
+    for eboard in eboards.values() {
+        let _ = eboard.commands.send(crate::eboard::EboardCommand::Stop);
     }
 }
 
@@ -348,27 +418,34 @@ pub async fn run(
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
-    notify_ready(&runtime);
-    if let Some(tx) = options.handle {
-        let _ = tx.send(runtime.handle());
-    }
-    let watchdog = tokio::spawn(watchdog_loop(runtime.heartbeat()));
+    tokio::pin!(shutdown);
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .context("cannot install the SIGHUP handler")?;
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            _ = hangup.recv() => match &options.config_path {
-                Some(path) => match Config::load(path) {
-                    Ok(new) => {
-                        tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
-                        runtime.reload(new);
-                    }
-                    Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
+    let handle = runtime.handle();
+    let stopped_early = tokio::select! {
+        _ = wait_for_devices(&handle, std::time::Duration::from_secs(2)) => false,
+        _ = &mut shutdown => true,
+    };
+    let watchdog = tokio::spawn(watchdog_loop(runtime.heartbeat()));
+    if !stopped_early {
+        notify_ready(&runtime);
+        if let Some(tx) = options.handle {
+            let _ = tx.send(runtime.handle());
+        }
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                _ = hangup.recv() => match &options.config_path {
+                    Some(path) => match Config::load(path) {
+                        Ok(new) => {
+                            tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
+                            runtime.reload(new);
+                        }
+                        Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
+                    },
+                    None => tracing::info!("SIGHUP: no config file to reload"),
                 },
-                None => tracing::info!("SIGHUP: no config file to reload"),
-            },
+            }
         }
     }
     tracing::info!("shutting down");
@@ -376,6 +453,38 @@ pub async fn run(
     watchdog.abort();
     runtime.shutdown().await;
     Ok(())
+}
+
+/// Gives the configured devices a moment to link (a HELLO comes every
+/// 500 ms) so that READY means "devices tried": returns once every device
+/// of every board is connected, or after `limit`.
+async fn wait_for_devices(handle: &ControlHandle, limit: std::time::Duration) {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let mut all_linked = true;
+        for board in &handle.boards {
+            match handle
+                .call(
+                    board,
+                    Command::Snapshot,
+                    crate::control::Caller { uid: None },
+                )
+                .await
+            {
+                Ok(Reply::Snapshot(snapshot)) => {
+                    all_linked &= snapshot.devices.iter().all(|d| d.connected)
+                }
+                _ => all_linked = false,
+            }
+        }
+        if all_linked || tokio::time::Instant::now() >= deadline {
+            if !all_linked {
+                tracing::warn!("not every configured device is linked yet; going on (they reconnect by themselves)");
+            }
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// Tells systemd the daemon is ready (bus name owned, device tasks started).

@@ -65,6 +65,22 @@ pub enum StoredEvent {
     Restart {
         down_us: Micros,
     },
+    /// A move seen on the electronic board (not an engine input): kept so
+    /// the board can follow the game again after a restart.
+    BoardMove {
+        ply: u32,
+        side: Side,
+        side_moves: u32,
+        san: String,
+        uci: String,
+        fen_after: String,
+        confirmed: bool,
+    },
+    /// Moves taken back on the electronic board, back to `to_ply`.
+    BoardTakeBack {
+        to_ply: u32,
+        fen: String,
+    },
 }
 
 /// Where a press came from, for duplicate detection after a crash.
@@ -155,6 +171,8 @@ pub struct Job {
     pub reply: Option<PendingReply>,
     pub ack: Option<(DeviceKey, u16)>,
     pub events: Vec<BoardEvent>,
+    /// A live PGN to write (directory, file name, text) after the commit.
+    pub pgn: Option<(PathBuf, String, String)>,
 }
 
 /// Messages for the store thread.
@@ -169,6 +187,9 @@ pub enum StoreMsg {
 struct Active {
     id: i64,
     epoch: Micros,
+    /// A clock runs: only then is the alive checkpoint written (no needless
+    /// writes to an SD card while nothing happens).
+    running: bool,
 }
 
 /// The open database. Owned by the store thread.
@@ -393,7 +414,35 @@ impl Store {
 
     /// Makes `id` the board's active game, on time base `epoch`.
     pub fn activate(&mut self, board: &str, id: i64, epoch: Micros) {
-        self.active.insert(board.to_owned(), Active { id, epoch });
+        self.active.insert(
+            board.to_owned(),
+            Active {
+                id,
+                epoch,
+                running: false,
+            },
+        );
+    }
+
+    /// Whether `board`'s clock runs. When it stops, the last alive
+    /// checkpoint is written at once.
+    pub fn set_running(&mut self, board: &str, running: bool) -> Result<(), StoreError> {
+        let Some(active) = self.active.get_mut(board) else {
+            return Ok(());
+        };
+        let stopped = active.running && !running;
+        active.running = running;
+        let active = *active;
+        if stopped {
+            self.conn
+                .execute(
+                    "UPDATE games SET alive_offset_us = MAX(alive_offset_us, ?2),
+                                      alive_wall_us = ?3 WHERE id = ?1",
+                    params![active.id, monotonic_now_us() - active.epoch, wall_now_us()],
+                )
+                .map_err(|e| self.sql_error(e))?;
+        }
+        Ok(())
     }
 
     /// Writes one record for `board` (committed when this returns Ok).
@@ -458,13 +507,13 @@ impl Store {
         Ok(())
     }
 
-    /// Records that every active game was alive at monotonic `mono_now`.
+    /// Records that every running game was alive at monotonic `mono_now`.
     pub fn checkpoint(&mut self, mono_now: Micros, wall_now: i64) -> Result<(), StoreError> {
         let transaction = self
             .conn
             .unchecked_transaction()
             .map_err(|e| self.sql_error(e))?;
-        for active in self.active.values() {
+        for active in self.active.values().filter(|a| a.running) {
             transaction
                 .execute(
                     "UPDATE games SET alive_offset_us = MAX(alive_offset_us, ?2),
@@ -567,9 +616,21 @@ fn handle_job(
             let _ = device_out.send((key, DeviceCommand::Ack { event }));
         }
     }
+    for event in &job.events {
+        if let BoardEvent::StateChanged(snapshot) = event {
+            if let Err(error) = store.set_running(&snapshot.board, snapshot.running.is_some()) {
+                tracing::error!(board = %snapshot.board, %error, "alive checkpoint failed");
+            }
+        }
+    }
     for event in job.events {
         // No receivers is fine: nobody listens yet.
         let _ = events.send(event);
+    }
+    if let Some((dir, file, text)) = job.pgn {
+        if let Err(error) = crate::eboard::pgn::write_atomic(&dir, &file, &text) {
+            tracing::warn!(board = %job.board, dir = %dir.display(), %error, "cannot write the live PGN");
+        }
     }
 }
 
@@ -709,6 +770,9 @@ mod tests {
                 },
             )
             .unwrap();
+        // Nothing runs: no checkpoint is written.
+        store.checkpoint(2_000, 41).unwrap();
+        store.set_running("b", true).unwrap();
         store.checkpoint(6_000, 42).unwrap();
         store.checkpoint(3_000, 43).unwrap();
         drop(store);

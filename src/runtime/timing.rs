@@ -28,12 +28,13 @@ use super::store::{
     DeviceOrigin, EventRow, Job, PendingReply, Record, StoreMsg, StoredEvent, StoredGame,
 };
 use crate::clock::{monotonic_now_us, wall_now_us};
-use crate::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use crate::config::{BoardConfig, ButtonSide, Config, DeviceRef, MoveCountSource};
 use crate::control::{
     BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, Reply, Request,
 };
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use crate::display::{DisplayRules, Marks};
+use crate::eboard::{BoardTracker, EboardCommand, EboardEvent, GameEndReason, PgnTags};
 use crate::engine::report::StateReport;
 use crate::engine::{
     Adjustment, ClockState, Engine, EngineError, Ignored, Input, MatchControl, Micros, Notice,
@@ -56,6 +57,11 @@ const SEEN_EVENTS: usize = 512;
 pub enum TimingMsg {
     Request(Request),
     Device(DeviceEvent),
+    /// From the electronic board of `board`.
+    Eboard {
+        board: String,
+        event: EboardEvent,
+    },
     /// SIGHUP: a new config for boards without a game in progress.
     Reload(Box<Config>),
     Shutdown,
@@ -140,6 +146,54 @@ struct Board {
     last_beep_second: Option<Micros>,
     game_created_wall: i64,
     game_caller: Option<u32>,
+    /// The electronic board, when one is configured.
+    eboard: Option<EboardState>,
+}
+
+/// What the runtime follows of a board's DGT board.
+struct EboardState {
+    link: DeviceLink,
+    tracker: BoardTracker,
+    /// Art. 6.4 / 6.9 at the last flag, as JSON.
+    flag_report: Option<Value>,
+}
+
+impl EboardState {
+    fn new(device: &DeviceRef, engine: &Engine) -> EboardState {
+        let tags = PgnTags {
+            time_control: crate::eboard::pgn::time_control_tag(&engine.control().white),
+            ..PgnTags::default()
+        };
+        EboardState {
+            link: DeviceLink {
+                role: "eboard".into(),
+                name: String::from(device.clone()),
+                connected: false,
+                serial: None,
+            },
+            tracker: BoardTracker::with_pgn(tags),
+            flag_report: None,
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "name": self.link.name,
+            "connected": self.link.connected,
+            "serial": self.link.serial,
+            "usable": self.tracker.usable(),
+            "ply": self.tracker.ply(),
+            "fen": self.tracker.fen(),
+            "game_end": self.tracker.game_end().map(|(reason, winner)| json!({
+                "reason": match reason {
+                    GameEndReason::Checkmate => "checkmate",
+                    GameEndReason::Stalemate => "stalemate",
+                },
+                "winner": winner,
+            })),
+            "flag_report": self.flag_report,
+        })
+    }
 }
 
 /// Outputs of one step, carried out after it.
@@ -147,6 +201,9 @@ struct Board {
 struct Outbox {
     jobs: Vec<Job>,
     device: Vec<(DeviceKey, DeviceCommand)>,
+    eboard: Vec<(String, EboardCommand)>,
+    /// Live PGNs to write once what caused them is committed.
+    pgn: Vec<(String, std::path::PathBuf, String)>,
 }
 
 /// The timing thread's state.
@@ -156,7 +213,9 @@ pub struct Timing {
     boards: Vec<Board>,
     store: mpsc::Sender<StoreMsg>,
     device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
+    eboard_out: tokio_mpsc::UnboundedSender<(String, EboardCommand)>,
     heartbeat: Arc<AtomicU64>,
+    lateness: super::realtime::Lateness,
 }
 
 fn engine_error(error: EngineError) -> ControlError {
@@ -203,7 +262,47 @@ fn stored_input(event: &StoredEvent) -> Option<Input> {
             moves,
             stage,
         })),
-        StoredEvent::StartAt { .. } | StoredEvent::Restart { .. } => None,
+        StoredEvent::StartAt { .. }
+        | StoredEvent::Restart { .. }
+        | StoredEvent::BoardMove { .. }
+        | StoredEvent::BoardTakeBack { .. } => None,
+    }
+}
+
+/// The detector event a stored board move stands for (to rebuild the
+/// tracker after a restart).
+fn board_event_of(event: &StoredEvent, at: Micros) -> Option<crate::eboard::BoardEvent> {
+    match event {
+        StoredEvent::BoardMove {
+            ply,
+            side,
+            side_moves,
+            san,
+            uci,
+            fen_after,
+            confirmed,
+        } => Some(crate::eboard::BoardEvent::MoveDetected(
+            crate::eboard::DetectedMove {
+                ply: *ply,
+                side: *side,
+                side_moves: *side_moves,
+                san: san.clone(),
+                uci: uci.clone(),
+                fen_after: fen_after.clone(),
+                status: if *confirmed {
+                    crate::eboard::MoveStatus::Confirmed
+                } else {
+                    crate::eboard::MoveStatus::Tentative
+                },
+                at,
+            },
+        )),
+        StoredEvent::BoardTakeBack { to_ply, fen } => Some(crate::eboard::BoardEvent::TakeBack {
+            to_ply: *to_ply,
+            fen: fen.clone(),
+            at,
+        }),
+        _ => None,
     }
 }
 
@@ -268,6 +367,10 @@ impl Board {
                 sent: None,
             })
             .collect();
+        let eboard = board
+            .eboard
+            .as_ref()
+            .map(|device| EboardState::new(device, &engine));
         Board {
             config: board.clone(),
             control_text: control,
@@ -288,6 +391,7 @@ impl Board {
             last_beep_second: None,
             game_created_wall: wall_now_us(),
             game_caller: None,
+            eboard,
         }
     }
 
@@ -325,6 +429,7 @@ impl Board {
             .iter()
             .map(Slot::link)
             .chain(self.displays.iter().map(|d| d.slot.link()))
+            .chain(self.eboard.iter().map(|e| e.link.clone()))
             .collect()
     }
 
@@ -407,6 +512,7 @@ impl Board {
             "arbiter_called": self.marks.arbiter_called,
             "scheduled_start_ms": self.scheduled_start.map(|(at, _)| at.div_euclid(MS)),
             "devices": devices,
+            "eboard": self.eboard.as_ref().map(EboardState::json),
         });
         if let (Value::Object(map), Value::Object(extra)) = (&mut report, extra) {
             map.extend(extra);
@@ -505,6 +611,7 @@ impl Timing {
         stored: Vec<StoredGame>,
         store: mpsc::Sender<StoreMsg>,
         device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
+        eboard_out: tokio_mpsc::UnboundedSender<(String, EboardCommand)>,
         heartbeat: Arc<AtomicU64>,
     ) -> Timing {
         let mut timing = Timing {
@@ -513,7 +620,9 @@ impl Timing {
             boards: Vec::new(),
             store,
             device_out,
+            eboard_out,
             heartbeat,
+            lateness: super::realtime::Lateness::default(),
         };
         let mut outbox = Outbox::default();
         let now = monotonic_now_us();
@@ -608,6 +717,7 @@ impl Timing {
         board.game_created_wall = game.created_wall_us;
         board.game_caller = game.caller_uid;
         let mut last_start_at = None;
+        let mut board_moves: Vec<String> = Vec::new();
         for row in &game.events {
             let mut notices = Vec::new();
             if let Some(input) = stored_input(&row.event) {
@@ -626,6 +736,26 @@ impl Timing {
             match &row.event {
                 StoredEvent::StartAt { unix_time_us } => last_start_at = Some(*unix_time_us),
                 StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
+                // A pause from a device is the arbiter button (Art. 6.12b).
+                StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
+                StoredEvent::BoardMove { .. } | StoredEvent::BoardTakeBack { .. } => {
+                    if let (Some(eboard), Some(event)) = (
+                        board.eboard.as_mut(),
+                        board_event_of(&row.event, row.offset_us),
+                    ) {
+                        eboard.tracker.apply_board(&event);
+                        match &row.event {
+                            StoredEvent::BoardMove { ply, uci, .. } => {
+                                board_moves.truncate(ply.saturating_sub(1) as usize);
+                                board_moves.push(uci.clone());
+                            }
+                            StoredEvent::BoardTakeBack { to_ply, .. } => {
+                                board_moves.truncate(*to_ply as usize)
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
             if let Some(origin) = &row.origin {
@@ -636,6 +766,13 @@ impl Timing {
         }
         let alive = game.alive_offset_us.max(board.floor);
         board.epoch = now - alive;
+        if board.eboard.is_some() && !board_moves.is_empty() {
+            tracing::info!(board = %config.id, plies = board_moves.len(), "the electronic board resumes the stored game");
+            outbox.eboard.push((
+                config.id.clone(),
+                EboardCommand::Resume { moves: board_moves },
+            ));
+        }
         let down_us = (wall_now_us() - game.alive_wall_us).max(0);
         outbox.jobs.push(Job {
             board: config.id.clone(),
@@ -663,7 +800,9 @@ impl Timing {
                 record: Some(Record::Event(restart)),
                 ..Job::default()
             });
-            board.marks.down_time = Some(down_us);
+            if state.running.is_some() {
+                board.marks.down_time = Some(down_us);
+            }
             if state.running.is_some() && !self.config.daemon.resume_after_restart {
                 let mut events = Vec::new();
                 Self::apply_input(
@@ -689,6 +828,12 @@ impl Timing {
                 tracing::info!(board = %config.id, unix_time_us, "scheduled start restored");
             }
         }
+        // Tells the store whether this game's clock runs (alive checkpoints).
+        outbox.jobs.push(Job {
+            board: config.id.clone(),
+            events: vec![BoardEvent::StateChanged(board.snapshot(now))],
+            ..Job::default()
+        });
         Some(board)
     }
 
@@ -703,6 +848,7 @@ impl Timing {
             let until = deadline.map_or(now + MAX_WAIT, |d| d.min(now + MAX_WAIT));
             if deadline.is_some_and(|d| d - now <= SPIN_MARGIN) {
                 super::realtime::sleep_until(until);
+                self.lateness.record(monotonic_now_us() - until);
                 continue;
             }
             let wait = (until - SPIN_MARGIN - now).max(0);
@@ -718,7 +864,13 @@ impl Timing {
             }
         }
         let _ = self.store.send(StoreMsg::Shutdown);
-        tracing::debug!("timing thread done");
+        tracing::info!(
+            wakeups = self.lateness.count(),
+            p50_us = self.lateness.percentile_us(50),
+            p99_us = self.lateness.percentile_us(99),
+            max_us = self.lateness.max_us(),
+            "timing thread done; lateness of its deadline wake-ups"
+        );
     }
 
     /// The earliest monotonic instant something is due.
@@ -728,18 +880,43 @@ impl Timing {
             .iter()
             .flat_map(|board| {
                 let state = board.state(now);
+                // A deadline at or before the last instant already given to
+                // the engine was processed; never spin on one.
                 let engine = board
                     .engine
                     .next_deadline()
+                    .filter(|&d| d > board.floor)
                     .map(|d| d + board.epoch + LATE_GRACE);
+                // Hourglass: the waiting side's time grows and shows too.
+                let rising = state.running.map(|side| side.other()).filter(|&other| {
+                    matches!(
+                        board.engine.control().for_side(other),
+                        crate::timecontrol::TimeControl::Hourglass { .. }
+                    )
+                });
                 let displays = board
                     .displays
                     .iter()
-                    .filter_map(move |d| d.rules.next_change(&state))
-                    .map(move |t| t + board.epoch)
+                    .flat_map(|d| {
+                        [
+                            d.rules.next_change(&state),
+                            rising.and_then(|other| {
+                                d.rules.next_change_rising(state.side(other), state.t)
+                            }),
+                        ]
+                    })
+                    .flatten()
+                    .map(|t| t + board.epoch)
                     .min();
+                // The deadline itself too (not only after the grace): what
+                // it changes (a byo-yomi period, a flag) shows at once.
+                let exact = board
+                    .engine
+                    .next_deadline()
+                    .map(|d| d + board.epoch)
+                    .filter(|&d| d > now);
                 let start = board.scheduled_start.map(|(at, _)| at);
-                [engine, displays, start]
+                [engine, exact, displays, start]
             })
             .flatten()
             .min()
@@ -844,7 +1021,15 @@ impl Timing {
         for command in outbox.device {
             let _ = self.device_out.send(command);
         }
-        for job in outbox.jobs {
+        for command in outbox.eboard {
+            let _ = self.eboard_out.send(command);
+        }
+        let pgn_jobs = outbox.pgn.into_iter().map(|(board, dir, text)| Job {
+            pgn: Some((dir, format!("{board}.pgn"), text)),
+            board,
+            ..Job::default()
+        });
+        for job in outbox.jobs.into_iter().chain(pgn_jobs) {
             if self.store.send(StoreMsg::Job(Box::new(job))).is_err() {
                 tracing::error!("the store thread is gone: events are not being saved");
             }
@@ -855,6 +1040,7 @@ impl Timing {
         match message {
             TimingMsg::Request(request) => self.handle_request(request, now),
             TimingMsg::Device(event) => self.handle_device(event, now),
+            TimingMsg::Eboard { board, event } => self.handle_eboard(&board, event, now),
             TimingMsg::Reload(config) => self.reload(*config, now),
             TimingMsg::Shutdown => {}
         }
@@ -881,6 +1067,9 @@ impl Timing {
         ack: Option<(DeviceKey, u16)>,
     ) {
         let t = t.max(board.floor);
+        if let Input::Press(side) = input {
+            Self::count_from_eboard(config, board, t, side, outbox);
+        }
         let notices = match board.engine.apply(t, input) {
             Ok(notices) => notices,
             Err(error) => {
@@ -922,7 +1111,186 @@ impl Timing {
             reply: reply.map(|r| (r, answer)),
             ack,
             events: std::mem::take(events),
+            pgn: None,
         });
+    }
+
+    /// With `move-count = "eboard"`, corrects the engine's move count to
+    /// the board's just before a press (recorded like any adjustment), so
+    /// stage time is added at the real N-th move even after a forgotten press.
+    fn count_from_eboard(
+        config: &Config,
+        board: &mut Board,
+        t: Micros,
+        side: Side,
+        outbox: &mut Outbox,
+    ) {
+        if config.engine.move_count != MoveCountSource::Eboard {
+            return;
+        }
+        let Some(eboard) = &board.eboard else {
+            return;
+        };
+        let state = board.engine.state(t);
+        if state.running != Some(side) {
+            return;
+        }
+        let Some(adjustment) = eboard
+            .tracker
+            .adjustment_before_press(side, state.side(side).moves)
+        else {
+            return;
+        };
+        tracing::info!(board = %board.id(), %side, engine_moves = state.side(side).moves,
+            board_moves = ?adjustment.moves.map(|m| m + 1), "move count taken from the electronic board");
+        let mut events = Vec::new();
+        Self::apply_input(
+            config,
+            board,
+            t,
+            Input::Adjust(adjustment),
+            StoredEvent::Adjust {
+                side,
+                remaining_us: None,
+                moves: adjustment.moves,
+                stage: None,
+            },
+            Caller { uid: None },
+            None,
+            &mut events,
+            outbox,
+            None,
+            None,
+        );
+    }
+
+    fn handle_eboard(&mut self, id: &str, event: EboardEvent, now: Micros) {
+        let Some(index) = self.board_index(id) else {
+            return;
+        };
+        let mut outbox = Outbox::default();
+        let pgn_dir = self.config.daemon.pgn_dir.clone();
+        let board = &mut self.boards[index];
+        let t_now = board.t(now);
+        let Some(eboard) = board.eboard.as_mut() else {
+            return;
+        };
+        eboard.tracker.apply(&event);
+        let mut link_changed = false;
+        let mut game_end = None;
+        match &event {
+            EboardEvent::Connected { path, .. } => {
+                eboard.link.connected = true;
+                link_changed = true;
+                tracing::info!(board = id, device = %path.display(), "electronic board connected");
+            }
+            EboardEvent::Disconnected { path, reason, .. } => {
+                eboard.link.connected = false;
+                link_changed = true;
+                tracing::warn!(board = id, device = %path.display(), reason, "electronic board disconnected");
+            }
+            EboardEvent::SerialNumber(serial) => {
+                eboard.link.serial = Some(serial.clone());
+                link_changed = true;
+            }
+            EboardEvent::Board(crate::eboard::BoardEvent::GameEnd { reason, winner, .. }) => {
+                game_end = Some((*reason, *winner));
+            }
+            EboardEvent::Board(crate::eboard::BoardEvent::Unrecognised { .. }) => {
+                tracing::warn!(board = id, "the electronic board shows a position that fits no legal move: the arbiter should look");
+            }
+            _ => {}
+        }
+        let link = eboard.link.clone();
+        let board_record = match &event {
+            EboardEvent::Board(crate::eboard::BoardEvent::MoveDetected(m)) => {
+                Some(StoredEvent::BoardMove {
+                    ply: m.ply,
+                    side: m.side,
+                    side_moves: m.side_moves,
+                    san: m.san.clone(),
+                    uci: m.uci.clone(),
+                    fen_after: m.fen_after.clone(),
+                    confirmed: m.status == crate::eboard::MoveStatus::Confirmed,
+                })
+            }
+            EboardEvent::Board(crate::eboard::BoardEvent::TakeBack { to_ply, fen, .. }) => {
+                Some(StoredEvent::BoardTakeBack {
+                    to_ply: *to_ply,
+                    fen: fen.clone(),
+                })
+            }
+            _ => None,
+        };
+        let pgn = match (&event, &pgn_dir, eboard.tracker.pgn()) {
+            (EboardEvent::Board(_), Some(dir), Some(pgn)) => Some((dir.clone(), pgn.render())),
+            _ => None,
+        };
+        if let Some(stored) = board_record {
+            let row = EventRow {
+                offset_us: t_now,
+                wall_us: wall_now_us(),
+                event: stored,
+                caller_uid: None,
+                origin: None,
+            };
+            board.log_entry(row.clone(), &[]);
+            outbox.jobs.push(Job {
+                board: id.to_owned(),
+                record: Some(Record::Event(row)),
+                ..Job::default()
+            });
+        }
+        if let Some((dir, text)) = pgn {
+            outbox.pgn.push((id.to_owned(), dir, text));
+        }
+        let mut events = Vec::new();
+        if link_changed {
+            events.push(BoardEvent::DeviceChanged {
+                board: id.to_owned(),
+                link,
+            });
+        }
+        if let Some((reason, winner)) = game_end {
+            // Art. 6.2a1: checkmate or stalemate on the board ends the game.
+            let text = match reason {
+                GameEndReason::Checkmate => "MATE",
+                GameEndReason::Stalemate => "STALEMATE",
+            };
+            board.marks.game_end = Some(text.to_owned());
+            tracing::info!(
+                board = id,
+                ?reason,
+                ?winner,
+                "the game ended on the electronic board: clock stopped"
+            );
+            if board.state(now).running.is_some() {
+                let t = board.t(now);
+                Self::apply_input(
+                    &self.config,
+                    board,
+                    t,
+                    Input::Pause,
+                    StoredEvent::Pause,
+                    Caller { uid: None },
+                    None,
+                    &mut events,
+                    &mut outbox,
+                    None,
+                    None,
+                );
+            }
+        }
+        if !events.is_empty() {
+            events.push(BoardEvent::StateChanged(self.boards[index].snapshot(now)));
+            outbox.jobs.push(Job {
+                board: id.to_owned(),
+                events,
+                ..Job::default()
+            });
+        }
+        self.refresh(index, now, &mut outbox);
+        self.flush(outbox);
     }
 
     fn reply_now(
@@ -1038,9 +1406,16 @@ impl Timing {
             )),
             Command::History => Ok(Reply::Json(self.boards[index].history_json())),
             Command::Snapshot => Ok(Reply::Snapshot(self.boards[index].snapshot(now))),
-            Command::Pgn => Err(ControlError::InvalidState(format!(
-                "board `{id}` has no live PGN (it needs an electronic board)"
-            ))),
+            Command::Pgn => match self.boards[index]
+                .eboard
+                .as_ref()
+                .and_then(|e| e.tracker.pgn())
+            {
+                Some(pgn) => Ok(Reply::Text(pgn.render())),
+                None => Err(ControlError::InvalidState(format!(
+                    "board `{id}` has no live PGN (it needs an electronic board in the config)"
+                ))),
+            },
             Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => Ok(Reply::Done),
             _ => Err(ControlError::Internal("unexpected command".into())),
         };
@@ -1079,6 +1454,19 @@ impl Timing {
             new.rules = old.rules.clone();
         }
         board.game_caller = caller.uid;
+        if let (Some(new), Some(old)) = (board.eboard.as_mut(), old.eboard.as_ref()) {
+            new.link = old.link.clone();
+            if old.link.connected {
+                // The tracker follows the board again from the start position.
+                new.tracker.apply(&EboardEvent::Connected {
+                    path: std::path::PathBuf::from(&old.link.name),
+                    at: now,
+                });
+            }
+            outbox
+                .eboard
+                .push((board.id().to_owned(), EboardCommand::NewGame));
+        }
         outbox.jobs.push(Job {
             board: board.id().to_owned(),
             record: Some(Record::NewGame {
@@ -1451,6 +1839,33 @@ fn report_notices(
 ) {
     apply_marks(board, notices);
     let id = board.id().to_owned();
+    if let Some(eboard) = board.eboard.as_mut() {
+        let state = board.engine.state(board.floor);
+        let mut pgn_changed = false;
+        for notice in notices {
+            pgn_changed |= eboard.tracker.on_engine_notice(notice, &state);
+            match notice {
+                Notice::Pressed { .. } => outbox.eboard.push((
+                    id.clone(),
+                    EboardCommand::ClockPressed {
+                        at: board.floor + board.epoch,
+                    },
+                )),
+                Notice::FlagFell { side, stage, .. } => {
+                    let control = board.engine.control().for_side(*side);
+                    let report = eboard.tracker.flag_report(*side, control, *stage);
+                    tracing::info!(board = %id, %side, ?report, "flag fall checked on the electronic board (Art. 6.4, 6.9)");
+                    eboard.flag_report = report.and_then(|r| serde_json::to_value(r).ok());
+                }
+                _ => {}
+            }
+        }
+        if let (true, Some(dir), Some(pgn)) =
+            (pgn_changed, &config.daemon.pgn_dir, eboard.tracker.pgn())
+        {
+            outbox.pgn.push((id.clone(), dir.clone(), pgn.render()));
+        }
+    }
     for notice in notices {
         match notice {
             Notice::Pressed {
@@ -1472,7 +1887,7 @@ fn report_notices(
                 stage,
                 last_stage,
             } => {
-                tracing::info!(board = %id, %side, at_ms = at / MS, stage, last_stage, "flag fell");
+                tracing::info!(board = %id, %side, game_ms = at / MS, stage, last_stage, "flag fell");
                 events.push(BoardEvent::FlagFell {
                     board: id.clone(),
                     side: *side,

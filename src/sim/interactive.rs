@@ -175,9 +175,26 @@ pub fn run_interactive(units: SimUnits) -> io::Result<()> {
     run_interactive_with(units, None)
 }
 
+/// [`run_interactive`], also returning (and restoring the terminal) as soon
+/// as `stop()` is true; it is asked about every 40 ms. For a host program
+/// that must end the view on its own shutdown (e.g. a signal).
+pub fn run_interactive_until(units: SimUnits, stop: impl Fn() -> bool) -> io::Result<()> {
+    run_interactive_full(units, None, &stop)
+}
+
 /// [`run_interactive`], running `script` alongside (its progress shows in
 /// the title bar).
 pub fn run_interactive_with(units: SimUnits, script: Option<Script>) -> io::Result<()> {
+    run_interactive_full(units, script, &|| false)
+}
+
+/// The general form: `script` alongside, and `stop` as in
+/// [`run_interactive_until`].
+pub fn run_interactive_full(
+    units: SimUnits,
+    script: Option<Script>,
+    stop: &dyn Fn() -> bool,
+) -> io::Result<()> {
     let handle = units.handle();
     let script_run = match script {
         Some(script) => Some(
@@ -189,21 +206,29 @@ pub fn run_interactive_with(units: SimUnits, script: Option<Script>) -> io::Resu
     };
     let result = {
         let _guard = TerminalGuard::enter()?;
-        event_loop(&handle, script_run.as_ref())
+        event_loop(&handle, script_run.as_ref(), stop)
     };
     units.shutdown();
     result
 }
 
-fn event_loop(handle: &SimHandle, script: Option<&ScriptRun>) -> io::Result<()> {
+fn event_loop(
+    handle: &SimHandle,
+    script: Option<&ScriptRun>,
+    stop: &dyn Fn() -> bool,
+) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout());
     let mut previous: Option<Canvas> = None;
     let names = handle.unit_names();
     let mut status = ViewStatus {
         message: format!("simulating {}: press keys to play", names.join(", ")),
+        origin_us: handle.started_us(),
         ..ViewStatus::default()
     };
     loop {
+        if stop() {
+            return Ok(());
+        }
         status.now_us = monotonic_now_us();
         status.script = script.map(|s| s.progress.borrow().clone());
         let (width, height) = terminal::size()?;

@@ -178,6 +178,8 @@ fn hello_json(hello: &Hello) -> Value {
         "model": hello.model.as_str(),
         "serial": hello.serial.as_str(),
         "firmware": hello.firmware.as_str(),
+        "boot_id": hello.boot_id,
+        "first_unacked_event": hello.first_unacked_event,
     })
 }
 

@@ -12,7 +12,8 @@
 //!   acknowledges it (resent meanwhile, also across unplugs), and shows
 //!   "link lost" when the host falls silent;
 //! * faults on demand: unplug/replug, bit errors, delayed delivery (the
-//!   press keeps its true timestamp), duplicated frames;
+//!   press keeps its true timestamp), duplicated frames, power cycles (new
+//!   `boot_id`, queue lost), low battery;
 //! * a JSON Lines log of every frame received (and optionally sent) and
 //!   every press's true instant ([`log`]), scripts ([`script`]) and a
 //!   terminal view ([`view`], [`interactive`]).
@@ -20,8 +21,9 @@
 //! Threads: [`spawn_units`] starts one thread running a current-thread tokio
 //! runtime with one task per unit (the only owner of that unit's state) plus
 //! script tasks, and one log-writer thread. [`SimHandle`] (cheap to clone,
-//! usable from any thread, but its blocking calls must not be made from
-//! inside an async task) sends commands and reads snapshots. Dropping
+//! usable from any thread; its waiting calls block the calling thread, so
+//! from async code run them in `spawn_blocking`) sends commands and reads
+//! snapshots. Dropping
 //! [`SimUnits`] (or [`SimUnits::shutdown`]) stops everything, closes the
 //! PTYs and removes the symlinks before it returns.
 
@@ -44,7 +46,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use faults::Direction;
-pub use interactive::run_interactive;
+pub use interactive::{run_interactive, run_interactive_until};
 pub use log::LogTarget;
 pub use script::{Script, ScriptError};
 pub use unit::{LinkState, UnitKind, UnitSnapshot, UnitSpec};
@@ -82,6 +84,18 @@ impl SimOptions {
     }
 }
 
+impl SimOptions {
+    /// [`SimOptions::demo`] with stable symlinks `DIR/buttons` and
+    /// `DIR/display` (the folder is created if missing).
+    pub fn demo_in(dir: &std::path::Path) -> SimOptions {
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.join(&unit.name));
+        }
+        options
+    }
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions::demo()
@@ -95,6 +109,10 @@ pub enum SimError {
     UnknownUnit(String),
     #[error("no simulated unit has {0}")]
     NoSuchRole(&'static str),
+    #[error("simulated unit `{0}` has no buttons")]
+    NoButtons(String),
+    #[error("simulated unit `{0}` has no display")]
+    NoDisplay(String),
     #[error("the simulator has stopped")]
     Stopped,
     #[error("unit `{unit}`: {what} did not happen within {waited_ms} ms")]
@@ -116,6 +134,7 @@ struct UnitEntry {
 #[derive(Clone)]
 pub struct SimHandle {
     units: Arc<[UnitEntry]>,
+    started_us: i64,
     runtime: tokio::runtime::Handle,
     log: LogSink,
 }
@@ -128,6 +147,11 @@ impl std::fmt::Debug for SimHandle {
 }
 
 impl SimHandle {
+    /// When [`spawn_units`] started (CLOCK_MONOTONIC µs), before any unit.
+    pub fn started_us(&self) -> i64 {
+        self.started_us
+    }
+
     pub fn unit_names(&self) -> Vec<String> {
         self.units.iter().map(|u| u.name.clone()).collect()
     }
@@ -159,6 +183,9 @@ impl SimHandle {
     pub fn press(&self, unit: Option<&str>, button: Button) -> Result<(), SimError> {
         let at_us = monotonic_now_us();
         let entry = self.buttons_unit(unit)?;
+        if !entry.kind.has_buttons() {
+            return Err(SimError::NoButtons(entry.name.clone()));
+        }
         self.send(entry, UnitCommand::Press { button, at_us })
     }
 
@@ -220,6 +247,18 @@ impl SimHandle {
         )
     }
 
+    /// Pulls the cable and powers `unit` off; it powers up again (new
+    /// `boot_id`, clock from its offset, queue empty) after `off`.
+    pub fn power_cycle(&self, unit: &str, off: Duration) -> Result<(), SimError> {
+        let off_us = off.as_micros() as i64;
+        self.send(self.entry(unit)?, UnitCommand::PowerCycle { off_us })
+    }
+
+    /// Battery low or fine (heartbeat flag, LOW_POWER icon).
+    pub fn set_low_power(&self, unit: &str, low_power: bool) -> Result<(), SimError> {
+        self.send(self.entry(unit)?, UnitCommand::LowPower(low_power))
+    }
+
     /// The unit's state now.
     pub fn snapshot(&self, unit: &str) -> Result<UnitSnapshot, SimError> {
         Ok(self.entry(unit)?.snapshots.borrow().clone())
@@ -262,11 +301,31 @@ impl SimHandle {
         }
     }
 
-    /// Checks that every unit a script names exists.
+    /// Checks that every unit a script names exists and can do what the
+    /// step asks (presses need buttons, display waits a display).
     pub fn check_script(&self, script: &Script) -> Result<(), SimError> {
         for step in &script.steps {
-            if let Some(unit) = &step.unit {
-                self.entry(unit)?;
+            let needs_display =
+                matches!(&step.action, Action::Wait { condition, .. } if condition.needs_display());
+            let needs_buttons = matches!(step.action, Action::Press { .. });
+            match &step.unit {
+                Some(unit) => {
+                    let entry = self.entry(unit)?;
+                    if needs_buttons && !entry.kind.has_buttons() {
+                        return Err(SimError::NoButtons(unit.clone()));
+                    }
+                    if needs_display && !entry.kind.has_display() {
+                        return Err(SimError::NoDisplay(unit.clone()));
+                    }
+                }
+                None => {
+                    if needs_buttons && !self.units.iter().any(|u| u.kind.has_buttons()) {
+                        return Err(SimError::NoSuchRole("buttons"));
+                    }
+                    if needs_display && !self.units.iter().any(|u| u.kind.has_display()) {
+                        return Err(SimError::NoSuchRole("a display"));
+                    }
+                }
             }
         }
         Ok(())
@@ -343,7 +402,13 @@ impl SimHandle {
                 now,
                 &names.join(","),
                 "script",
-                json!({ "step": index + 1, "line": step.line, "action": step.action.name(), "status": status, "error": outcome.as_ref().err() }),
+                json!({
+                    "step": index + 1,
+                    "line": step.line,
+                    "action": step.action.name(),
+                    "status": status,
+                    "error": outcome.as_ref().err(),
+                }),
             );
             match outcome {
                 Ok(false) => {}
@@ -428,6 +493,13 @@ impl SimHandle {
                     condition,
                     timeout_ms,
                 } => wait_condition(entry, condition, *timeout_ms).await?,
+                Action::PowerCycle { off_ms } => send(
+                    entry,
+                    UnitCommand::PowerCycle {
+                        off_us: *off_ms as i64 * 1000,
+                    },
+                )?,
+                Action::LowPower { on } => send(entry, UnitCommand::LowPower(*on))?,
                 Action::End => return Ok(true),
             }
         }
@@ -462,7 +534,8 @@ async fn wait_condition(
                 )
             });
             Err(format!(
-                "unit `{}`: {condition:?} not reached within {timeout_ms} ms (plugged {}, link {:?}, unacked {}, display {})",
+                "unit `{}`: {condition:?} not reached within {timeout_ms} ms \
+                 (plugged {}, link {:?}, unacked {}, display {})",
                 entry.name,
                 now.plugged,
                 now.link_state,
@@ -515,6 +588,9 @@ impl ScriptReport {
 pub struct SimUnits {
     handle: SimHandle,
     paths: Vec<(String, PathBuf)>,
+    /// Every configured symlink, removed again at shutdown even if a unit
+    /// task never ran.
+    links: Vec<PathBuf>,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     log_thread: Option<std::thread::JoinHandle<()>>,
@@ -546,6 +622,7 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             ));
         }
     }
+    let started_us = monotonic_now_us();
     let (log, log_thread) = match &opts.log {
         Some(target) => {
             let (sink, thread) = LogSink::start(target, opts.log_sent)?;
@@ -575,9 +652,6 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
         ptys.push((pty, unit.link.clone()));
     }
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let seed = opts.seed.unwrap_or_else(|| monotonic_now_us() as u64);
     let now = monotonic_now_us();
     let mut entries = Vec::new();
@@ -603,15 +677,24 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             seed: seed.wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         });
     }
-    let handle = SimHandle {
-        units: entries.into(),
-        runtime: runtime.handle().clone(),
-        log,
-    };
+    // The runtime is built, run and dropped on its own thread, so this
+    // works from inside a caller's async context too.
+    let (runtime_tx, runtime_rx) = std::sync::mpsc::channel();
     let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("chessclock-sim".into())
         .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    let _ = runtime_tx.send(Err(error));
+                    return;
+                }
+            };
+            let _ = runtime_tx.send(Ok(runtime.handle().clone()));
             runtime.block_on(async move {
                 for task in tasks {
                     tokio::spawn(task.run());
@@ -620,10 +703,35 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             });
             // Dropping the runtime drops every task: PTYs close, links go.
             drop(runtime);
-        })?;
+        });
+    let started = match spawned {
+        Ok(thread) => match runtime_rx.recv() {
+            Ok(Ok(runtime)) => Ok((thread, runtime)),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(io::Error::other("the simulator thread ended at start")),
+        },
+        Err(error) => Err(error),
+    };
+    let (thread, runtime) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            for link in opts.units.iter().filter_map(|u| u.link.as_ref()) {
+                pty::remove_link(link);
+            }
+            log.close();
+            return Err(error);
+        }
+    };
+    let handle = SimHandle {
+        units: entries.into(),
+        started_us,
+        runtime,
+        log,
+    };
     Ok(SimUnits {
         handle,
         paths,
+        links: opts.units.iter().filter_map(|u| u.link.clone()).collect(),
         shutdown: Some(shutdown_tx),
         thread: Some(thread),
         log_thread,
@@ -662,6 +770,9 @@ impl SimUnits {
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        for link in &self.links {
+            pty::remove_link(link);
         }
         self.handle.log.close();
         if let Some(thread) = self.log_thread.take() {

@@ -21,6 +21,8 @@
 //! | `delay` | `delay_ms` (frames to the host held that long; presses keep their true timestamp), `duration_ms` |
 //! | `duplicate` | `copies` (extra copies of each frame, default 1), `duration_ms` |
 //! | `wait` | conditions, all of which must hold: `text`, `left`, `right` (panel times, e.g. `"4:59"`), `icon` (+ `side`: `left`/`right`, default either), `link` (`up`, `lost`, `connecting`), `plugged`, `unacked`; and `timeout_ms` (default 5000; the script fails when it passes) |
+//! | `power-cycle` | `off_ms` (default 100): cable out and power off, then a power-up with a new `boot_id` and an empty event queue |
+//! | `low-power` | `on` (default true): the battery-low flag in heartbeats and the LOW_POWER icon |
 //! | `end` | stops the script (the `run` command then exits) |
 //!
 //! ```text
@@ -141,6 +143,12 @@ pub enum Action {
         condition: Condition,
         timeout_ms: u64,
     },
+    PowerCycle {
+        off_ms: u64,
+    },
+    LowPower {
+        on: bool,
+    },
     End,
 }
 
@@ -154,6 +162,8 @@ impl Action {
             Action::Delay { .. } => "delay",
             Action::Duplicate { .. } => "duplicate",
             Action::Wait { .. } => "wait",
+            Action::PowerCycle { .. } => "power-cycle",
+            Action::LowPower { .. } => "low-power",
             Action::End => "end",
         }
     }
@@ -207,6 +217,8 @@ struct RawStep {
     plugged: Option<bool>,
     unacked: Option<usize>,
     timeout_ms: Option<u64>,
+    off_ms: Option<u64>,
+    on: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -241,6 +253,8 @@ impl RawStep {
         note(self.plugged.is_some(), "plugged");
         note(self.unacked.is_some(), "unacked");
         note(self.timeout_ms.is_some(), "timeout_ms");
+        note(self.off_ms.is_some(), "off_ms");
+        note(self.on.is_some(), "on");
         given
     }
 
@@ -254,15 +268,26 @@ impl RawStep {
             "press" => &["button"],
             "unplug" => &["replug_after_ms"],
             "replug" | "end" => &[],
+            "power-cycle" => &["off_ms"],
+            "low-power" => &["on"],
             "corrupt" => &["ber", "duration_ms", "direction"],
             "delay" => &["delay_ms", "duration_ms"],
             "duplicate" => &["copies", "duration_ms"],
             "wait" => &[
-                "text", "left", "right", "icon", "side", "link", "plugged", "unacked", "timeout_ms",
+                "text",
+                "left",
+                "right",
+                "icon",
+                "side",
+                "link",
+                "plugged",
+                "unacked",
+                "timeout_ms",
             ],
             other => {
                 return Err(format!(
-                    "unknown action `{other}` (expected press, unplug, replug, corrupt, delay, duplicate, wait or end)"
+                    "unknown action `{other}` (expected press, unplug, replug, corrupt, \
+                     delay, duplicate, wait, power-cycle, low-power or end)"
                 ))
             }
         };
@@ -289,6 +314,12 @@ impl RawStep {
                 replug_after_ms: self.replug_after_ms,
             },
             "replug" => Action::Replug,
+            "power-cycle" => Action::PowerCycle {
+                off_ms: self.off_ms.unwrap_or(100),
+            },
+            "low-power" => Action::LowPower {
+                on: self.on.unwrap_or(true),
+            },
             "end" => Action::End,
             "corrupt" => {
                 let ber = self.ber.ok_or("`corrupt` needs `ber`")?;
@@ -485,6 +516,24 @@ direction = "both"
     }
 
     #[test]
+    fn power_actions_have_defaults() {
+        let script = Script::from_json_lines(
+            "{\"action\": \"power-cycle\"}\n{\"action\": \"low-power\", \"on\": false}\n{\"action\": \"low-power\"}",
+            "p",
+        )
+        .unwrap();
+        let actions: Vec<_> = script.steps.into_iter().map(|s| s.action).collect();
+        assert_eq!(
+            actions,
+            [
+                Action::PowerCycle { off_ms: 100 },
+                Action::LowPower { on: false },
+                Action::LowPower { on: true }
+            ]
+        );
+    }
+
+    #[test]
     fn bad_steps_say_where_and_what() {
         let cases = [
             (r#"{"action": "press"}"#, "needs `button`"),
@@ -499,6 +548,10 @@ direction = "both"
                 "between 0 and 1",
             ),
             (r#"{"action": "wait"}"#, "at least one condition"),
+            (
+                r#"{"action": "low-power", "off_ms": 3}"#,
+                "`off_ms` does not apply to `low-power`",
+            ),
             (r#"{"action": "wait", "icon": "unicorn"}"#, "unknown icon"),
             (
                 r#"{"action": "press", "button": "left", "at_ms": 1, "after_ms": 2}"#,

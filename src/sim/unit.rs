@@ -321,7 +321,12 @@ pub struct UnitSnapshot {
     pub kind: UnitKind,
     pub serial: String,
     pub displays: u8,
+    /// Digit positions per panel (0: no limit) and text line length, as
+    /// the unit draws them (SPEC 8.1, 8.3).
+    pub digits: u8,
+    pub text_chars: u8,
     pub plugged: bool,
+    pub low_power: bool,
     /// The PTY slave path while plugged.
     pub pty: Option<PathBuf>,
     /// The stable symlink, when configured.
@@ -337,6 +342,53 @@ pub struct UnitSnapshot {
     pub unacked: usize,
     pub stats: UnitStats,
     pub faults_active: bool,
+    /// The latest notable happenings, oldest first (for the view).
+    pub recent: Vec<Activity>,
+}
+
+/// One line of a unit's recent activity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activity {
+    /// Host CLOCK_MONOTONIC µs of the latest occurrence.
+    pub at_us: i64,
+    pub text: String,
+    /// How many times in a row it happened.
+    pub count: u32,
+}
+
+/// A short bounded history of notable happenings; repeats fold into one
+/// line with a count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActivityLog {
+    entries: std::collections::VecDeque<Activity>,
+}
+
+impl ActivityLog {
+    /// Lines kept per unit.
+    pub const KEEP: usize = 8;
+
+    pub fn push(&mut self, at_us: i64, text: impl Into<String>) {
+        let text = text.into();
+        if let Some(last) = self.entries.back_mut() {
+            if last.text == text {
+                last.count += 1;
+                last.at_us = at_us;
+                return;
+            }
+        }
+        if self.entries.len() == Self::KEEP {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(Activity {
+            at_us,
+            text,
+            count: 1,
+        });
+    }
+
+    pub fn entries(&self) -> Vec<Activity> {
+        self.entries.iter().cloned().collect()
+    }
 }
 
 /// The unit's behaviour: the protocol's [`DeviceLink`] plus what the host
@@ -349,6 +401,7 @@ pub struct UnitModel {
     /// Linked at least once since power-up or the last replug (so a
     /// handshake after it is a link loss).
     linked_since_plug: bool,
+    low_power: bool,
     display: Option<DisplayState>,
     leds: Leds,
     beeps: u64,
@@ -378,6 +431,7 @@ impl UnitModel {
             clock,
             link,
             linked_since_plug: false,
+            low_power: false,
             display: None,
             leds: Leds::default(),
             beeps: 0,
@@ -425,6 +479,22 @@ impl UnitModel {
     pub fn host_gone(&mut self, now_host_us: i64) {
         self.link.disconnected(self.clock.device_us(now_host_us));
         self.linked_since_plug = false;
+    }
+
+    /// Power off and on again at `now_host_us` with a new `boot_id`: the
+    /// clock restarts, unacknowledged events are lost (SPEC 7.3 keeps them
+    /// across reconnects, not power-ups), the display is blank until the
+    /// host sends again. Counters are kept.
+    pub fn power_cycle(&mut self, now_host_us: i64, boot_id: u32) {
+        let stats = self.stats;
+        *self = UnitModel::new(self.spec.clone(), now_host_us, boot_id);
+        self.stats = stats;
+    }
+
+    /// Battery low (reported in heartbeats, shown as LOW_POWER).
+    pub fn set_low_power(&mut self, low_power: bool) {
+        self.link.set_low_power(low_power);
+        self.low_power = low_power;
     }
 
     /// A button pressed at the true host instant `at_host_us`; returns the
@@ -520,7 +590,10 @@ impl UnitModel {
             kind: self.spec.kind,
             serial: self.spec.serial.clone(),
             displays: self.spec.displays,
+            digits: self.spec.digits,
+            text_chars: self.spec.text_chars,
             plugged,
+            low_power: self.low_power,
             pty,
             link: self.spec.link.clone(),
             link_state: self.link_state(),
@@ -531,6 +604,7 @@ impl UnitModel {
             unacked: self.link.pending().count(),
             stats: self.stats(),
             faults_active,
+            recent: Vec::new(),
         }
     }
 }
@@ -581,6 +655,23 @@ mod tests {
         let buttons = UnitSpec::new("b", UnitKind::Buttons).hello(1);
         assert_eq!(buttons.capabilities.displays, 0);
         assert!(!buttons.roles.contains(Roles::DISPLAY));
+    }
+
+    #[test]
+    fn activity_folds_repeats_and_keeps_the_latest() {
+        let mut log = ActivityLog::default();
+        log.push(1, "bad frame");
+        log.push(2, "bad frame");
+        log.push(3, "ACK 1");
+        let entries = log.entries();
+        assert_eq!(entries.len(), 2);
+        assert_eq!((entries[0].count, entries[0].at_us), (2, 2));
+        for i in 0..20 {
+            log.push(10 + i, format!("line {i}"));
+        }
+        let entries = log.entries();
+        assert_eq!(entries.len(), ActivityLog::KEEP);
+        assert_eq!(entries.last().unwrap().text, "line 19");
     }
 
     #[test]
@@ -646,7 +737,8 @@ mod tests {
         assert_eq!(unit.link_state(), LinkState::Up);
         out.clear();
         unit.poll_transmit(2_000, &mut out);
-        assert!(out.iter().any(|f| matches!(f.message, Message::Button { event: e, device_time_us: 500, .. } if e == event)));
+        let resent = |f: &Frame| matches!(f.message, Message::Button { event: e, device_time_us: 500, .. } if e == event);
+        assert!(out.iter().any(resent));
         let ack = Frame {
             seq: 1,
             message: Message::Ack { event },
@@ -670,5 +762,18 @@ mod tests {
             .contains(Icons::LINK_LOST));
         unit.host_gone(400_000);
         assert_eq!(unit.link_state(), LinkState::Connecting);
+        // A power cycle forgets the queue and restarts the clock.
+        unit.press(Button::Left, 400_000).unwrap();
+        unit.set_low_power(true);
+        assert!(unit.snapshot(true, None, false).low_power);
+        unit.power_cycle(500_000, 10);
+        let snapshot = unit.snapshot(true, None, false);
+        assert_eq!(
+            (snapshot.unacked, snapshot.low_power, snapshot.display),
+            (0, false, None)
+        );
+        assert_eq!(snapshot.stats.presses, 2);
+        assert_eq!(unit.hello().boot_id, 10);
+        assert_eq!(unit.clock.device_us(500_000), 0);
     }
 }

@@ -180,7 +180,8 @@ fn glyph(ch: char) -> &'static [&'static str; 5] {
         '.' => &[" ", " ", " ", " ", "#"],
         '-' => &["   ", "   ", "###", "   ", "   "],
         ' ' => &["   ", "   ", "   ", "   ", "   "],
-        _ => &["###", "  #", " ##", "   ", " # "],
+        // SPEC 8.1: unknown characters show as blank.
+        _ => &["   ", "   ", "   ", "   ", "   "],
     }
 }
 
@@ -207,6 +208,46 @@ impl Scale {
             Scale::Text => 1,
             _ => 5,
         }
+    }
+}
+
+/// `time` as a panel with `digits` digit positions shows it (SPEC 8.1):
+/// every character but `:` and `.` takes a position; when there are more
+/// than `digits`, the leftmost are not shown. `digits` 0: no limit.
+pub fn fit_time(time: &str, digits: u8) -> String {
+    let is_position = |c: char| c != ':' && c != '.';
+    let positions = time.chars().filter(|&c| is_position(c)).count();
+    let mut drop = positions.saturating_sub(usize::from(digits));
+    if digits == 0 {
+        drop = 0;
+    }
+    let mut out = String::new();
+    for c in time.chars() {
+        if drop > 0 {
+            if is_position(c) {
+                drop -= 1;
+            }
+            continue;
+        }
+        if out.is_empty() && !is_position(c) && positions > usize::from(digits) && digits > 0 {
+            // A separator left of the first shown position has no place.
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A time using all `digits` positions, for the width a panel reserves.
+fn full_time(digits: u8) -> &'static str {
+    match digits {
+        0 | 5 => "0:00:00",
+        1 => "0",
+        2 => "00",
+        3 => "0:00",
+        4 => "00:00",
+        6 => "00:00:00",
+        _ => "000:00:00",
     }
 }
 
@@ -261,6 +302,8 @@ pub struct ViewStatus {
     pub now_us: i64,
     /// Whether a script is running, and its progress.
     pub script: Option<String>,
+    /// Activity times are shown relative to this instant (µs).
+    pub origin_us: i64,
 }
 
 const KEYS_HELP: &str = "a/z/⇧L left · l/m/⇧R right · space arbiter · u unplug/replug · q quit";
@@ -397,11 +440,61 @@ pub fn render(units: &[UnitSnapshot], status: &ViewStatus, width: u16, height: u
         draw_buttons_unit(&mut canvas, unit, 0, y, w);
         y += BUTTONS_HEIGHT;
     }
+    let activity_rows = h - 2 - y;
+    if activity_rows >= 3 {
+        draw_activity(&mut canvas, units, status, y, w, activity_rows);
+    }
 
     canvas.text(1, h - 2, &status.message, Tone::Normal);
     canvas.fill_row(h - 1, Tone::Bar);
     canvas.text(1, h - 1, KEYS_HELP, Tone::Bar);
     canvas
+}
+
+/// The latest happenings of every unit, newest at the bottom.
+fn draw_activity(
+    canvas: &mut Canvas,
+    units: &[UnitSnapshot],
+    status: &ViewStatus,
+    y: i32,
+    w: i32,
+    h: i32,
+) {
+    canvas.frame(0, y, w, h, "recent activity", Tone::Dim);
+    let mut lines: Vec<(i64, &str, String)> = units
+        .iter()
+        .flat_map(|u| {
+            u.recent.iter().map(move |a| {
+                let repeat = if a.count > 1 {
+                    format!("  ×{}", a.count)
+                } else {
+                    String::new()
+                };
+                (a.at_us, u.name.as_str(), format!("{}{repeat}", a.text))
+            })
+        })
+        .collect();
+    lines.sort_by_key(|(at, _, _)| *at);
+    let room = (h - 2).max(0) as usize;
+    let skip = lines.len().saturating_sub(room);
+    let name_width = units
+        .iter()
+        .map(|u| u.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (row, (at, unit, text)) in lines.iter().skip(skip).enumerate() {
+        let seconds = (at - status.origin_us) as f64 / 1e6;
+        let line = format!("{seconds:>9.3} s  {unit:<name_width$}  {text}");
+        canvas.text(2, y + 1 + row as i32, &fit(&line, w - 4), Tone::Normal);
+    }
+    if lines.is_empty() {
+        canvas.text(
+            2,
+            y + 1,
+            "nothing yet: start chessclockd on these paths",
+            Tone::Dim,
+        );
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -437,14 +530,20 @@ fn draw_display_unit(
                 canvas.put(px - 1, y + row, '│', Tone::Dim);
             }
         }
+        let time = fit_time(panel.time.as_str(), unit.digits);
+        let area = PanelArea {
+            x: px,
+            y: y + 1,
+            w: panel_w,
+            digits: unit.digits,
+        };
         draw_panel(
             canvas,
             label,
             panel,
+            &time,
             unit.display.is_some(),
-            px,
-            y + 1,
-            panel_w,
+            area,
             scale,
         );
     }
@@ -456,7 +555,12 @@ fn draw_display_unit(
             "unplugged".to_owned()
         }
     } else {
-        state.text.as_str().to_owned()
+        state
+            .text
+            .as_str()
+            .chars()
+            .take(usize::from(unit.text_chars))
+            .collect()
     };
     if !text.is_empty() {
         let shown = format!("« {text} »");
@@ -475,16 +579,24 @@ fn draw_display_unit(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Where a panel is drawn and how many digit positions it has.
+struct PanelArea {
+    x: i32,
+    y: i32,
+    w: i32,
+    digits: u8,
+}
+
 fn draw_panel(
     canvas: &mut Canvas,
     label: &str,
     panel: &Panel,
+    time: &str,
     shown: bool,
-    x: i32,
-    y: i32,
-    w: i32,
+    area: PanelArea,
     scale: Scale,
 ) {
+    let PanelArea { x, y, w, digits } = area;
     let running = panel.icons.contains(Icons::RUNNING);
     let mut column = canvas.text(
         x + 1,
@@ -508,8 +620,8 @@ fn draw_panel(
             Tone::Normal,
         );
     }
-    let time = if shown && !panel.time.as_str().is_empty() {
-        panel.time.as_str()
+    let time = if shown && !time.is_empty() {
+        time
     } else {
         "-:--"
     };
@@ -521,8 +633,13 @@ fn draw_panel(
     } else {
         Tone::LedIdle
     };
-    let time_w = time_width(time, scale);
-    let tx = x + ((w - time_w) / 2).max(1);
+    // Right-aligned in the block the panel's digit positions take, as an
+    // LED panel does: digits keep their place when the text gets shorter.
+    let block_w = time_width(full_time(digits), scale)
+        .min(w - 2)
+        .max(time_width(time, scale).min(w - 2));
+    let block_x = x + ((w - block_w) / 2).max(1);
+    let tx = block_x + block_w - time_width(time, scale);
     draw_time(canvas, tx, digits_y, time, scale, tone);
     let icons_y = digits_y + scale.digit_rows() + if scale == Scale::Text { 0 } else { 1 };
     let mut ix = x + 1;
@@ -595,7 +712,11 @@ fn draw_buttons_unit(canvas: &mut Canvas, unit: &UnitSnapshot, x: i32, y: i32, w
         } else {
             ""
         }
-    );
+    ) + if unit.low_power {
+        "  ▾ battery low"
+    } else {
+        ""
+    };
     canvas.text(
         x + 2,
         y + 2,
@@ -611,7 +732,7 @@ fn draw_buttons_unit(canvas: &mut Canvas, unit: &UnitSnapshot, x: i32, y: i32, w
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::unit::UnitStats;
+    use crate::sim::unit::{Activity, UnitStats};
     use chessclock_protocol::{Leds, Text};
 
     fn unit(name: &str, kind: UnitKind) -> UnitSnapshot {
@@ -620,7 +741,10 @@ mod tests {
             kind,
             serial: format!("SIM-{name}"),
             displays: 2,
+            digits: 5,
+            text_chars: 16,
             plugged: true,
+            low_power: false,
             pty: Some("/dev/pts/7".into()),
             link: Some(format!("/tmp/cc/{name}").into()),
             link_state: LinkState::Up,
@@ -631,6 +755,7 @@ mod tests {
             unacked: 0,
             stats: UnitStats::default(),
             faults_active: false,
+            recent: Vec::new(),
         }
     }
 
@@ -639,6 +764,16 @@ mod tests {
         assert_eq!(time_width("1:29:59", Scale::Big), 5 * 6 + 2 * 2 + 6);
         assert_eq!(time_width("0:19.7", Scale::Narrow), 4 * 3 + 2 + 5);
         assert_eq!(time_width("4:59", Scale::Text), 4);
+    }
+
+    #[test]
+    fn times_fit_the_panel_positions_like_the_spec_says() {
+        assert_eq!(fit_time("1:29:59", 5), "1:29:59");
+        assert_eq!(fit_time("1:29:59", 4), "29:59");
+        assert_eq!(fit_time("0:19.7", 4), "0:19.7");
+        assert_eq!(fit_time("12:34:56", 5), "2:34:56");
+        assert_eq!(fit_time("4:59", 0), "4:59");
+        assert_eq!(fit_time("", 5), "");
     }
 
     #[test]
@@ -668,6 +803,18 @@ mod tests {
         let mut buttons = unit("buttons", UnitKind::Buttons);
         buttons.leds.left = true;
         buttons.unacked = 2;
+        buttons.recent = vec![
+            Activity {
+                at_us: 2_500_000,
+                text: "ACK event 4 (sent 1×)".into(),
+                count: 1,
+            },
+            Activity {
+                at_us: 1_500_000,
+                text: "bad frame from host (bad-crc)".into(),
+                count: 3,
+            },
+        ];
         let status = ViewStatus {
             message: "left pressed".into(),
             ..ViewStatus::default()
@@ -687,6 +834,13 @@ mod tests {
         assert!(text.contains("[ ○ RIGHT ]"), "{text}");
         assert!(text.contains("unacked 2"), "{text}");
         assert!(text.contains("left pressed"), "{text}");
+        let older = text
+            .find("    1.500 s  buttons  bad frame from host (bad-crc)  ×3")
+            .expect(&text);
+        let newer = text
+            .find("    2.500 s  buttons  ACK event 4 (sent 1×)")
+            .expect(&text);
+        assert!(older < newer, "oldest first");
         // Big digits: the `1` of 1:29:59 begins with a 2-column pixel, rows
         // of 2-column pixels follow; the left (running) side is lit.
         let big_rows = text.lines().filter(|l| l.contains("██████")).count();
@@ -750,15 +904,18 @@ mod tests {
     fn any_size_renders_without_panic() {
         let mut display = unit("display", UnitKind::Display);
         display.display = Some(DisplayState::default());
-        let units = [
-            display,
-            unit("buttons", UnitKind::Buttons),
-            unit("both", UnitKind::Combined),
-        ];
+        let mut buttons = unit("buttons", UnitKind::Buttons);
+        buttons.recent = vec![Activity {
+            at_us: -5,
+            text: "é".repeat(500),
+            count: 9,
+        }];
+        let units = [display, buttons, unit("both", UnitKind::Combined)];
         let status = ViewStatus {
             message: "x".repeat(300),
             script: Some("step 1/2".into()),
             now_us: 0,
+            origin_us: 0,
         };
         for width in [0u16, 1, 2, 3, 5, 10, 40, 80, 200] {
             for height in [0u16, 1, 2, 3, 7, 24, 60] {

@@ -42,6 +42,8 @@ impl Host {
             .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
             .open(path)
             .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()));
+        // As the daemon does: forget what the device wrote before we came.
+        let _ = nix::sys::termios::tcflush(port.as_fd(), nix::sys::termios::FlushArg::TCIFLUSH);
         Host {
             port,
             accumulator: Accumulator::new(),

@@ -1,0 +1,565 @@
+//! End to end: the real `chessclockd` binary with simulated button and
+//! display units on PTYs (the `sim` library, in this process), a private
+//! dbus-daemon, and the D-Bus client proxies. Serialised (PTYs, buses);
+//! every wait has a deadline and waits for a condition, never a guess.
+//!
+//! Press instants are compared with the simulator's press instants (both on
+//! CLOCK_MONOTONIC): within 1 ms, however late the frame arrived.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::{Button, Icons};
+use chessclockd::clock::monotonic_now_us;
+use chessclockd::dbus::client::BoardProxy;
+use chessclockd::engine::{Micros, MS, SECOND};
+use chessclockd::sim::{spawn_units, Direction, LinkState, SimHandle, SimOptions, SimUnits};
+use serde_json::Value;
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Bus {
+    address: String,
+    child: Child,
+}
+
+impl Bus {
+    fn start(dir: &Path) -> Bus {
+        let mut child = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is installed");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("bus address");
+        Bus {
+            address: line.trim().to_owned(),
+            child,
+        }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Daemon {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Daemon {
+    fn spawn(config: &Path, bus: &Bus, stderr: PathBuf) -> Daemon {
+        let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
+            .arg("--config")
+            .arg(config)
+            .arg("--session")
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .env("RUST_LOG", "info")
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("spawn chessclockd");
+        Daemon { child, stderr }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn terminate(mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!(
+            "chessclockd still running 5 s after SIGTERM:\n{}",
+            self.log()
+        );
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Everything one test needs.
+struct Setup {
+    dir: tempfile::TempDir,
+    bus: Bus,
+    units: Option<SimUnits>,
+    sim: SimHandle,
+    config: PathBuf,
+}
+
+impl Setup {
+    fn new(control: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let bus = Bus::start(dir.path());
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
+        }
+        let units = spawn_units(&options).expect("simulated units");
+        let sim = units.handle();
+        let state = dir.path().join("state");
+        let config = dir.path().join("chessclockd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"[daemon]
+bus = "session"
+state-dir = "{state}"
+rt-priority = 0
+mlock = false
+
+[[board]]
+id = "b1"
+control = "{control}"
+buttons = "{buttons}"
+displays = ["{display}"]
+"#,
+                state = state.display(),
+                buttons = units.path("buttons").unwrap().display(),
+                display = units.path("display").unwrap().display(),
+            ),
+        )
+        .unwrap();
+        Setup {
+            dir,
+            bus,
+            units: Some(units),
+            sim,
+            config,
+        }
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    fn daemon(&self, name: &str) -> Daemon {
+        Daemon::spawn(&self.config, &self.bus, self.dir.path().join(name))
+    }
+
+    /// Waits (blocking) for a unit's state.
+    fn wait_unit(
+        &self,
+        unit: &str,
+        timeout: Duration,
+        ready: impl Fn(&chessclockd::sim::UnitSnapshot) -> bool + Send + Sync + 'static,
+    ) -> chessclockd::sim::UnitSnapshot {
+        let sim = self.sim.clone();
+        let unit = unit.to_owned();
+        std::thread::spawn(move || sim.wait_until(&unit, timeout, ready))
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Presses now and returns the press instant; waits for its ACK
+    /// (committed to the store).
+    fn press(&self, button: Button) -> Micros {
+        let before = monotonic_now_us();
+        self.sim.press(Some("buttons"), button).unwrap();
+        let after = monotonic_now_us();
+        self.wait_unit("buttons", WAIT, |s| s.unacked == 0);
+        assert!(
+            after - before < MS,
+            "the press call itself took {} µs",
+            after - before
+        );
+        before
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(units) = self.units.take() {
+            units.shutdown();
+        }
+    }
+}
+
+struct Client {
+    board: BoardProxy<'static>,
+}
+
+impl Client {
+    /// Connects once the daemon serves the board, and its devices are linked.
+    async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
+        let connection = zbus::connection::Builder::address(bus.address.as_str())
+            .build()
+            .await
+            .unwrap();
+        let board = BoardProxy::builder(&connection)
+            .path("/org/chessclockd/ChessClock1/board/b1")
+            .build()
+            .await
+            .unwrap();
+        let client = Client { board };
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Ok(state) = client.board.state().await {
+                let state: Value = serde_json::from_str(&state).unwrap();
+                let devices = state["devices"].as_array().unwrap();
+                if devices.iter().all(|d| d["connected"] == true) {
+                    return client;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not come up with its devices linked:\n{}",
+                daemon.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn state(&self) -> Value {
+        serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
+    }
+
+    async fn history(&self) -> Value {
+        serde_json::from_str(&self.board.history().await.unwrap()).unwrap()
+    }
+
+    async fn wait_state(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let state = self.state().await;
+            if ready(&state) {
+                return state;
+            }
+            assert!(Instant::now() < deadline, "{what}: last state {state}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// `(monotonic instant, event)` of every history event of kind `kind`.
+fn events(history: &Value, epoch: Micros, kind: &str) -> Vec<(Micros, Value)> {
+    history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["do"] == kind)
+        .map(|e| (e["t_us"].as_i64().unwrap() + epoch, e.clone()))
+        .collect()
+}
+
+fn within_1ms(recorded: Micros, pressed: Micros) {
+    assert!(
+        (recorded - pressed).abs() <= MS,
+        "press recorded at {recorded} µs, pressed at {pressed} µs ({} µs apart)",
+        recorded - pressed
+    );
+}
+
+/// The device-to-host time mapping takes the smallest delay among the
+/// heartbeats seen (one every 250 ms): give it a couple of seconds of them,
+/// so one slow wake-up of a loaded machine does not set the offset.
+async fn let_clock_sync_settle() {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_game_from_start_to_flag_with_exact_times() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new("3"));
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let_clock_sync_settle().await;
+
+    client.board.start().await.unwrap();
+    let state = client.state().await;
+    let epoch = state["game_epoch_us"].as_i64().unwrap();
+    let start = events(&client.history().await, epoch, "start")[0].0;
+
+    tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_millis(700)).await;
+    let s = setup.clone();
+    let white_pressed = blocking(move || s.press(Button::Left)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let s = setup.clone();
+    let black_pressed = blocking(move || s.press(Button::Right)).await;
+
+    let history = client.history().await;
+    let presses = events(&history, epoch, "press");
+    assert_eq!(presses.len(), 2, "{history}");
+    within_1ms(presses[0].0, white_pressed);
+    within_1ms(presses[1].0, black_pressed);
+    assert_eq!(presses[0].1["side"], "white");
+    assert_eq!(presses[1].1["side"], "black");
+
+    // White has 3 s minus what it used; its flag falls exactly then.
+    let white_used = presses[0].0 - start;
+    let flag_at = presses[1].0 + 3 * SECOND - white_used;
+    let state = client
+        .wait_state("white's flag", |s| {
+            s["flags"] == serde_json::json!(["white"])
+        })
+        .await;
+    assert_eq!(state["white"]["flag_ms"], flag_at.div_euclid(MS));
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["black"]["moves"], 1);
+    assert_eq!(
+        state["black"]["used_ms"],
+        (presses[1].0 - presses[0].0).div_euclid(MS)
+    );
+
+    // The display shows White's 0:00 with the first-flag mark.
+    let shown = setup.wait_unit("display", WAIT, |s| {
+        s.display
+            .is_some_and(|d| d.left.time.as_str() == "0:00.0" && d.left.icons.contains(Icons::FLAG))
+    });
+    let shown = shown.display.unwrap();
+    assert!(shown.left.icons.contains(Icons::FIRST_FLAG));
+    assert_eq!(shown.left.moves, 1);
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_delayed_50_ms_is_accounted_at_its_true_instant() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new("60"));
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let_clock_sync_settle().await;
+    client.board.start().await.unwrap();
+    let epoch = client.state().await["game_epoch_us"].as_i64().unwrap();
+
+    setup
+        .sim
+        .delay("buttons", Duration::from_millis(50), Duration::from_secs(3))
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let s = setup.clone();
+    let pressed = blocking(move || s.press(Button::Left)).await;
+    let history = client.history().await;
+    let presses = events(&history, epoch, "press");
+    assert_eq!(presses.len(), 1);
+    within_1ms(presses[0].0, pressed);
+    let late = presses[0].1["device"]["late_us"].as_i64().unwrap();
+    assert!(late >= 45 * MS, "the frame was only {late} µs late");
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unplug_and_replug_mid_game() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new("60"));
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    client.board.start().await.unwrap();
+    let s = setup.clone();
+    blocking(move || s.press(Button::Left)).await;
+    client.board.pause().await.unwrap();
+    let before = client.state().await;
+
+    for unit in ["display", "buttons"] {
+        setup.sim.unplug(unit, None).unwrap();
+        setup.wait_unit(unit, WAIT, |s| !s.plugged);
+    }
+    client
+        .wait_state("devices seen gone", |s| {
+            s["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["connected"] == false)
+        })
+        .await;
+    for unit in ["display", "buttons"] {
+        setup.sim.replug(unit).unwrap();
+    }
+    let replugged = Instant::now();
+    // Restored within 1 s of the replug: the paused times on the display.
+    let shown = setup.wait_unit("display", Duration::from_secs(1), |s| {
+        s.plugged
+            && s.link_state == LinkState::Up
+            && s.display.is_some_and(|d| d.text.as_str() == "PAUSE")
+    });
+    assert!(replugged.elapsed() <= Duration::from_secs(1));
+    let shown = shown.display.unwrap();
+    assert!(shown.left.icons.contains(Icons::PAUSED));
+    assert_eq!(shown.left.moves, 1);
+
+    let after = client
+        .wait_state("devices back", |s| {
+            s["devices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["connected"] == true)
+        })
+        .await;
+    for side in ["white", "black"] {
+        assert_eq!(after[side], before[side], "{side}'s clock changed");
+    }
+    client.board.resume().await.unwrap();
+    assert_eq!(client.state().await["running"], "black");
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_bytes_are_counted_and_change_nothing_else() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new("60"));
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    client.board.start().await.unwrap();
+    let s = setup.clone();
+    blocking(move || s.press(Button::Left)).await;
+    client.board.pause().await.unwrap();
+    let before = client.state().await;
+
+    setup
+        .sim
+        .corrupt(
+            "buttons",
+            0.02,
+            Direction::ToHost,
+            Duration::from_millis(800),
+        )
+        .unwrap();
+    let after = client
+        .wait_state("refused frames counted", |s| {
+            s["devices"][0]["errors"].as_u64().is_some_and(|n| n > 0)
+        })
+        .await;
+    for side in ["white", "black"] {
+        assert_eq!(after[side], before[side], "{side}'s clock changed");
+    }
+    assert_eq!(after["paused"], true);
+    let history = client.history().await;
+    let epoch = after["game_epoch_us"].as_i64().unwrap();
+    assert_eq!(events(&history, epoch, "press").len(), 1);
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_game_then_restart_keeps_every_committed_press() {
+    let _serial = SERIAL.lock().await;
+    let setup = std::sync::Arc::new(Setup::new("60"));
+    let daemon = setup.daemon("daemon-1.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let_clock_sync_settle().await;
+    client.board.start().await.unwrap();
+    let epoch = client.state().await["game_epoch_us"].as_i64().unwrap();
+    let mut pressed = Vec::new();
+    for button in [Button::Left, Button::Right, Button::Left] {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let s = setup.clone();
+        pressed.push(blocking(move || s.press(button)).await);
+    }
+    let before = client.history().await;
+    daemon.kill9();
+
+    let daemon = setup.daemon("daemon-2.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let state = client.state().await;
+    assert_eq!(state["paused"], true, "{state}");
+    assert_eq!(state["running"], Value::Null);
+    assert!(state["down_time_ms"].as_i64().is_some());
+    assert_eq!(state["white"]["moves"], 2);
+    assert_eq!(state["black"]["moves"], 1);
+    let after = client.history().await;
+    let recorded = |history: &Value| -> Vec<Micros> {
+        events(history, epoch, "press")
+            .iter()
+            .map(|(t, _)| *t)
+            .collect()
+    };
+    assert_eq!(recorded(&after), recorded(&before));
+    for (recorded, pressed) in recorded(&after).into_iter().zip(pressed) {
+        within_1ms(recorded, pressed);
+    }
+    // The display tells the arbiter.
+    setup.wait_unit("display", WAIT, |s| {
+        s.display
+            .is_some_and(|d| d.text.as_str().starts_with("DOWN"))
+    });
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_database_is_kept_and_replaced() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("60");
+    std::fs::create_dir_all(setup.state_dir()).unwrap();
+    let garbage = b"not SQLite at all ".repeat(300);
+    std::fs::write(setup.state_dir().join("chessclockd.sqlite3"), &garbage).unwrap();
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let state = client.state().await;
+    assert_eq!(state["started"], false);
+    client.board.start().await.unwrap();
+    let log = daemon.log();
+    assert!(log.contains("corrupt"), "no clear error in the log:\n{log}");
+    let kept: Vec<PathBuf> = std::fs::read_dir(setup.state_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("chessclockd.sqlite3.corrupt-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), garbage);
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_reloads_the_config_for_a_board_without_a_game() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("60");
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    assert_eq!(client.state().await["control"], "60");
+    let text = std::fs::read_to_string(&setup.config).unwrap();
+    std::fs::write(
+        &setup.config,
+        text.replace("control = \"60\"", "control = \"180+2\""),
+    )
+    .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let state = client
+        .wait_state("the reloaded control", |s| s["control"] == "180+2")
+        .await;
+    assert_eq!(state["white"]["remaining_ms"], 182_000);
+    assert!(daemon.terminate().success());
+}

@@ -1,0 +1,215 @@
+//! The runtime with an electronic board: a simulated DGT board on a PTY
+//! (the `eboard` simulator) and a fake button unit. The board's move count
+//! replaces the presses (`move-count = "eboard"`), so a forgotten press does
+//! not shift the stage change; the live PGN carries the clock times.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
+use chessclockd::clock::monotonic_now_us;
+use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use chessclockd::control::{BoardEvent, Caller, Command, ControlHandle, Reply};
+use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use chessclockd::eboard::{run_sim, DgtSimOptions, SimScript};
+use chessclockd::engine::Side;
+use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+const ROOT: Caller = Caller { uid: Some(0) };
+
+struct NoDevices;
+
+impl DeviceBackend for NoDevices {
+    fn send(&self, _: &DeviceKey, _: DeviceCommand) {}
+    fn device_added(&self, _: &Path) {}
+    fn device_removed(&self, _: &Path) {}
+}
+
+async fn state(handle: &ControlHandle) -> Value {
+    match handle.call("b1", Command::State, ROOT).await.unwrap() {
+        Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+async fn wait_state(handle: &ControlHandle, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let state = state(handle).await;
+        if ready(&state) {
+            return state;
+        }
+        assert!(Instant::now() < deadline, "{what}: last state {state}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dgt");
+    let mut options = DgtSimOptions::new(SimScript::Pgn {
+        text: "1. e4 e5 2. Nf3 Nc6 *".into(),
+    });
+    options.link = Some(link.clone());
+    options.step = Duration::from_millis(20);
+    options.move_pause = Duration::from_millis(60);
+    options.start_delay = Duration::from_millis(300);
+    let sim = run_sim(options).expect("simulated DGT board");
+
+    let pgn_dir = dir.path().join("pgn");
+    std::fs::create_dir(&pgn_dir).unwrap();
+    let mut config = Config::default();
+    config.daemon.rt_priority = 0;
+    config.daemon.mlock = false;
+    config.daemon.pgn_dir = Some(pgn_dir.clone());
+    config.boards.push(BoardConfig {
+        id: "b1".into(),
+        // Two moves in a minute, then a minute more.
+        control: "2/60:60".into(),
+        buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
+        displays: vec![],
+        eboard: Some(DeviceRef::Path(link.clone())),
+        white_button: ButtonSide::Left,
+    });
+    let (inject, events_rx) = mpsc::unbounded_channel();
+    let runtime = Runtime::start(
+        config.clone(),
+        Some(dir.path().join("state")),
+        Devices::Custom {
+            backend: Box::new(NoDevices),
+            events: events_rx,
+        },
+    )
+    .unwrap();
+    let handle = runtime.handle();
+    let mut events = handle.events.subscribe();
+    let buttons = DeviceKey {
+        board: "b1".into(),
+        role: DeviceRole::Buttons,
+    };
+    inject
+        .send(DeviceEvent::Connected {
+            key: buttons.clone(),
+            hello: Hello {
+                protocol_version: 1,
+                roles: Roles::BUTTONS,
+                capabilities: Capabilities::default(),
+                vendor: Text::truncated("test"),
+                model: Text::truncated("fake"),
+                serial: Text::truncated("BTN"),
+                firmware: Text::truncated("1"),
+                boot_id: 1,
+                first_unacked_event: 0,
+            },
+            path: "/dev/fake-buttons".into(),
+        })
+        .unwrap();
+    handle.call("b1", Command::Start, ROOT).await.unwrap();
+
+    // White plays 1. e4 and 2. Nf3 on the board without ever pressing.
+    let state_now = wait_state(&handle, "four plies on the board", |s| {
+        s["eboard"]["ply"].as_u64() == Some(4)
+    })
+    .await;
+    assert_eq!(state_now["eboard"]["connected"], true);
+    assert_eq!(state_now["white"]["moves"], 0);
+
+    // White's first press: the board says it is White's 2nd move, so the
+    // second stage's minute is added now, not a move late.
+    inject
+        .send(DeviceEvent::Button {
+            key: buttons,
+            event: 1,
+            button: Button::Left,
+            pressed: true,
+            at: monotonic_now_us(),
+            arrival: monotonic_now_us(),
+        })
+        .unwrap();
+    let stage = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(BoardEvent::StageChanged {
+                side: Side::White,
+                stage,
+                ..
+            }) = events.recv().await
+            {
+                return stage;
+            }
+        }
+    })
+    .await
+    .expect("a stage change");
+    assert_eq!(stage, 2);
+    let after = state(&handle).await;
+    assert_eq!(after["white"]["moves"], 2);
+    assert_eq!(after["white"]["stage"], 2);
+    let history = match handle.call("b1", Command::History, ROOT).await.unwrap() {
+        Reply::Json(json) => serde_json::from_str::<Value>(&json).unwrap(),
+        other => panic!("unexpected {other:?}"),
+    };
+    let kinds: Vec<&str> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["do"].as_str().unwrap())
+        .filter(|kind| !kind.starts_with("board-"))
+        .collect();
+    assert_eq!(kinds, ["start", "adjust", "press"]);
+    let board_moves: Vec<&str> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["do"] == "board-move")
+        .map(|e| e["uci"].as_str().unwrap())
+        .collect();
+    assert_eq!(board_moves.last(), Some(&"b8c6"), "{board_moves:?}");
+
+    // The live PGN, by D-Bus command and on disk.
+    let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
+        Reply::Text(text) => text,
+        other => panic!("unexpected {other:?}"),
+    };
+    assert!(pgn.contains("1. e4"), "{pgn}");
+    assert!(pgn.contains("[%clk"), "{pgn}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let written = std::fs::read_to_string(pgn_dir.join("b1.pgn")).unwrap_or_default();
+        if written.contains("[%clk") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no PGN with clock times written: {written}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    runtime.shutdown().await;
+    let _ = sim.stop();
+
+    // After a restart the stored board moves rebuild the game on the board
+    // side too (the board itself is gone now).
+    let (_inject, events_rx) = mpsc::unbounded_channel();
+    let runtime = Runtime::start(
+        config,
+        Some(dir.path().join("state")),
+        Devices::Custom {
+            backend: Box::new(NoDevices),
+            events: events_rx,
+        },
+    )
+    .unwrap();
+    let handle = runtime.handle();
+    let restored = state(&handle).await;
+    assert_eq!(restored["eboard"]["ply"], 4, "{restored}");
+    assert_eq!(restored["white"]["moves"], 2);
+    let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
+        Reply::Text(text) => text,
+        other => panic!("unexpected {other:?}"),
+    };
+    assert!(pgn.contains("2. Nf3 Nc6"), "{pgn}");
+    runtime.shutdown().await;
+}
