@@ -243,6 +243,9 @@ fn targets(report: &BenchReport) -> Vec<Target> {
     out
 }
 
+/// How long a per-press delivery delay holds the unit's frames.
+const PRESS_DELAY_WINDOW: Duration = Duration::from_millis(15);
+
 /// Presses every board's running side at random gaps for `seconds`.
 /// Returns when the last press was made.
 fn press_paced(
@@ -250,6 +253,7 @@ fn press_paced(
     next_left: &mut [bool],
     seconds: f64,
     gap_ms: (u64, u64),
+    press_delay: Option<Duration>,
     rng: &mut impl Rng,
     mut on_tick: impl FnMut(),
 ) -> anyhow::Result<()> {
@@ -280,6 +284,11 @@ fn press_paced(
         } else {
             Button::Right
         };
+        if let Some(delay) = press_delay {
+            // Held: this press's first transmission only (the window ends
+            // long before the next heartbeat or retransmission is due).
+            sim.delay(&rig::buttons_unit(board), delay, PRESS_DELAY_WINDOW)?;
+        }
         sim.press(Some(&rig::buttons_unit(board)), button)?;
         next_left[board] = !next_left[board];
         // Three presses in ten think longer, so whole-second changes of a
@@ -329,6 +338,7 @@ fn run_scale(
         &mut next_left,
         options.game_seconds,
         options.press_gap_ms,
+        None,
         &mut rng,
         || {
             samples.extend(procfs::sample(pid));
@@ -345,21 +355,19 @@ fn run_scale(
         _ => return Err(anyhow!("the daemon's /proc entry could not be read")),
     };
 
-    // Injected delivery delays (the 0 ms figure comes from the steady game).
+    // Injected delivery delays, each press's frame held (the 0 ms figure
+    // comes from the steady game). A delay held on every frame for longer
+    // than the clock sync's window would move its offset estimate: that is
+    // a slow link, not a late press.
     let mut phases: Vec<(u64, i64, i64)> = vec![(0, steady_from, steady_until)];
     for &delay in options.delays_ms.iter().filter(|d| **d > 0) {
-        let sim = rig.sim();
-        let window =
-            Duration::from_secs_f64(options.delay_seconds) + Duration::from_millis(delay + 500);
-        for i in 0..boards {
-            sim.delay(&rig::buttons_unit(i), Duration::from_millis(delay), window)?;
-        }
         let from = monotonic_now_us();
         press_paced(
             &rig,
             &mut next_left,
             options.delay_seconds,
             options.press_gap_ms,
+            Some(Duration::from_millis(delay)),
             &mut rng,
             || {},
         )?;
