@@ -15,6 +15,7 @@
 //! Components talk over channels with one owner per piece of state; the
 //! contract between the D-Bus layer and the runtime is [`control`].
 
+pub mod bench;
 pub mod clock;
 pub mod config;
 pub mod control;

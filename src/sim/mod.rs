@@ -674,7 +674,7 @@ pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
             commands: command_rx,
             snapshots: snapshot_tx,
             log: log.clone(),
-            seed: seed.wrapping_add(index as u64 * 0x9E37_79B9_7F4A_7C15),
+            seed: seed.wrapping_add((index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         });
     }
     // The runtime is built, run and dropped on its own thread, so this

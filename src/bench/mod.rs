@@ -1,0 +1,22 @@
+//! Benchmarks and fault soaks of the whole daemon, as a user would run it:
+//! the real `chessclockd` binary on a private D-Bus, with simulated button
+//! and display units on PTYs ([`rig`]). [`measure`] produces the figures of
+//! BENCHMARKS.md (latency against a bare PTY round trip, accounting
+//! accuracy under injected delays, display timing, resources, scale, state
+//! store) as a JSON report with SVG plots ([`svg`]); [`soak`] survives
+//! unplugs, kill -9, line noise and malformed D-Bus calls and counts what
+//! was lost (must be nothing). Driven by the `chessclock-bench` binary and
+//! `tests/soak.rs`.
+//!
+//! Figures are measured, never asserted on time: the soak asserts only
+//! counts (lost presses, mismatches, crashes).
+
+pub mod analysis;
+pub mod floor;
+pub mod measure;
+pub mod procfs;
+pub mod report;
+pub mod rig;
+pub mod soak;
+pub mod stats;
+pub mod svg;

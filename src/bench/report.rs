@@ -1,0 +1,225 @@
+//! The bench report as files: JSON (everything), SVG plots, and the
+//! Markdown tables pasted into BENCHMARKS.md.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use super::measure::BenchReport;
+use super::soak::SoakReport;
+use super::stats::Summary;
+use super::svg::{self, Series};
+
+/// Writes `latency.svg`, `accuracy.svg` and `display.svg` into `dir`.
+pub fn write_plots(report: &BenchReport, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let names: Vec<String> = report
+        .scale
+        .iter()
+        .map(|s| format!("press→display, {} board(s)", s.boards))
+        .collect();
+    let mut series = vec![Series {
+        name: "bare PTY round trip",
+        values: &report.floor_samples,
+    }];
+    for (s, name) in report.scale.iter().zip(&names) {
+        series.push(Series {
+            name,
+            values: &s.latency_samples,
+        });
+    }
+    std::fs::write(
+        dir.join("latency.svg"),
+        svg::cdf_plot(
+            "Press-to-display latency vs. bare PTY round trip",
+            "ms",
+            &series,
+        ),
+    )?;
+    // Accuracy: one column per (boards, delay).
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    for s in &report.scale {
+        for (delay, errors) in &s.error_samples {
+            names.push(format!("{}b {delay}ms", s.boards));
+            values.push(errors.clone());
+        }
+    }
+    let series: Vec<Series> = names
+        .iter()
+        .zip(&values)
+        .map(|(name, values)| Series { name, values })
+        .collect();
+    std::fs::write(
+        dir.join("accuracy.svg"),
+        svg::strip_plot(
+            "Accounting error (accounted − true press instant) by boards and injected delay",
+            "ms",
+            1.0,
+            &series,
+        ),
+    )?;
+    let names: Vec<String> = report
+        .scale
+        .iter()
+        .map(|s| format!("{} board(s)", s.boards))
+        .collect();
+    let series: Vec<Series> = report
+        .scale
+        .iter()
+        .zip(&names)
+        .map(|(s, name)| Series {
+            name,
+            values: &s.display_samples,
+        })
+        .collect();
+    std::fs::write(
+        dir.join("display.svg"),
+        svg::cdf_plot("How late each displayed second changes", "ms late", &series),
+    )?;
+    Ok(())
+}
+
+fn row(s: &Summary, digits: usize) -> String {
+    format!(
+        "{:.d$} | {:.d$} | {:.d$} | {}",
+        s.p50,
+        s.p99,
+        s.max,
+        s.count,
+        d = digits
+    )
+}
+
+/// Markdown tables of every figure.
+pub fn markdown(report: &BenchReport) -> String {
+    let mut out = String::new();
+    let f = &report.pty_floor_ms;
+    let _ = writeln!(
+        out,
+        "Host: {}. Mode: {}.\n",
+        report.host,
+        if report.options.quick {
+            "quick"
+        } else {
+            "full"
+        }
+    );
+    let _ = writeln!(out, "| latency (ms) | p50 | p99 | max | n | ratio p50 | ratio p99 |\n|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "| bare PTY round trip | {} | 1 | 1 |", row(f, 3));
+    for s in &report.scale {
+        let _ = writeln!(
+            out,
+            "| press→display, {} board(s) | {} | {:.2} | {:.2} |",
+            s.boards,
+            row(&s.latency_ms, 3),
+            s.latency_ratio_p50,
+            s.latency_ratio_p99
+        );
+    }
+    let _ = writeln!(out, "\n| accounting error, accounted − true (ms) | delay | p50 | p99 | max | n | max abs |\n|---|---|---|---|---|---|---|");
+    for s in &report.scale {
+        for (delay, e) in &s.accounting_error_ms {
+            let abs = &s.accounting_abs_error_ms[delay];
+            let _ = writeln!(
+                out,
+                "| {} board(s) | {delay} ms | {} | {:.3} |",
+                s.boards,
+                row(e, 3),
+                abs.max
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n| display second changes, late (ms) | p50 | p99 | max | n |\n|---|---|---|---|---|"
+    );
+    for s in &report.scale {
+        let _ = writeln!(
+            out,
+            "| {} board(s) | {} |",
+            s.boards,
+            row(&s.display_late_ms, 3)
+        );
+    }
+    let _ = writeln!(out, "\n| resources over the game | seconds | presses | RSS max (MB) | VmHWM (MB) | CPU (% of a core) | wake-ups/s | threads (FIFO) | harness CPU % | unaccounted | ignored |\n|---|---|---|---|---|---|---|---|---|---|---|");
+    for s in &report.scale {
+        let r = &s.resources;
+        let _ = writeln!(
+            out,
+            "| {} board(s) | {:.1} | {} | {:.1} | {:.1} | {:.2} | {:.0} | {} ({}) | {:.1} | {} | {} |",
+            s.boards,
+            r.seconds,
+            s.presses,
+            r.rss_mb_max,
+            r.hwm_mb,
+            r.cpu_percent,
+            r.wakeups_per_second,
+            r.threads,
+            r.fifo_threads,
+            s.harness_cpu_percent,
+            s.presses_unaccounted,
+            s.presses_ignored
+        );
+    }
+    if let Some(st) = &report.store {
+        let _ = writeln!(out, "\n| state store | value |\n|---|---|");
+        let _ = writeln!(
+            out,
+            "| events committed/s, sequential D-Bus `Press()` | {:.0} |",
+            st.sequential_events_per_second
+        );
+        let _ = writeln!(
+            out,
+            "| events committed/s, 32 calls in flight | {:.0} |",
+            st.pipelined_events_per_second
+        );
+        let _ = writeln!(
+            out,
+            "| restart (kill -9) to restored {}-move game, ms | {:.1} |",
+            st.moves, st.restart_to_restored_ms
+        );
+        let _ = writeln!(
+            out,
+            "| restart to all devices reconnected, ms | {:.1} |",
+            st.restart_to_devices_ms
+        );
+        let _ = writeln!(
+            out,
+            "| events before / after restart, mismatches | {} / {} / {} |",
+            st.events_before, st.events_after, st.mismatches
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n| target | limit | measured | met |\n|---|---|---|---|"
+    );
+    for t in &report.targets {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            t.what,
+            t.limit,
+            t.measured,
+            if t.met { "yes" } else { "**no**" }
+        );
+    }
+    out
+}
+
+pub fn soak_markdown(report: &SoakReport) -> String {
+    format!(
+        "| soak | value |\n|---|---|\n| seconds | {:.1} |\n| presses sent | {} |\n| presses accounted | {} |\n| presses in unplugged windows | {} |\n| presses lost outside unplugged windows | {} |\n| unplug/replug cycles | {} |\n| line-noise windows | {} |\n| kill -9 + restart | {} |\n| state mismatches after restart | {} |\n| crashes | {} |\n| malformed D-Bus calls (accepted) | {} ({}) |\n",
+        report.seconds,
+        report.presses_sent,
+        report.presses_accounted,
+        report.presses_in_unplugged_windows,
+        report.presses_lost_outside_unplugged,
+        report.unplugs,
+        report.noise_windows,
+        report.kills,
+        report.state_mismatches,
+        report.crashes,
+        report.malformed_calls,
+        report.malformed_accepted.len()
+    )
+}

@@ -1,0 +1,198 @@
+//! `chessclock-bench`: benchmarks and fault soak of the real daemon with
+//! simulated devices (see `chessclockd::bench` and BENCHMARKS.md).
+//!
+//! ```text
+//! chessclock-bench run [--quick] [--json FILE] [--plots DIR] [--markdown FILE]
+//! chessclock-bench soak [--long | --seconds N] [--ber X] [--json FILE]
+//! ```
+//! Exit status 0 when the run completed (run) or the soak was clean (soak).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chessclockd::bench::{measure, report, rig::Binaries, soak};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "chessclock-bench",
+    version,
+    about = "Benchmarks and fault soak of chessclockd with simulated devices"
+)]
+struct Cli {
+    /// The daemon binary (default: beside this one).
+    #[arg(long, global = true)]
+    daemon: Option<PathBuf>,
+    /// The chessclockctl binary (default: beside this one).
+    #[arg(long, global = true)]
+    ctl: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Mode,
+}
+
+#[derive(Subcommand)]
+enum Mode {
+    /// Latency, accuracy, display timing, resources, scale, state store.
+    Run {
+        /// Short durations (CI, well under a minute).
+        #[arg(long)]
+        quick: bool,
+        /// Board counts to run (default 1,8,32).
+        #[arg(long, value_delimiter = ',')]
+        boards: Option<Vec<usize>>,
+        /// Seconds of steady game per board count.
+        #[arg(long)]
+        game_seconds: Option<f64>,
+        /// Do not ask for SCHED_FIFO/mlockall (the shipped config does).
+        #[arg(long)]
+        no_realtime: bool,
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Seconds between the devices connecting and the game start.
+        #[arg(long)]
+        settle_seconds: Option<f64>,
+        /// Keep each rig's temporary folder (daemon logs, simulator log).
+        #[arg(long)]
+        keep: bool,
+        /// Write the JSON report here (default: stdout).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write latency.svg, accuracy.svg, display.svg here.
+        #[arg(long)]
+        plots: Option<PathBuf>,
+        /// Write the Markdown tables here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
+    /// Unplugs, kill -9, line noise, malformed D-Bus calls; counts losses.
+    Soak {
+        /// The long soak (10 minutes, 2 boards).
+        #[arg(long)]
+        long: bool,
+        #[arg(long)]
+        seconds: Option<f64>,
+        #[arg(long)]
+        boards: Option<usize>,
+        /// Bit-error rate of the line-noise windows.
+        #[arg(long)]
+        ber: Option<f64>,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("chessclock-bench: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn write_or_print(path: Option<&PathBuf>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display())),
+        None => {
+            println!("{text}");
+            Ok(())
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let mut binaries = Binaries::beside_current_exe()?;
+    if let Some(daemon) = cli.daemon {
+        binaries.daemon = daemon;
+    }
+    if let Some(ctl) = cli.ctl {
+        binaries.ctl = ctl;
+    }
+    let mut progress = |line: &str| eprintln!("chessclock-bench: {line}");
+    match cli.command {
+        Mode::Run {
+            quick,
+            boards,
+            game_seconds,
+            no_realtime,
+            seed,
+            keep,
+            settle_seconds,
+            json,
+            plots,
+            markdown,
+        } => {
+            let mut options = if quick {
+                measure::BenchOptions::quick()
+            } else {
+                measure::BenchOptions::full()
+            };
+            if let Some(boards) = boards {
+                options.board_counts = boards;
+            }
+            if let Some(seconds) = game_seconds {
+                options.game_seconds = seconds;
+            }
+            if no_realtime {
+                options.realtime = false;
+            }
+            if let Some(seed) = seed {
+                options.seed = seed;
+            }
+            options.keep = keep;
+            if let Some(settle) = settle_seconds {
+                options.settle_seconds = settle;
+            }
+            let result = measure::run(&binaries, &options, &mut progress)?;
+            if let Some(dir) = &plots {
+                report::write_plots(&result, dir)?;
+            }
+            let tables = report::markdown(&result);
+            match &markdown {
+                Some(path) => std::fs::write(path, &tables)?,
+                None => eprintln!("{tables}"),
+            }
+            write_or_print(json.as_ref(), &serde_json::to_string_pretty(&result)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Mode::Soak {
+            long,
+            seconds,
+            boards,
+            ber,
+            seed,
+            json,
+        } => {
+            let mut options = if long {
+                soak::SoakOptions::long()
+            } else {
+                soak::SoakOptions::short()
+            };
+            if let Some(seconds) = seconds {
+                options.seconds = seconds;
+            }
+            if let Some(boards) = boards {
+                options.boards = boards.max(1);
+            }
+            if let Some(ber) = ber {
+                options.ber = ber;
+            }
+            if let Some(seed) = seed {
+                options.seed = seed;
+            }
+            let result = soak::run(&binaries, &options, &mut progress)?;
+            eprintln!("{}", report::soak_markdown(&result));
+            write_or_print(json.as_ref(), &serde_json::to_string_pretty(&result)?)?;
+            Ok(if result.clean() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
