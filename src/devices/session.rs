@@ -241,6 +241,10 @@ pub struct Session {
     config: SessionConfig,
     link: LinkState,
     sync: ClockSync,
+    /// The device boot (serial, boot id) whose clock `sync` maps: the
+    /// mapping survives a replug of the same running device and starts
+    /// afresh for any other boot.
+    sync_boot: Option<(String, u32)>,
     tx_seq: u8,
     /// Serial of the device last welcomed: the key of acknowledgements.
     serial: Option<String>,
@@ -261,6 +265,7 @@ impl Session {
             config,
             link: LinkState::Down,
             sync: ClockSync::new(),
+            sync_boot: None,
             tx_seq: 0,
             serial: None,
             records: HashMap::new(),
@@ -343,11 +348,11 @@ impl Session {
         self.outputs.drain(..).collect()
     }
 
-    /// The shell opened a port: wait for HELLO. The time mapping starts
-    /// afresh (the device may have been reset by the replug).
+    /// The shell opened a port: wait for HELLO. The time mapping is kept
+    /// only if the HELLO shows the same device boot (its clock ran on);
+    /// a reset device starts it afresh.
     pub fn link_up(&mut self, now: Micros) {
         self.end_link("link replaced".to_owned());
-        self.sync.reset();
         self.link = LinkState::AwaitingHello { since: now };
     }
 
@@ -551,7 +556,6 @@ impl Session {
                     // The device restarted within the session (a UART
                     // bridge keeps the port open across a device reset).
                     self.end_link("device restarted (HELLO with a new boot id)".to_owned());
-                    self.sync.reset();
                 }
             }
             LinkState::AwaitingHello { .. } => {}
@@ -575,6 +579,12 @@ impl Session {
         }
         self.stats.handshakes += 1;
         let serial = hello.serial.as_str().to_owned();
+        let boot = (serial.clone(), hello.boot_id);
+        if self.sync_boot.as_ref() != Some(&boot) {
+            // Another device or a new boot: its clock has another origin.
+            self.sync.reset();
+            self.sync_boot = Some(boot);
+        }
         let record = self.records.entry(serial.clone()).or_default();
         if record.filter.on_hello(&hello) {
             // A new boot: its event numbers start afresh.
@@ -1034,6 +1044,43 @@ mod tests {
         };
         recv!(s, ms(4_010), Message::Hello(rebooted) => [sent(4, welcome()), Output::Connected(rebooted)]);
         recv!(s, ms(4_020), press(0, 4_020_000) => [left(0, ms(4_020))]);
+    }
+
+    /// Regression (bench finding): the time mapping was reset on every
+    /// replug, so presses in the first second after a reconnect of the
+    /// same running device were accounted at their (late) arrival.
+    #[test]
+    fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
+        let late = |event: u16, at: Micros, arrival: Micros| Output::Button {
+            event,
+            button: Button::Left,
+            pressed: true,
+            at,
+            arrival,
+        };
+        let mut s = up_session();
+        // Device clock 0 µs = host ms(0): a prompt heartbeat sets the offset.
+        recv!(s, ms(20), heartbeat(20_000) => []);
+        s.link_down("unplugged");
+        s.drain_outputs();
+        // Replugged: same serial, same boot; the first press arrives 50 ms
+        // after it was made and is still accounted at its true instant.
+        s.link_up(ms(500));
+        let h = hello(Roles::BUTTONS, "CC0001");
+        recv!(s, ms(510), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
+        recv!(s, ms(570), press(1, 520_000) => [late(1, ms(520), ms(570))]);
+        // A rebooted device's clock has another origin: no mapping yet, so
+        // its press is accounted at arrival.
+        s.link_down("unplugged");
+        s.drain_outputs();
+        s.link_up(ms(600));
+        let rebooted = Hello {
+            boot_id: 2,
+            first_unacked_event: 0,
+            ..hello(Roles::BUTTONS, "CC0001")
+        };
+        recv!(s, ms(610), Message::Hello(rebooted) => [sent(2, welcome()), Output::Connected(rebooted)]);
+        recv!(s, ms(660), press(0, 10) => [late(0, ms(660), ms(660))]);
     }
 
     #[test]
