@@ -8,9 +8,7 @@
 //! live PGN must carry each move's `%clk` exactly as the engine has it.
 //! Serialised; every wait has a deadline and waits for a condition.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
@@ -19,75 +17,11 @@ use chessclockd::eboard::{run_sim, DgtSim, DgtSimOptions, SimScript};
 use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
+mod daemon_support;
+use daemon_support::{Bus, Daemon};
+
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(15);
-
-struct Bus {
-    address: String,
-    child: Child,
-}
-
-impl Bus {
-    fn start(dir: &Path) -> Bus {
-        let mut child = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon is installed");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("bus address");
-        Bus {
-            address: line.trim().to_owned(),
-            child,
-        }
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-struct Daemon {
-    child: Child,
-    stderr: PathBuf,
-}
-
-impl Daemon {
-    fn spawn(config: &Path, bus: &Bus, stderr: PathBuf) -> Daemon {
-        let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
-            .arg("--config")
-            .arg(config)
-            .arg("--session")
-            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
-            .env("RUST_LOG", "info")
-            .env_remove("NOTIFY_SOCKET")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .expect("spawn chessclockd");
-        Daemon { child, stderr }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Setup {
     dir: tempfile::TempDir,

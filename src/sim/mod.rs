@@ -181,12 +181,23 @@ impl SimHandle {
 
     /// Presses `button` now on `unit` (default: the first unit with buttons).
     pub fn press(&self, unit: Option<&str>, button: Button) -> Result<(), SimError> {
+        self.press_returning_instant(unit, button).map(|_| ())
+    }
+
+    /// [`SimHandle::press`], returning the press's true instant
+    /// (CLOCK_MONOTONIC µs, the instant the unit timestamps it with).
+    pub fn press_returning_instant(
+        &self,
+        unit: Option<&str>,
+        button: Button,
+    ) -> Result<i64, SimError> {
         let at_us = monotonic_now_us();
         let entry = self.buttons_unit(unit)?;
         if !entry.kind.has_buttons() {
             return Err(SimError::NoButtons(entry.name.clone()));
         }
-        self.send(entry, UnitCommand::Press { button, at_us })
+        self.send(entry, UnitCommand::Press { button, at_us })?;
+        Ok(at_us)
     }
 
     /// Pulls `unit`'s cable; plugs it back after `replug_after` if given.

@@ -1,0 +1,102 @@
+//! The real daemon and a private bus for end-to-end tests: a
+//! `dbus-daemon --session` on a socket in the test's folder, and the
+//! `chessclockd` binary on it with its log in a file. Both are killed when
+//! dropped, so a failing test leaves nothing running.
+
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Bus {
+    pub address: String,
+    child: Child,
+}
+
+impl Bus {
+    pub fn start(dir: &Path) -> Bus {
+        let mut child = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is installed");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("bus address");
+        Bus {
+            address: line.trim().to_owned(),
+            child,
+        }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub struct Daemon {
+    pub child: Child,
+    stderr: PathBuf,
+}
+
+impl Daemon {
+    pub fn spawn(config: &Path, bus: &Bus, stderr: PathBuf) -> Daemon {
+        let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
+            .arg("--config")
+            .arg(config)
+            .arg("--session")
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .env("RUST_LOG", "info")
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("spawn chessclockd");
+        Daemon { child, stderr }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!(
+            "chessclockd still running 5 s after SIGTERM:\n{}",
+            self.log()
+        );
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
