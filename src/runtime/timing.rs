@@ -1563,17 +1563,9 @@ impl Timing {
                     if key.role == DeviceRole::Buttons {
                         board.marks.buttons_lost = true;
                     }
-                    outbox.jobs.push(Job {
-                        board: key.board.clone(),
-                        events: vec![
-                            BoardEvent::DeviceChanged {
-                                board: key.board.clone(),
-                                link,
-                            },
-                            BoardEvent::StateChanged(board.snapshot(now)),
-                        ],
-                        ..Job::default()
-                    });
+                    outbox
+                        .jobs
+                        .push(device_changed_job(board, &key.board, link, now));
                 }
             }
             DeviceEvent::Refused { key, path, reason } => {
@@ -1634,17 +1626,9 @@ impl Timing {
             slot.caps = hello.capabilities;
             let link = slot.link();
             tracing::info!(board = %key.board, device = %link.name, path, serial = hello.serial.as_str(), "device connected");
-            outbox.jobs.push(Job {
-                board: key.board.clone(),
-                events: vec![
-                    BoardEvent::DeviceChanged {
-                        board: key.board.clone(),
-                        link,
-                    },
-                    BoardEvent::StateChanged(board.snapshot(now)),
-                ],
-                ..Job::default()
-            });
+            outbox
+                .jobs
+                .push(device_changed_job(board, &key.board, link, now));
         }
     }
 
@@ -1977,4 +1961,20 @@ fn report_notices(
             .iter()
             .map(|report| super::eboard::flag_report_event(&id, report)),
     );
+}
+
+/// A device's link changed: tell the control surfaces (the link itself and
+/// the board's new properties).
+fn device_changed_job(board: &Board, board_id: &str, link: DeviceLink, now: Micros) -> Job {
+    Job {
+        board: board_id.to_owned(),
+        events: vec![
+            BoardEvent::DeviceChanged {
+                board: board_id.to_owned(),
+                link,
+            },
+            BoardEvent::StateChanged(board.snapshot(now)),
+        ],
+        ..Job::default()
+    }
 }
