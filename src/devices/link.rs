@@ -269,12 +269,14 @@ impl Link {
                 .next_deadline()
                 .map(|deadline| (deadline - monotonic_now_us()).max(0) as u64);
             let mut gone: Option<String> = None;
+            let mut read_something = false;
             tokio::select! {
                 read = port.read(&mut buf) => {
                     let now = monotonic_now_us();
                     match read {
                         Ok(0) => gone = Some("port closed (end of file)".to_owned()),
                         Ok(n) => {
+                            read_something = true;
                             let mut input = &buf[..n];
                             loop {
                                 match accumulator.feed(input) {
@@ -412,6 +414,13 @@ impl Link {
                         }
                     }
                 }
+            }
+            if read_something {
+                // Let the timing loop (same thread) act on what was just
+                // read before this task reads again: with a PTY or tty, the
+                // read that finds the port empty waits for the kernel's
+                // buffer work and is not on a press's way to the display.
+                tokio::task::yield_now().await;
             }
         }
     }

@@ -112,6 +112,9 @@ pub enum DeviceCommand {
 pub struct DeviceManager {
     handle: DeviceHandle,
     tasks: Vec<JoinHandle<()>>,
+    /// The inotify watcher (it holds every link's sender, so it is stopped
+    /// first when closing).
+    watcher: Option<JoinHandle<()>>,
 }
 
 /// A cheap, cloneable, `Send + Sync` handle for sending commands and hotplug
@@ -230,13 +233,18 @@ impl DeviceManager {
             };
             tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
         }
+        let mut watcher = None;
         if options.inotify && !handle.links.is_empty() {
             watched.sort();
             watched.dedup();
             let links = handle.links.clone();
-            tasks.push(tokio::spawn(hotplug::watch(watched, links)));
+            watcher = Some(tokio::spawn(hotplug::watch(watched, links)));
         }
-        DeviceManager { handle, tasks }
+        DeviceManager {
+            handle,
+            tasks,
+            watcher,
+        }
     }
 
     /// Sends a command to a device slot (dropped, with a debug log, when the
@@ -268,8 +276,31 @@ impl DeviceManager {
     }
 }
 
+impl DeviceManager {
+    /// Ends every link after it handled the commands already sent (so the
+    /// last ACKs and display frames reach the devices), waiting at most
+    /// `limit`; links still busy then are stopped where they are.
+    pub async fn close(mut self, limit: std::time::Duration) {
+        if let Some(watcher) = self.watcher.take() {
+            watcher.abort();
+        }
+        // Dropping the senders is what tells a link to finish.
+        self.handle = DeviceHandle::default();
+        let deadline = tokio::time::Instant::now() + limit;
+        for task in &mut self.tasks {
+            if tokio::time::timeout_at(deadline, &mut *task).await.is_err() {
+                tracing::debug!("a device link did not finish in time; stopping it");
+                break;
+            }
+        }
+    }
+}
+
 impl Drop for DeviceManager {
     fn drop(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            watcher.abort();
+        }
         for task in &self.tasks {
             task.abort();
         }

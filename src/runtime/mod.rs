@@ -1,16 +1,16 @@
 //! The daemon's assembly: three owners connected by channels.
 //!
-//! * the **timing thread** ([`timing`]) owns every board's engine, asks for
-//!   SCHED_FIFO and mlockall ([`realtime`]), and sleeps with absolute
-//!   `clock_nanosleep` until exactly the next deadline;
+//! * the **timing thread** ([`timing`]) owns every board's engine and the
+//!   device links (a [`DeviceManager`] on its own current-thread tokio
+//!   runtime, so a press goes from button port to display port without
+//!   waking another thread), asks for SCHED_FIFO and mlockall
+//!   ([`realtime`]), and wakes at exactly the next deadline ([`deadline`]);
 //! * the **store thread** ([`store`]) owns SQLite: every engine input is
 //!   committed before its effect is reported (D-Bus reply, device ACK,
 //!   [`BoardEvent`](crate::control::BoardEvent) broadcast);
-//! * the **control loop** (a tokio task) owns the [`DeviceManager`] and the
+//! * the **control loop** (a tokio task on the main runtime) owns the
 //!   electronic-board tasks: it takes [`Request`]s from the D-Bus layer and
-//!   device events from the devices, forwards both to the timing thread, and
-//!   carries device commands (display frames, LEDs, ACKs, DGT commands) back
-//!   out.
+//!   forwards them to the timing thread, and carries DGT commands out.
 //!
 //! Promises: an input's effect is reported (D-Bus reply, device ACK, board
 //! event) only after its row is committed; displays change at once (they are
@@ -23,6 +23,7 @@
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
 //! the [`ControlHandle`].
 
+pub mod deadline;
 pub mod eboard;
 pub mod realtime;
 pub mod store;
@@ -33,6 +34,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
@@ -43,7 +45,7 @@ use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
 
 use self::store::Store;
-use self::timing::{Timing, TimingMsg};
+use self::timing::{Timing, TimingIo, TimingMsg};
 
 /// Where device commands go and hotplug notices come from. The real one is
 /// [`DeviceManager`]; tests may put a fake in its place.
@@ -62,6 +64,38 @@ impl DeviceBackend for DeviceManager {
     }
     fn device_removed(&self, path: &Path) {
         DeviceManager::device_removed(self, path)
+    }
+}
+
+/// The devices as the timing thread drives them.
+pub enum DeviceDriver {
+    Manager(DeviceManager),
+    Custom(Box<dyn DeviceBackend>),
+}
+
+impl DeviceDriver {
+    pub fn send(&self, key: &crate::devices::DeviceKey, command: DeviceCommand) {
+        match self {
+            DeviceDriver::Manager(manager) => manager.send(key, command),
+            DeviceDriver::Custom(backend) => backend.send(key, command),
+        }
+    }
+
+    pub fn hotplug(&self, path: &Path, added: bool) {
+        match (self, added) {
+            (DeviceDriver::Manager(manager), true) => manager.device_added(path),
+            (DeviceDriver::Manager(manager), false) => manager.device_removed(path),
+            (DeviceDriver::Custom(backend), true) => backend.device_added(path),
+            (DeviceDriver::Custom(backend), false) => backend.device_removed(path),
+        }
+    }
+
+    /// Lets every link write what it was given (the last ACKs), then
+    /// closes the ports.
+    pub async fn close(self) {
+        if let DeviceDriver::Manager(manager) = self {
+            manager.close(Duration::from_millis(500)).await;
+        }
     }
 }
 
@@ -115,7 +149,7 @@ pub fn resolve_control(config: &Config, text: &str) -> Result<(MatchControl, Set
 pub struct Runtime {
     handle: ControlHandle,
     heartbeat: Heartbeat,
-    timing: mpsc::Sender<TimingMsg>,
+    timing: tokio_mpsc::UnboundedSender<TimingMsg>,
     stop_control: Option<oneshot::Sender<()>>,
     control_task: Option<tokio::task::JoinHandle<()>>,
     timing_thread: Option<std::thread::JoinHandle<()>>,
@@ -143,7 +177,7 @@ impl Runtime {
         let (device_out, device_out_rx) = tokio_mpsc::unbounded_channel();
         let (eboard_out, eboard_out_rx) = tokio_mpsc::unbounded_channel();
         let (store_tx, store_rx) = mpsc::channel();
-        let (timing_tx, timing_rx) = mpsc::channel();
+        let (timing_tx, timing_rx) = tokio_mpsc::unbounded_channel();
         let heartbeat = Arc::new(AtomicU64::new(0));
 
         let store_thread = {
@@ -155,40 +189,71 @@ impl Runtime {
                 .context("cannot start the store thread")?
         };
 
-        let (backend, device_events): (Box<dyn DeviceBackend>, _) = match devices {
-            Devices::Manager => {
-                let (tx, rx) = tokio_mpsc::unbounded_channel();
-                let manager = DeviceManager::start(&config.boards, &config.daemon.watch_dirs, tx);
-                (Box::new(manager), rx)
-            }
-            Devices::Custom { backend, events } => (backend, events),
-        };
-
         let timing_thread = {
             let config = config.clone();
             let heartbeat = heartbeat.clone();
-            let (ready_tx, ready_rx) = mpsc::channel();
+            let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
             let thread = std::thread::Builder::new()
                 .name("chessclockd-timing".into())
                 .spawn(move || {
                     realtime::enter_realtime(config.daemon.rt_priority, config.daemon.mlock);
-                    let timing = Timing::new(
-                        config,
-                        resolve_control,
-                        stored,
-                        store_tx,
-                        device_out,
-                        eboard_out,
-                        heartbeat,
-                    );
-                    let _ = ready_tx.send(());
-                    timing.run(timing_rx);
+                    // The device links live here too (see the module docs):
+                    // one thread, one epoll, for ports, channels and the
+                    // deadline timer.
+                    let local = match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(local) => local,
+                        Err(error) => {
+                            let _ = ready_tx.send(Err(format!(
+                                "cannot build the timing thread's event loop: {error}"
+                            )));
+                            return;
+                        }
+                    };
+                    local.block_on(async move {
+                        let (devices, device_events) = match devices {
+                            Devices::Manager => {
+                                let (tx, rx) = tokio_mpsc::unbounded_channel();
+                                let manager = DeviceManager::start(
+                                    &config.boards,
+                                    &config.daemon.watch_dirs,
+                                    tx,
+                                );
+                                (DeviceDriver::Manager(manager), rx)
+                            }
+                            Devices::Custom { backend, events } => {
+                                (DeviceDriver::Custom(backend), events)
+                            }
+                        };
+                        let timing = Timing::new(
+                            config,
+                            resolve_control,
+                            stored,
+                            store_tx,
+                            device_out,
+                            eboard_out,
+                            heartbeat,
+                        );
+                        let _ = ready_tx.send(Ok(()));
+                        timing
+                            .run(TimingIo {
+                                inputs: timing_rx,
+                                device_events,
+                                device_out: device_out_rx,
+                                devices,
+                            })
+                            .await;
+                    });
                 })
                 .context("cannot start the timing thread")?;
             // The boards exist (and were restored) before any request is taken.
-            ready_rx
-                .recv()
-                .context("the timing thread failed while rebuilding the games")?;
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => anyhow::bail!(error),
+                Err(_) => anyhow::bail!("the timing thread failed while rebuilding the games"),
+            }
             thread
         };
 
@@ -197,12 +262,9 @@ impl Runtime {
         let control_task = tokio::spawn(control_loop(
             ControlInputs {
                 requests: requests_rx,
-                device_events,
-                device_out: device_out_rx,
                 eboard_out: eboard_out_rx,
                 stop: stop_rx,
             },
-            backend,
             eboards,
             timing_tx.clone(),
         ));
@@ -249,8 +311,9 @@ impl Runtime {
 
     async fn stop(&mut self) {
         // The timing thread first: it hands its last jobs to the store
-        // thread, which commits them and queues their ACKs; then the control
-        // loop, which sends every queued device command before it ends.
+        // thread, which commits them and queues their ACKs, which the timing
+        // thread gives to the device links before it closes them; then the
+        // control loop.
         let _ = self.timing.send(TimingMsg::Shutdown);
         let threads = [self.timing_thread.take(), self.store_thread.take()];
         let _ = tokio::task::spawn_blocking(move || {
@@ -284,7 +347,7 @@ impl Drop for Runtime {
 /// timing thread tagged with the board.
 fn spawn_eboards(
     config: &Config,
-    timing: &mpsc::Sender<TimingMsg>,
+    timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
 ) -> HashMap<String, crate::eboard::EboardHandle> {
     let mut handles = HashMap::new();
     for board in &config.boards {
@@ -320,61 +383,55 @@ fn spawn_eboards(
 /// What the control loop listens to.
 struct ControlInputs {
     requests: tokio_mpsc::Receiver<Request>,
-    device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
-    device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
     eboard_out: tokio_mpsc::UnboundedReceiver<(String, crate::eboard::EboardCommand)>,
     stop: oneshot::Receiver<()>,
 }
 
 async fn control_loop(
     mut inputs: ControlInputs,
-    backend: Box<dyn DeviceBackend>,
     eboards: HashMap<String, crate::eboard::EboardHandle>,
-    timing: mpsc::Sender<TimingMsg>,
+    timing: tokio_mpsc::UnboundedSender<TimingMsg>,
 ) {
     loop {
         tokio::select! {
             biased;
             _ = &mut inputs.stop => break,
-            Some((key, command)) = inputs.device_out.recv() => backend.send(&key, command),
             Some((board, command)) = inputs.eboard_out.recv() => {
                 if let Some(eboard) = eboards.get(&board) {
                     let _ = eboard.commands.send(command);
                 }
             }
-            Some(event) = inputs.device_events.recv() => {
-                if timing.send(TimingMsg::Device(event)).is_err() {
-                    break;
-                }
-            }
             Some(request) = inputs.requests.recv() => {
-                match &request.command {
-                    Command::DeviceAdded { path } => {
-                        backend.device_added(Path::new(path));
-                        let _ = request.reply.send(Ok(Reply::Done));
-                    }
-                    Command::DeviceRemoved { path } => {
-                        backend.device_removed(Path::new(path));
-                        let _ = request.reply.send(Ok(Reply::Done));
-                    }
-                    _ => {
-                        if let Err(mpsc::SendError(TimingMsg::Request(request))) =
-                            timing.send(TimingMsg::Request(request))
-                        {
-                            let _ = request.reply.send(Err(crate::control::ControlError::Internal(
-                                "the timing thread has stopped".into(),
-                            )));
-                            break;
-                        }
-                    }
+                let hotplug = match &request.command {
+                    Command::DeviceAdded { path } => Some((path.clone(), true)),
+                    Command::DeviceRemoved { path } => Some((path.clone(), false)),
+                    _ => None,
+                };
+                if let Some((path, added)) = hotplug {
+                    let message = TimingMsg::Hotplug {
+                        path: PathBuf::from(path),
+                        added,
+                    };
+                    let reply = match timing.send(message) {
+                        Ok(()) => Ok(Reply::Done),
+                        Err(_) => Err(crate::control::ControlError::Internal(
+                            "the timing thread has stopped".into(),
+                        )),
+                    };
+                    let _ = request.reply.send(reply);
+                    continue;
+                }
+                if let Err(tokio_mpsc::error::SendError(TimingMsg::Request(request))) =
+                    timing.send(TimingMsg::Request(request))
+                {
+                    let _ = request.reply.send(Err(crate::control::ControlError::Internal(
+                        "the timing thread has stopped".into(),
+                    )));
+                    break;
                 }
             }
             else => break,
         }
-    }
-    // Flush device commands already queued (final display frames, ACKs).
-    while let Ok((key, command)) = inputs.device_out.try_recv() {
-        backend.send(&key, command);
     }
     for eboard in eboards.values() {
         let _ = eboard.commands.send(crate::eboard::EboardCommand::Stop);

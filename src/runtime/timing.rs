@@ -1,11 +1,17 @@
 //! The timing thread: the one owner of every board's [`Engine`].
 //!
-//! It waits for inputs (control requests, device events) on a std channel
-//! with a timeout that ends just before the next deadline, then sleeps with
-//! an absolute `clock_nanosleep` until exactly that deadline: an engine
-//! deadline (a flag, a stage, a byo-yomi period), a display change, a
-//! scheduled start. It never blocks on I/O: the store thread commits and
-//! reports, the async side talks to the devices.
+//! The thread runs a current-thread tokio runtime that hosts, besides this
+//! loop, every device link (the button and display units' ports and their
+//! sessions). So a press travels its whole way on one thread: the button
+//! unit's port becomes readable, its link decodes the frame, this loop
+//! accounts the press, and the display link writes the new face, with no
+//! thread to wake in between (the latency floor is then the PTY or USB
+//! round trip itself). The loop waits on its inputs (control requests,
+//! device events, electronic-board events), on the store thread's ACKs and
+//! on an absolute `timerfd` ([`DeadlineTimer`]) armed for exactly the next
+//! deadline: an engine deadline (a flag, a stage, a byo-yomi period), a
+//! display change, a scheduled start. It never blocks on a commit: the store
+//! thread commits and reports; SQLite and D-Bus live on other threads.
 //!
 //! Presses from devices are accounted at the device's own timestamp (mapped
 //! to CLOCK_MONOTONIC by the device session), not at their arrival. Because a
@@ -18,12 +24,12 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
 
 use chessclock_protocol::{Button, Capabilities, DisplayState, Hello, Leds};
 use serde_json::{json, Value};
 use tokio::sync::{mpsc as tokio_mpsc, oneshot};
 
+use super::deadline::DeadlineTimer;
 use super::store::{
     DeviceOrigin, EventRow, Job, PendingReply, Record, StoreMsg, StoredEvent, StoredGame,
 };
@@ -43,9 +49,6 @@ use crate::engine::{
 
 /// How long after a deadline the engine is advanced (see the module docs).
 pub const LATE_GRACE: Micros = 100 * MS;
-/// Wake up from the channel wait this long before a deadline, then sleep
-/// absolutely until it.
-const SPIN_MARGIN: Micros = 3 * MS;
 /// Longest wait without a wake-up (the watchdog heartbeat).
 const MAX_WAIT: Micros = 500 * MS;
 /// Remembered device events per board (duplicates after a crash are acked,
@@ -64,7 +67,33 @@ pub enum TimingMsg {
     },
     /// SIGHUP: a new config for boards without a game in progress.
     Reload(Box<Config>),
+    /// A device node appeared or went away (udev via D-Bus `AddDevice`).
+    Hotplug {
+        path: std::path::PathBuf,
+        added: bool,
+    },
     Shutdown,
+}
+
+/// What the timing thread's event loop listens to and drives besides its
+/// engines: its inputs, the devices' events, the device commands queued for
+/// the devices (by the loop itself and by the store thread's ACKs), and the
+/// devices themselves.
+pub struct TimingIo {
+    pub inputs: tokio_mpsc::UnboundedReceiver<TimingMsg>,
+    pub device_events: tokio_mpsc::UnboundedReceiver<DeviceEvent>,
+    pub device_out: tokio_mpsc::UnboundedReceiver<(DeviceKey, DeviceCommand)>,
+    pub devices: super::DeviceDriver,
+}
+
+impl TimingIo {
+    /// Hands queued device commands to the device links at once (same
+    /// thread: no wake-up in between).
+    fn forward_device_commands(&mut self) {
+        while let Ok((key, command)) = self.device_out.try_recv() {
+            self.devices.send(&key, command);
+        }
+    }
 }
 
 /// Turns a control text into a match control and engine settings.
@@ -216,6 +245,9 @@ pub struct Timing {
     eboard_out: tokio_mpsc::UnboundedSender<(String, EboardCommand)>,
     heartbeat: Arc<AtomicU64>,
     lateness: super::realtime::Lateness,
+    /// Jobs for the store thread, sent after the device links had their
+    /// turn: waking the store thread is not on a press's way to the display.
+    store_jobs: Vec<Job>,
 }
 
 fn engine_error(error: EngineError) -> ControlError {
@@ -624,6 +656,7 @@ impl Timing {
             eboard_out,
             heartbeat,
             lateness: super::realtime::Lateness::default(),
+            store_jobs: Vec::new(),
         };
         let mut outbox = Outbox::default();
         let now = monotonic_now_us();
@@ -839,33 +872,54 @@ impl Timing {
         Some(board)
     }
 
-    /// The thread's body. Returns on [`TimingMsg::Shutdown`] or when the
-    /// sending side is gone.
-    pub fn run(mut self, inputs: mpsc::Receiver<TimingMsg>) {
+    /// The thread's event loop, run on the timing thread's own
+    /// current-thread tokio runtime together with the device links. Returns
+    /// on [`TimingMsg::Shutdown`] or when every sender is gone, after the
+    /// store committed what was queued and the last ACKs were handed to the
+    /// devices.
+    pub async fn run(mut self, mut io: TimingIo) {
+        let mut timer = DeadlineTimer::new();
         loop {
             self.heartbeat.fetch_add(1, Ordering::Relaxed);
             let now = monotonic_now_us();
             self.process_due(now);
+            io.forward_device_commands();
+            self.send_store_jobs();
             let deadline = self.next_wake();
             let until = deadline.map_or(now + MAX_WAIT, |d| d.min(now + MAX_WAIT));
-            if deadline.is_some_and(|d| d - now <= SPIN_MARGIN) {
-                super::realtime::sleep_until(until);
-                self.lateness.record(monotonic_now_us() - until);
-                continue;
-            }
-            let wait = (until - SPIN_MARGIN - now).max(0);
-            match inputs.recv_timeout(Duration::from_micros(wait.unsigned_abs())) {
-                Ok(TimingMsg::Shutdown) => break,
-                Ok(message) => {
+            let timed = deadline == Some(until);
+            timer.arm(until);
+            tokio::select! {
+                biased;
+                message = io.inputs.recv() => match message {
+                    None | Some(TimingMsg::Shutdown) => break,
+                    Some(TimingMsg::Hotplug { path, added }) => io.devices.hotplug(&path, added),
+                    Some(message) => {
+                        let now = monotonic_now_us();
+                        self.process_due(now);
+                        self.handle(message, now);
+                        io.forward_device_commands();
+                        tokio::task::yield_now().await;
+                    }
+                },
+                Some(event) = io.device_events.recv() => {
                     let now = monotonic_now_us();
                     self.process_due(now);
-                    self.handle(message, now);
+                    self.handle_device(event, now);
+                    // A press's display frames go out before anything else
+                    // is looked at: the links run as soon as this yields.
+                    io.forward_device_commands();
+                    tokio::task::yield_now().await;
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                // ACKs from the store thread (and commands queued above).
+                Some((key, command)) = io.device_out.recv() => io.devices.send(&key, command),
+                _ = timer.expired() => {
+                    if timed {
+                        self.lateness.record(monotonic_now_us() - until);
+                    }
+                }
             }
         }
-        let _ = self.store.send(StoreMsg::Shutdown);
         tracing::info!(
             wakeups = self.lateness.count(),
             p50_us = self.lateness.percentile_us(50),
@@ -873,6 +927,18 @@ impl Timing {
             max_us = self.lateness.max_us(),
             "timing thread done; lateness of its deadline wake-ups"
         );
+        self.send_store_jobs();
+        let Timing {
+            store, device_out, ..
+        } = self;
+        let _ = store.send(StoreMsg::Shutdown);
+        drop((store, device_out));
+        // The store thread commits what is queued, sends the ACKs of those
+        // events and exits, closing the channel.
+        while let Some((key, command)) = io.device_out.recv().await {
+            io.devices.send(&key, command);
+        }
+        io.devices.close().await;
     }
 
     /// The earliest monotonic instant something is due.
@@ -1031,7 +1097,13 @@ impl Timing {
             board,
             ..Job::default()
         });
-        for job in outbox.jobs.into_iter().chain(pgn_jobs) {
+        self.store_jobs
+            .extend(outbox.jobs.into_iter().chain(pgn_jobs));
+    }
+
+    /// Hands the queued jobs to the store thread, in order.
+    fn send_store_jobs(&mut self) {
+        for job in self.store_jobs.drain(..) {
             if self.store.send(StoreMsg::Job(Box::new(job))).is_err() {
                 tracing::error!("the store thread is gone: events are not being saved");
             }
@@ -1044,7 +1116,7 @@ impl Timing {
             TimingMsg::Device(event) => self.handle_device(event, now),
             TimingMsg::Eboard { board, event } => self.handle_eboard(&board, event, now),
             TimingMsg::Reload(config) => self.reload(*config, now),
-            TimingMsg::Shutdown => {}
+            TimingMsg::Hotplug { .. } | TimingMsg::Shutdown => {}
         }
     }
 

@@ -1,0 +1,176 @@
+//! An absolute CLOCK_MONOTONIC deadline the timing thread's event loop can
+//! wait on beside its channels and device ports.
+//!
+//! tokio's own timers round to whole milliseconds; a clock must change its
+//! display at the exact instant. A `timerfd` armed with `TFD_TIMER_ABSTIME`
+//! fires at the microsecond, through the same epoll that watches the device
+//! ports, so one thread can sleep until "a press arrives or the next
+//! deadline comes, whichever is first" with neither a spin nor a blind
+//! absolute sleep.
+//!
+//! Promises: [`DeadlineTimer::expired`] never returns before the armed
+//! instant; re-arming replaces the previous instant; it is cancel-safe (a
+//! `select!` may drop it). Should the kernel refuse a timerfd (it does not on
+//! Linux), the timer falls back to tokio's sleep with a warning: later by up
+//! to a millisecond, never earlier.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use tokio::io::unix::AsyncFd;
+
+use crate::clock::monotonic_now_us;
+use crate::engine::Micros;
+
+struct TimerFdRaw(TimerFd);
+
+impl AsRawFd for TimerFdRaw {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_fd().as_raw_fd()
+    }
+}
+
+enum Source {
+    TimerFd(AsyncFd<TimerFdRaw>),
+    Tokio,
+}
+
+/// See the module docs. Must be created inside a tokio runtime with I/O
+/// and time enabled.
+pub struct DeadlineTimer {
+    source: Source,
+    armed: Micros,
+}
+
+impl DeadlineTimer {
+    pub fn new() -> DeadlineTimer {
+        let source = match Self::timerfd() {
+            Ok(fd) => Source::TimerFd(fd),
+            Err(error) => {
+                tracing::warn!(%error, "no timerfd: deadlines are met to the millisecond only");
+                Source::Tokio
+            }
+        };
+        DeadlineTimer { source, armed: 0 }
+    }
+
+    fn timerfd() -> io::Result<AsyncFd<TimerFdRaw>> {
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        // `AsyncFd::new` is deprecated because a wrapper could hand out a
+        // different descriptor over time; `TimerFdRaw` owns its descriptor
+        // and always returns that one, the condition under which
+        // registering it is sound.
+        #[allow(deprecated)]
+        AsyncFd::new(TimerFdRaw(timer))
+    }
+
+    /// Arms the timer for monotonic instant `at` (µs), replacing any
+    /// earlier arming. A past instant fires at once.
+    pub fn arm(&mut self, at: Micros) {
+        // 0 would disarm a timerfd: the earliest real instant is 1 ns.
+        let at = at.max(1);
+        self.armed = at;
+        if let Source::TimerFd(fd) = &self.source {
+            let spec = TimeSpec::new(at / 1_000_000, (at % 1_000_000) * 1_000);
+            if let Err(error) = fd.get_ref().0.set(
+                Expiration::OneShot(spec),
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+            ) {
+                tracing::error!(%error, "cannot arm the deadline timer");
+            }
+        }
+    }
+
+    /// The instant last armed.
+    pub fn armed(&self) -> Micros {
+        self.armed
+    }
+
+    /// Waits until the armed instant has passed.
+    pub async fn expired(&self) {
+        match &self.source {
+            Source::TimerFd(fd) => loop {
+                let Ok(mut guard) = fd.readable().await else {
+                    return self.tokio_sleep().await;
+                };
+                // Readiness may be stale (the timer was re-armed since it
+                // last fired): only a successful read of the expiry count
+                // means the armed instant passed.
+                let read = guard.try_io(|inner| {
+                    let mut count = [0u8; 8];
+                    nix::unistd::read(inner.get_ref().0.as_fd(), &mut count)
+                        .map_err(io::Error::from)
+                });
+                match read {
+                    Ok(Ok(_)) => return,
+                    Ok(Err(error)) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                    Ok(Err(error)) => {
+                        tracing::error!(%error, "cannot read the deadline timer");
+                        return self.tokio_sleep().await;
+                    }
+                    Err(_would_block) => continue,
+                }
+            },
+            Source::Tokio => self.tokio_sleep().await,
+        }
+    }
+
+    async fn tokio_sleep(&self) {
+        let left = (self.armed - monotonic_now_us()).max(0);
+        // Rounded up: never before the armed instant.
+        tokio::time::sleep(std::time::Duration::from_micros(
+            left.unsigned_abs() + 1_000,
+        ))
+        .await;
+    }
+}
+
+impl Default for DeadlineTimer {
+    fn default() -> Self {
+        DeadlineTimer::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn fires_not_before_the_armed_instant_and_rearming_replaces_it() {
+        let mut timer = DeadlineTimer::new();
+        assert!(matches!(timer.source, Source::TimerFd(_)));
+        let start = monotonic_now_us();
+        timer.arm(start + 3_000);
+        timer.expired().await;
+        assert!(monotonic_now_us() >= start + 3_000);
+
+        // Armed far away, then re-armed close: the close instant wins, and
+        // the earlier expiry left no stale readiness behind.
+        timer.arm(monotonic_now_us() + 60_000_000);
+        let soon = monotonic_now_us() + 2_000;
+        timer.arm(soon);
+        assert_eq!(timer.armed(), soon);
+        tokio::time::timeout(std::time::Duration::from_secs(10), timer.expired())
+            .await
+            .expect("a re-armed timer fires at its new instant");
+        assert!(monotonic_now_us() >= soon);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_past_instant_fires_at_once_and_a_far_one_does_not() {
+        let mut timer = DeadlineTimer::new();
+        timer.arm(monotonic_now_us() - 1_000);
+        tokio::time::timeout(std::time::Duration::from_secs(10), timer.expired())
+            .await
+            .expect("a past instant fires");
+        timer.arm(monotonic_now_us() + 60_000_000);
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(20), timer.expired()).await;
+        assert!(waited.is_err(), "a timer a minute away fired early");
+    }
+}
