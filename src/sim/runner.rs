@@ -307,6 +307,7 @@ impl Runner {
         self.model.poll_transmit(now, &mut frames);
         let mut wire = [0u8; MAX_WIRE_FRAME];
         let mut out = Vec::new();
+        let mut sent = Vec::with_capacity(frames.len());
         for frame in &frames {
             let Ok(len) = encode(frame, &mut wire) else {
                 self.record(
@@ -321,20 +322,7 @@ impl Runner {
                 .faults
                 .outgoing(&wire[..len], now, &mut self.rng, &mut out);
             self.model.count_tx((out.len() - before) as u64);
-            if self.log.log_sent {
-                self.record(
-                    now,
-                    "tx",
-                    json!({
-                        "seq": frame.seq,
-                        "msg": message_json(&frame.message),
-                        "bytes": len,
-                        "flipped_bits": applied.flipped_bits,
-                        "delayed_us": applied.delayed_us,
-                        "copies": applied.copies,
-                    }),
-                );
-            }
+            sent.push((frame, len, applied));
         }
         self.held.extend(out);
         while self.held.front().is_some_and(|(at, _)| *at <= now) {
@@ -354,11 +342,58 @@ impl Runner {
                 self.writing.extend_from_slice(&bytes);
             }
         }
+        // Written at once, before any logging: a `tx` record's instant is
+        // when the frame's bytes went into the PTY (what a latency
+        // measurement starts from), not when the frame was built.
+        let written_at = self.write_now();
+        if self.log.log_sent {
+            for (frame, len, applied) in sent {
+                let at = match written_at {
+                    Some(at) if applied.delayed_us == 0 => at,
+                    _ => now,
+                };
+                self.record(
+                    at,
+                    "tx",
+                    json!({
+                        "seq": frame.seq,
+                        "msg": message_json(&frame.message),
+                        "bytes": len,
+                        "flipped_bits": applied.flipped_bits,
+                        "delayed_us": applied.delayed_us,
+                        "copies": applied.copies,
+                    }),
+                );
+            }
+        }
         let state = self.model.link_state();
         if state != self.last_link_state {
             self.record(now, "link", json!({ "state": state.name() }));
             self.activity.push(now, format!("link {}", state.name()));
             self.last_link_state = state;
+        }
+    }
+
+    /// Writes what is queued without waiting; `Some(instant)` of the write
+    /// when all of it went out (the rest, if any, waits for the port to be
+    /// writable in the main loop).
+    fn write_now(&mut self) -> Option<i64> {
+        let plug = self.plug.as_ref()?;
+        if self.writing.is_empty() {
+            return None;
+        }
+        let at = monotonic_now_us();
+        match plug.tx.try_write(&self.writing) {
+            Ok(n) => {
+                let all = n >= self.writing.len();
+                self.writing.drain(..n.min(self.writing.len()));
+                all.then_some(at)
+            }
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => None,
+            Err(error) => {
+                self.on_io_error(&error, at);
+                None
+            }
         }
     }
 
