@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chessclock_protocol::{encode, Accumulator, Feed, MAX_WIRE_FRAME};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use tokio_serial::{ClearBuffer, SerialPort, SerialPortBuilderExt, SerialStream};
 
+use super::port::Port;
 use super::session::{role_names, Output, Refusal, Session, SessionConfig};
 use super::{required_roles, DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use crate::clock::monotonic_now_us;
@@ -243,7 +242,6 @@ impl Link {
             }
         };
         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "port opened; waiting for HELLO");
-        let mut port = port;
         if matches!(self.spec.device, DeviceRef::Path(_)) {
             // SPEC 11.2: a delimiter ends whatever partial frame the device
             // may hold from before. Probed ports (`serial:`) are not written
@@ -257,7 +255,7 @@ impl Link {
     }
 
     /// Moves bytes between `port` and the session until the link ends.
-    async fn serve(&mut self, mut port: SerialStream, path: &Path) -> LinkEnd {
+    async fn serve(&mut self, port: Port, path: &Path) -> LinkEnd {
         let canonical = std::fs::canonicalize(path).ok();
         let mut accumulator = Accumulator::new();
         let mut buf = [0u8; 512];
@@ -269,14 +267,12 @@ impl Link {
                 .next_deadline()
                 .map(|deadline| (deadline - monotonic_now_us()).max(0) as u64);
             let mut gone: Option<String> = None;
-            let mut read_something = false;
             tokio::select! {
                 read = port.read(&mut buf) => {
                     let now = monotonic_now_us();
                     match read {
                         Ok(0) => gone = Some("port closed (end of file)".to_owned()),
                         Ok(n) => {
-                            read_something = true;
                             let mut input = &buf[..n];
                             loop {
                                 match accumulator.feed(input) {
@@ -375,7 +371,7 @@ impl Link {
                         }
                     }
                     Output::Refused { hello, refusal } => {
-                        return self.refused(path, &hello, &refusal, &mut port).await;
+                        return self.refused(path, &hello, &refusal, &port).await;
                     }
                     Output::HandshakeTimeout => {
                         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "no HELLO; closing the port");
@@ -414,13 +410,6 @@ impl Link {
                         }
                     }
                 }
-            }
-            if read_something {
-                // Let the timing loop (same thread) act on what was just
-                // read before this task reads again: with a PTY or tty, the
-                // read that finds the port empty waits for the kernel's
-                // buffer work and is not on a press's way to the display.
-                tokio::task::yield_now().await;
             }
         }
     }
@@ -464,7 +453,7 @@ impl Link {
         path: &Path,
         hello: &chessclock_protocol::Hello,
         refusal: &Refusal,
-        port: &mut SerialStream,
+        port: &Port,
     ) -> LinkEnd {
         // A NAK may be queued for the device: send it before closing.
         let mut wire = [0u8; MAX_WIRE_FRAME];
@@ -512,11 +501,8 @@ async fn sleep_maybe(micros: Option<u64>) {
 /// Opens a serial port exclusively, raw at 115200 8N1, with whatever
 /// arrived before the open thrown away (a PTY echoes what the device side
 /// wrote before the port was opened).
-fn open_port(path: &Path) -> Result<SerialStream, tokio_serial::Error> {
-    let mut port = tokio_serial::new(path.to_string_lossy(), 115_200).open_native_async()?;
-    port.set_exclusive(true)?;
-    port.clear(ClearBuffer::Input)?;
-    Ok(port)
+fn open_port(path: &Path) -> Result<Port, tokio_serial::Error> {
+    Port::open(path)
 }
 
 /// Whether two paths name the same device node (the same path, or both

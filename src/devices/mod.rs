@@ -26,6 +26,7 @@
 
 mod hotplug;
 mod link;
+mod port;
 pub mod session;
 
 use std::collections::HashMap;

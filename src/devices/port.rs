@@ -1,0 +1,107 @@
+//! A serial port as a device link reads and writes it: non-blocking, on the
+//! current tokio runtime's reactor, opened exclusively at 115200 8N1 with
+//! stale input discarded.
+//!
+//! Why not `tokio_serial::SerialStream`'s `AsyncRead`: after every read that
+//! returned data it reads again to learn that the port is empty, and on a
+//! tty that empty read waits for the kernel's pending buffer work. A read
+//! that filled less than the buffer has already drained the port, so here it
+//! clears the readiness instead (tokio ignores the clear if new data was
+//! signalled meanwhile, so nothing is missed): one `read` per arrival.
+
+use std::io::{self, Read, Write};
+
+use tokio::io::unix::AsyncFd;
+use tokio_serial::{ClearBuffer, SerialPort};
+
+pub(super) struct Port {
+    fd: AsyncFd<mio_serial::SerialStream>,
+}
+
+impl Port {
+    /// Opens `path` (symlinks followed). Must be called inside a tokio
+    /// runtime with I/O enabled.
+    pub fn open(path: &std::path::Path) -> Result<Port, tokio_serial::Error> {
+        let builder = tokio_serial::new(path.to_string_lossy(), 115_200);
+        let mut stream = mio_serial::SerialStream::open(&builder)?;
+        stream.set_exclusive(true)?;
+        stream.clear(ClearBuffer::Input)?;
+        // `AsyncFd::new` is deprecated because a wrapped value could hand
+        // out a different or closed descriptor over time; a
+        // `mio_serial::SerialStream` owns its descriptor and always returns
+        // that one, the condition under which registering it is sound.
+        #[allow(deprecated)]
+        let fd = AsyncFd::new(stream)?;
+        Ok(Port { fd })
+    }
+
+    /// Reads what the port holds (at least one byte; 0 means end of file).
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let mut guard = self.fd.readable().await?;
+            match guard.try_io(|inner| (&mut inner.get_ref()).read(buf)) {
+                Ok(Ok(n)) => {
+                    if n > 0 && n < buf.len() {
+                        guard.clear_ready();
+                    }
+                    return Ok(n);
+                }
+                Ok(Err(error)) => return Err(error),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, waiting for room as needed.
+    pub async fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            let mut guard = self.fd.writable().await?;
+            match guard.try_io(|inner| (&mut inner.get_ref()).write(bytes)) {
+                Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(Ok(n)) => bytes = &bytes[n..],
+                Ok(Err(error)) => return Err(error),
+                Err(_would_block) => continue,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn reads_each_arrival_once_and_writes_through_a_pty() {
+        let pair = nix::pty::openpty(None, None).unwrap();
+        let mut termios = tcgetattr(pair.slave.as_fd()).unwrap();
+        cfmakeraw(&mut termios);
+        tcsetattr(pair.slave.as_fd(), SetArg::TCSANOW, &termios).unwrap();
+        let slave_path = nix::unistd::ttyname(pair.slave.as_fd()).unwrap();
+        let port = Port::open(&slave_path).unwrap();
+        let mut master = std::fs::File::from(pair.master);
+
+        let mut buf = [0u8; 64];
+        for round in 0..3u8 {
+            master.write_all(&[round, 1, 2, 3]).unwrap();
+            let n = tokio::time::timeout(std::time::Duration::from_secs(5), port.read(&mut buf))
+                .await
+                .expect("the bytes written arrive")
+                .unwrap();
+            assert_eq!(&buf[..n], &[round, 1, 2, 3]);
+        }
+        // Readiness was cleared after the short read: nothing more is
+        // reported until more arrives.
+        let idle =
+            tokio::time::timeout(std::time::Duration::from_millis(50), port.read(&mut buf)).await;
+        assert!(idle.is_err(), "a read returned with nothing written");
+
+        port.write_all(b"hello").await.unwrap();
+        let mut back = [0u8; 5];
+        master.read_exact(&mut back).unwrap();
+        assert_eq!(&back, b"hello");
+    }
+}
