@@ -8,7 +8,7 @@
 //!   (notation), [`display`] (what a display shows at an instant),
 //!   [`devices::session`] (one serial device's protocol state machine),
 //!   [`eboard`] (DGT board protocol and move detection);
-//! * the shell that does I/O: [`runtime`] (timing thread, store, device tasks),
+//! * the shell that does I/O: [`runtime`] (timing thread with the device links, store),
 //!   [`dbus`] (the D-Bus API), [`ctl`] (the `chessclockctl` CLI), [`sim`]
 //!   (simulated hardware on PTYs).
 //!

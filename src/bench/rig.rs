@@ -272,7 +272,10 @@ impl Rig {
             .arg("--config")
             .arg(&self.config_path)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus.address)
-            .env("RUST_LOG", "warn")
+            .env(
+                "RUST_LOG",
+                std::env::var("CHESSCLOCK_BENCH_DAEMON_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .env_remove("NOTIFY_SOCKET")
             .env_remove("WATCHDOG_USEC")
             .stdin(Stdio::null())

@@ -511,6 +511,32 @@ impl Store {
         Ok(())
     }
 
+    /// Opens a transaction for a group of writes ([`Store::commit`] ends
+    /// it). It takes the write lock at once, so the commit cannot fail for
+    /// a lock.
+    pub fn begin(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    /// Commits what was written since [`Store::begin`] (durable when this
+    /// returns Ok: WAL with `synchronous=FULL`).
+    pub fn commit(&mut self) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("COMMIT")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    /// Abandons the open transaction, if any.
+    pub fn rollback(&mut self) {
+        if !self.conn.is_autocommit() {
+            if let Err(error) = self.conn.execute_batch("ROLLBACK") {
+                tracing::error!(%error, "rollback failed");
+            }
+        }
+    }
+
     /// Records that every running game was alive at monotonic `mono_now`.
     pub fn checkpoint(&mut self, mono_now: Micros, wall_now: i64) -> Result<(), StoreError> {
         let transaction = self
@@ -558,9 +584,14 @@ pub fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
     })
 }
 
-/// The store thread's loop: commit each job, then report it. Writes an alive
-/// checkpoint every second. Returns when told to shut down or when every
-/// sender is gone.
+/// Most jobs committed in one transaction.
+const MAX_BATCH: usize = 256;
+
+/// The store thread's loop: commit jobs, then report them. Jobs already
+/// waiting when one arrives are committed with it in one transaction (group
+/// commit: one fsync for all of them), then reported in order. Writes an
+/// alive checkpoint every second. Returns when told to shut down or when
+/// every sender is gone, after committing what was queued before.
 pub fn run_store_thread(
     mut store: Store,
     jobs: mpsc::Receiver<StoreMsg>,
@@ -571,16 +602,32 @@ pub fn run_store_thread(
     let mut last_checkpoint = std::time::Instant::now();
     loop {
         let wait = CHECKPOINT.saturating_sub(last_checkpoint.elapsed());
+        let mut stop = false;
         match jobs.recv_timeout(wait) {
-            Ok(StoreMsg::Job(job)) => handle_job(&mut store, *job, &device_out, &events),
-            Ok(StoreMsg::Shutdown) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-                if let Err(error) = store.checkpoint(monotonic_now_us(), wall_now_us()) {
-                    tracing::error!(%error, "final checkpoint failed");
+            Ok(StoreMsg::Job(job)) => {
+                let mut batch = vec![*job];
+                while batch.len() < MAX_BATCH {
+                    match jobs.try_recv() {
+                        Ok(StoreMsg::Job(job)) => batch.push(*job),
+                        Ok(StoreMsg::Shutdown) => {
+                            stop = true;
+                            break;
+                        }
+                        // Gone senders are seen by the next recv.
+                        Err(_) => break,
+                    }
                 }
-                tracing::debug!("store thread done");
-                return;
+                handle_batch(&mut store, batch, &device_out, &events);
             }
+            Ok(StoreMsg::Shutdown) | Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if stop {
+            if let Err(error) = store.checkpoint(monotonic_now_us(), wall_now_us()) {
+                tracing::error!(%error, "final checkpoint failed");
+            }
+            tracing::debug!("store thread done");
+            return;
         }
         if last_checkpoint.elapsed() >= CHECKPOINT {
             last_checkpoint = std::time::Instant::now();
@@ -591,19 +638,62 @@ pub fn run_store_thread(
     }
 }
 
-fn handle_job(
+/// Commits `batch` in one transaction, then reports each job in order.
+fn handle_batch(
     store: &mut Store,
-    job: Job,
+    batch: Vec<Job>,
     device_out: &tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
     events: &broadcast::Sender<BoardEvent>,
 ) {
-    let mut committed = true;
+    // Without a transaction (it could not begin) each write commits on
+    // its own: slower, equally safe.
+    let in_transaction = match store.begin() {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(%error, "cannot begin a transaction; committing one by one");
+            false
+        }
+    };
+    let mut written: Vec<bool> = batch.iter().map(|job| write_job(store, job)).collect();
+    if in_transaction {
+        if let Err(error) = store.commit() {
+            tracing::error!(%error, jobs = batch.len(), "could not commit the events");
+            store.rollback();
+            written.iter_mut().for_each(|w| *w = false);
+        }
+    }
+    for (job, committed) in batch.into_iter().zip(written) {
+        report_job(store, job, committed, device_out, events);
+    }
+}
+
+/// Writes what `job` records; `false` when its event could not be written.
+fn write_job(store: &mut Store, job: &Job) -> bool {
+    let mut written = true;
     if let Some(record) = &job.record {
         if let Err(error) = store.write(&job.board, record) {
-            committed = false;
+            written = false;
             tracing::error!(board = %job.board, %error, "could not commit an event");
         }
     }
+    for event in &job.events {
+        if let BoardEvent::StateChanged(snapshot) = event {
+            if let Err(error) = store.set_running(&snapshot.board, snapshot.running.is_some()) {
+                tracing::error!(board = %snapshot.board, %error, "alive checkpoint failed");
+            }
+        }
+    }
+    written
+}
+
+/// Replies, acknowledges and broadcasts `job` once its commit is known.
+fn report_job(
+    store: &Store,
+    job: Job,
+    committed: bool,
+    device_out: &tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
+    events: &broadcast::Sender<BoardEvent>,
+) {
     if let Some((reply, answer)) = job.reply {
         let answer = if committed {
             answer
@@ -618,13 +708,6 @@ fn handle_job(
     if let Some((key, event)) = job.ack {
         if committed {
             let _ = device_out.send((key, DeviceCommand::Ack { event }));
-        }
-    }
-    for event in &job.events {
-        if let BoardEvent::StateChanged(snapshot) = event {
-            if let Err(error) = store.set_running(&snapshot.board, snapshot.running.is_some()) {
-                tracing::error!(board = %snapshot.board, %error, "alive checkpoint failed");
-            }
         }
     }
     for event in job.events {
@@ -783,5 +866,63 @@ mod tests {
         let (_, games) = Store::open_or_recover(dir.path());
         assert_eq!(games[0].alive_offset_us, 5_000);
         assert_eq!(games[0].alive_wall_us, 43);
+    }
+
+    #[test]
+    fn queued_jobs_are_committed_together_and_reported_in_order() {
+        use crate::devices::DeviceRole;
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open_or_recover(dir.path());
+        let (jobs_tx, jobs_rx) = mpsc::channel();
+        let (device_out, mut acks) = tokio_mpsc::unbounded_channel();
+        let (events, _) = broadcast::channel(16);
+        let key = DeviceKey::new("b", DeviceRole::Buttons);
+        let new_game = Record::NewGame {
+            control: "300".into(),
+            settings: Settings::default(),
+            epoch: 0,
+            caller_uid: None,
+            wall_us: 0,
+        };
+        let mut replies = Vec::new();
+        let mut job = |board: &str, record: Record, ack: u16| {
+            let (reply, answer) = oneshot::channel();
+            replies.push(answer);
+            Job {
+                board: board.into(),
+                record: Some(record),
+                reply: Some((reply, Ok(Reply::Done))),
+                ack: Some((key.clone(), ack)),
+                ..Job::default()
+            }
+        };
+        // All queued before the thread starts: one batch. The third writes
+        // into a board without a game and fails alone.
+        let queued = vec![
+            job("b", new_game, 1),
+            job("b", press(1_000, Side::White), 2),
+            job("nogame", press(1_500, Side::Black), 3),
+            job("b", press(2_000, Side::Black), 4),
+        ];
+        for job in queued {
+            jobs_tx.send(StoreMsg::Job(Box::new(job))).unwrap();
+        }
+        jobs_tx.send(StoreMsg::Shutdown).unwrap();
+        run_store_thread(store, jobs_rx, device_out, events);
+
+        let answers: Vec<bool> = replies
+            .into_iter()
+            .map(|mut answer| answer.try_recv().unwrap().is_ok())
+            .collect();
+        assert_eq!(answers, [true, true, false, true]);
+        let mut acked = Vec::new();
+        while let Ok((_, DeviceCommand::Ack { event })) = acks.try_recv() {
+            acked.push(event);
+        }
+        assert_eq!(acked, [1, 2, 4], "only committed events are acknowledged, in order");
+        let (_, games) = Store::open_or_recover(dir.path());
+        assert_eq!(games.len(), 1);
+        let offsets: Vec<Micros> = games[0].events.iter().map(|e| e.offset_us).collect();
+        assert_eq!(offsets, [1_000, 2_000]);
     }
 }
