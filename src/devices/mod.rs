@@ -1,7 +1,10 @@
 //! Serial devices (button units, display units; DGT boards live in
 //! [`crate::eboard`]): discovery, one task per port, reconnect with back-off,
 //! hotplug. Each port's protocol logic is the pure state machine in
-//! [`session`]; the tasks here only move bytes and instants.
+//! [`session`]; the tasks here only move bytes and instants. The daemon runs
+//! them on its timing thread's own tokio runtime (see [`crate::runtime`]),
+//! so a port read costs one `read` per arrival (`port.rs`) and a press
+//! reaches the engine without a thread hand-off.
 //!
 //! Promises:
 //! * one task per distinct configured device (a combined unit named both as

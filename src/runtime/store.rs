@@ -919,7 +919,11 @@ mod tests {
         while let Ok((_, DeviceCommand::Ack { event })) = acks.try_recv() {
             acked.push(event);
         }
-        assert_eq!(acked, [1, 2, 4], "only committed events are acknowledged, in order");
+        assert_eq!(
+            acked,
+            [1, 2, 4],
+            "only committed events are acknowledged, in order"
+        );
         let (_, games) = Store::open_or_recover(dir.path());
         assert_eq!(games.len(), 1);
         let offsets: Vec<Micros> = games[0].events.iter().map(|e| e.offset_us).collect();
