@@ -891,6 +891,17 @@ impl Timing {
             timer.arm(until);
             tokio::select! {
                 biased;
+                // Device events first: a press that arrived before a request
+                // is accounted before the request sees the board.
+                Some(event) = io.device_events.recv() => {
+                    let now = monotonic_now_us();
+                    self.process_due(now);
+                    self.handle_device(event, now);
+                    // A press's display frames go out before anything else
+                    // is looked at: the links run as soon as this yields.
+                    io.forward_device_commands();
+                    tokio::task::yield_now().await;
+                }
                 message = io.inputs.recv() => match message {
                     None | Some(TimingMsg::Shutdown) => break,
                     Some(TimingMsg::Hotplug { path, added }) => io.devices.hotplug(&path, added),
@@ -902,15 +913,6 @@ impl Timing {
                         tokio::task::yield_now().await;
                     }
                 },
-                Some(event) = io.device_events.recv() => {
-                    let now = monotonic_now_us();
-                    self.process_due(now);
-                    self.handle_device(event, now);
-                    // A press's display frames go out before anything else
-                    // is looked at: the links run as soon as this yields.
-                    io.forward_device_commands();
-                    tokio::task::yield_now().await;
-                }
                 // ACKs from the store thread (and commands queued above).
                 Some((key, command)) = io.device_out.recv() => io.devices.send(&key, command),
                 _ = timer.expired() => {
