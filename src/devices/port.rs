@@ -19,13 +19,30 @@ pub(super) struct Port {
 }
 
 impl Port {
-    /// Opens `path` (symlinks followed). Must be called inside a tokio
-    /// runtime with I/O enabled.
-    pub fn open(path: &std::path::Path) -> Result<Port, tokio_serial::Error> {
-        let builder = tokio_serial::new(path.to_string_lossy(), 115_200);
-        let mut stream = mio_serial::SerialStream::open(&builder)?;
-        stream.set_exclusive(true)?;
-        stream.clear(ClearBuffer::Input)?;
+    /// Opens `path` (symlinks followed). The `open` itself and the line
+    /// set-up run on tokio's blocking pool: on a real USB tty they can take
+    /// milliseconds, and this task shares the timing thread, whose deadlines
+    /// must not wait for them. Must be called inside a tokio runtime with
+    /// I/O enabled.
+    pub async fn open(path: &std::path::Path) -> Result<Port, tokio_serial::Error> {
+        let path = path.to_owned();
+        let opened = tokio::task::spawn_blocking(move || {
+            let builder = tokio_serial::new(path.to_string_lossy(), 115_200);
+            let mut stream = mio_serial::SerialStream::open(&builder)?;
+            stream.set_exclusive(true)?;
+            stream.clear(ClearBuffer::Input)?;
+            Ok::<_, tokio_serial::Error>(stream)
+        })
+        .await;
+        let stream = match opened {
+            Ok(result) => result?,
+            Err(error) => {
+                return Err(tokio_serial::Error::new(
+                    tokio_serial::ErrorKind::Unknown,
+                    format!("the port could not be opened: {error}"),
+                ))
+            }
+        };
         // `AsyncFd::new` is deprecated because a wrapped value could hand
         // out a different or closed descriptor over time; a
         // `mio_serial::SerialStream` owns its descriptor and always returns
@@ -81,7 +98,7 @@ mod tests {
         cfmakeraw(&mut termios);
         tcsetattr(pair.slave.as_fd(), SetArg::TCSANOW, &termios).unwrap();
         let slave_path = nix::unistd::ttyname(pair.slave.as_fd()).unwrap();
-        let port = Port::open(&slave_path).unwrap();
+        let port = Port::open(&slave_path).await.unwrap();
         let mut master = std::fs::File::from(pair.master);
 
         let mut buf = [0u8; 64];

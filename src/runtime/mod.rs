@@ -246,6 +246,9 @@ impl Runtime {
                             })
                             .await;
                     });
+                    // A port `open` stuck in the kernel (blocking pool) must
+                    // not hold the daemon's exit.
+                    local.shutdown_timeout(Duration::from_secs(1));
                 })
                 .context("cannot start the timing thread")?;
             // The boards exist (and were restored) before any request is taken.
