@@ -116,11 +116,9 @@ impl Board {
         unix_time_usec: i64,
         force: bool,
     ) -> Result<(), Error> {
-        let caller = self.context.authorize(connection, header).await?;
-        validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
-        self.context
-            .ntp
-            .check_scheduled_start(self.context.require_ntp, force)
+        let caller = self
+            .context
+            .authorize_scheduled_start(connection, header, unix_time_usec, force)
             .await?;
         self.handle
             .call(

@@ -7,7 +7,6 @@ use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::{interface, Connection, ObjectPath, OwnedObjectPath};
 
-use super::board::validate_start_time;
 use super::error::Error;
 use super::{board_path, Context};
 use crate::control::{Caller, Command, ControlHandle};
@@ -102,11 +101,9 @@ impl Manager {
         #[zbus(header)] header: Header<'_>,
         #[zbus(connection)] connection: &Connection,
     ) -> Result<(), Error> {
-        let caller = self.context.authorize(connection, &header).await?;
-        validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
-        self.context
-            .ntp
-            .check_scheduled_start(self.context.require_ntp, force)
+        let caller = self
+            .context
+            .authorize_scheduled_start(connection, &header, unix_time_usec, force)
             .await?;
         self.on_all_boards(caller, || Command::StartAt {
             unix_time_us: unix_time_usec,

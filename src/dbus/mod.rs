@@ -116,6 +116,23 @@ impl Context {
         )
     }
 
+    /// The caller of a scheduled start, if allowed, once the instant is
+    /// sane and the wall clock is trusted (or `force` overrides that).
+    pub(crate) async fn authorize_scheduled_start(
+        &self,
+        connection: &Connection,
+        header: &zbus::message::Header<'_>,
+        unix_time_usec: i64,
+        force: bool,
+    ) -> Result<Caller, Error> {
+        let caller = self.authorize(connection, header).await?;
+        board::validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
+        self.ntp
+            .check_scheduled_start(self.require_ntp, force)
+            .await?;
+        Ok(caller)
+    }
+
     /// A first check of a time control before the runtime sees it.
     pub(crate) fn validate_control(&self, control: &str) -> Result<(), Error> {
         validate_control_text(&self.config, control)
