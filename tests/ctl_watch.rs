@@ -8,7 +8,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use chessclockd::control::{Caller, Command};
-use chessclockd::dbus::NtpSource;
 use chessclockd::engine::Side;
 use dbus_support::*;
 
@@ -41,14 +40,7 @@ async fn watch_draws_follows_changes_and_quits_on_q() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {
         let bus = PrivateBus::session();
-        let handle = fake_runtime(&["b1", "b2"]);
-        let _server = serve_on_bus(
-            &bus,
-            handle.clone(),
-            test_config(false),
-            NtpSource::Fixed(None),
-        )
-        .await;
+        let (handle, _server) = serve_fake(&bus, &["b1", "b2"]).await;
 
         let pty = nix::pty::openpty(None, None).expect("openpty");
         let slave = std::fs::File::from(pty.slave);
@@ -115,14 +107,7 @@ async fn watch_json_streams_a_line_per_change() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {
         let bus = PrivateBus::session();
-        let handle = fake_runtime(&["b1", "b2"]);
-        let _server = serve_on_bus(
-            &bus,
-            handle.clone(),
-            test_config(false),
-            NtpSource::Fixed(None),
-        )
-        .await;
+        let (handle, _server) = serve_fake(&bus, &["b1", "b2"]).await;
         let mut child = tokio::process::Command::new(CTL)
             .arg(format!("--address={}", bus.address))
             .args(["watch", "--json"])

@@ -10,13 +10,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::{Button, Icons};
-use chessclockd::dbus::client::BoardProxy;
 use chessclockd::engine::{Micros, MS, SECOND};
 use chessclockd::sim::{spawn_units, Direction, LinkState, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
 mod daemon_support;
-use daemon_support::{Bus, Daemon};
+use daemon_support::{devices_linked, Bus, Client, Daemon};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -115,47 +114,10 @@ impl Drop for Setup {
     }
 }
 
-struct Client {
-    board: BoardProxy<'static>,
-}
-
 impl Client {
     /// Connects once the daemon serves the board, and its devices are linked.
     async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
-        let connection = zbus::connection::Builder::address(bus.address.as_str())
-            .build()
-            .await
-            .unwrap();
-        let board = BoardProxy::builder(&connection)
-            .path("/org/chessclockd/ChessClock1/board/b1")
-            .build()
-            .await
-            .unwrap();
-        let client = Client { board };
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Ok(state) = client.board.state().await {
-                let state: Value = serde_json::from_str(&state).unwrap();
-                let devices = state["devices"].as_array().unwrap();
-                if devices.iter().all(|d| d["connected"] == true) {
-                    return client;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the daemon did not come up with its devices linked:\n{}",
-                daemon.log()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn state(&self) -> Value {
-        serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
-    }
-
-    async fn history(&self) -> Value {
-        serde_json::from_str(&self.board.history().await.unwrap()).unwrap()
+        Client::connect_when(bus, daemon, WAIT, devices_linked).await
     }
 
     async fn wait_state(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
@@ -322,15 +284,7 @@ async fn unplug_and_replug_mid_game() {
     assert!(shown.left.icons.contains(Icons::PAUSED));
     assert_eq!(shown.left.moves, 1);
 
-    let after = client
-        .wait_state("devices back", |s| {
-            s["devices"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|d| d["connected"] == true)
-        })
-        .await;
+    let after = client.wait_state("devices back", devices_linked).await;
     for side in ["white", "black"] {
         assert_eq!(after[side], before[side], "{side}'s clock changed");
     }

@@ -12,13 +12,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
-use chessclockd::dbus::client::BoardProxy;
 use chessclockd::eboard::{run_sim, DgtSim, DgtSimOptions, SimScript};
 use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
 mod daemon_support;
-use daemon_support::{Bus, Daemon};
+use daemon_support::{devices_linked, Bus, Client, Daemon};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(15);
@@ -128,46 +127,14 @@ impl Drop for Setup {
     }
 }
 
-struct Client {
-    board: BoardProxy<'static>,
-}
-
 impl Client {
     /// Connects once the daemon serves the board with all devices linked,
     /// the electronic board included.
     async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
-        let connection = zbus::connection::Builder::address(bus.address.as_str())
-            .build()
-            .await
-            .unwrap();
-        let board = BoardProxy::builder(&connection)
-            .path("/org/chessclockd/ChessClock1/board/b1")
-            .build()
-            .await
-            .unwrap();
-        let client = Client { board };
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Ok(state) = client.board.state().await {
-                let state: Value = serde_json::from_str(&state).unwrap();
-                let devices = state["devices"].as_array().unwrap();
-                if devices.iter().all(|d| d["connected"] == true)
-                    && state["eboard"]["connected"] == true
-                {
-                    return client;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the daemon did not come up with its devices linked:\n{}",
-                daemon.log()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn state(&self) -> Value {
-        serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
+        Client::connect_when(bus, daemon, WAIT, |state| {
+            devices_linked(state) && state["eboard"]["connected"] == true
+        })
+        .await
     }
 
     /// Waits until the board shows the position after `ply` half-moves

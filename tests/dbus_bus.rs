@@ -29,14 +29,7 @@ async fn signals_and_properties_changed_on_a_private_bus() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {
         let bus = PrivateBus::session();
-        let handle = fake_runtime(&["b1", "b2"]);
-        let _server = serve_on_bus(
-            &bus,
-            handle.clone(),
-            test_config(false),
-            NtpSource::Fixed(None),
-        )
-        .await;
+        let (handle, _server) = serve_fake(&bus, &["b1", "b2"]).await;
         let client = bus.connect().await;
         let dbus = zbus::fdo::DBusProxy::new(&client).await.unwrap();
         assert!(dbus
@@ -276,14 +269,7 @@ async fn busctl_and_gdbus_can_call_methods_and_read_properties() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {
         let bus = PrivateBus::session();
-        let handle = fake_runtime(&["b1"]);
-        let _server = serve_on_bus(
-            &bus,
-            handle.clone(),
-            test_config(false),
-            NtpSource::Fixed(None),
-        )
-        .await;
+        let (handle, _server) = serve_fake(&bus, &["b1"]).await;
         let address = format!("--address={}", bus.address);
         let b1 = board_path("b1");
         let busctl = |args: &[&str]| {
@@ -455,14 +441,7 @@ async fn introspection_xml_matches_the_live_objects() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {
         let bus = PrivateBus::session();
-        let handle = fake_runtime(&["b1"]);
-        let _server = serve_on_bus(
-            &bus,
-            handle.clone(),
-            test_config(false),
-            NtpSource::Fixed(None),
-        )
-        .await;
+        let (_handle, _server) = serve_fake(&bus, &["b1"]).await;
         let client = bus.connect().await;
         let mut interfaces = String::new();
         for (path, name) in [

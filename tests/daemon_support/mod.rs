@@ -100,3 +100,59 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// A D-Bus client of board `b1` of the daemon under test.
+pub struct Client {
+    pub board: chessclockd::dbus::client::BoardProxy<'static>,
+}
+
+impl Client {
+    /// Connects once the daemon serves the board and `ready` holds for its
+    /// `State()`; fails with the daemon's log after `wait`.
+    pub async fn connect_when(
+        bus: &Bus,
+        daemon: &Daemon,
+        wait: Duration,
+        ready: impl Fn(&serde_json::Value) -> bool,
+    ) -> Client {
+        let connection = zbus::connection::Builder::address(bus.address.as_str())
+            .build()
+            .await
+            .unwrap();
+        let board = chessclockd::dbus::client::BoardProxy::builder(&connection)
+            .path("/org/chessclockd/ChessClock1/board/b1")
+            .build()
+            .await
+            .unwrap();
+        let client = Client { board };
+        let deadline = Instant::now() + wait;
+        loop {
+            if let Ok(state) = client.board.state().await {
+                if ready(&serde_json::from_str(&state).unwrap()) {
+                    return client;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the daemon did not come up with its devices linked:\n{}",
+                daemon.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn state(&self) -> serde_json::Value {
+        serde_json::from_str(&self.board.state().await.unwrap()).unwrap()
+    }
+
+    pub async fn history(&self) -> serde_json::Value {
+        serde_json::from_str(&self.board.history().await.unwrap()).unwrap()
+    }
+}
+
+/// Every button and display unit of the board is linked.
+pub fn devices_linked(state: &serde_json::Value) -> bool {
+    state["devices"]
+        .as_array()
+        .is_some_and(|devices| devices.iter().all(|d| d["connected"] == true))
+}

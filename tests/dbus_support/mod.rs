@@ -497,6 +497,20 @@ pub async fn serve_on_bus(
     .expect("serve")
 }
 
+/// A fake runtime with `boards`, served on `bus` with the test config and
+/// no NTP source: what most bus tests start from.
+pub async fn serve_fake(bus: &PrivateBus, boards: &[&str]) -> (ControlHandle, zbus::Connection) {
+    let handle = fake_runtime(boards);
+    let server = serve_on_bus(
+        bus,
+        handle.clone(),
+        test_config(false),
+        chessclockd::dbus::NtpSource::Fixed(None),
+    )
+    .await;
+    (handle, server)
+}
+
 /// Runs a program with a time limit; returns (status success, stdout, stderr).
 pub async fn run(program: &str, args: &[&str]) -> (bool, String, String) {
     run_with(tokio::process::Command::new(program).args(args)).await
