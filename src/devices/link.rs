@@ -222,7 +222,7 @@ impl Link {
     /// Opens `path` and runs the session on it until it ends. `None` when
     /// the port could not be opened.
     async fn try_port(&mut self, path: &Path) -> Option<LinkEnd> {
-        let port = match open_port(path).await {
+        let port = match Port::open(path).await {
             Ok(port) => {
                 self.last_open_error = None;
                 port
@@ -501,10 +501,6 @@ async fn sleep_maybe(micros: Option<u64>) {
 /// Opens a serial port exclusively, raw at 115200 8N1, with whatever
 /// arrived before the open thrown away (a PTY echoes what the device side
 /// wrote before the port was opened).
-async fn open_port(path: &Path) -> Result<Port, tokio_serial::Error> {
-    Port::open(path).await
-}
-
 /// Whether two paths name the same device node (the same path, or both
 /// resolving to the same file).
 fn same_node(a: &Path, b: &Path) -> bool {

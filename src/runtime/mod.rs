@@ -74,19 +74,22 @@ pub enum DeviceDriver {
 }
 
 impl DeviceDriver {
-    pub fn send(&self, key: &crate::devices::DeviceKey, command: DeviceCommand) {
+    fn backend(&self) -> &dyn DeviceBackend {
         match self {
-            DeviceDriver::Manager(manager) => manager.send(key, command),
-            DeviceDriver::Custom(backend) => backend.send(key, command),
+            DeviceDriver::Manager(manager) => manager,
+            DeviceDriver::Custom(backend) => backend.as_ref(),
         }
     }
 
+    pub fn send(&self, key: &crate::devices::DeviceKey, command: DeviceCommand) {
+        self.backend().send(key, command)
+    }
+
     pub fn hotplug(&self, path: &Path, added: bool) {
-        match (self, added) {
-            (DeviceDriver::Manager(manager), true) => manager.device_added(path),
-            (DeviceDriver::Manager(manager), false) => manager.device_removed(path),
-            (DeviceDriver::Custom(backend), true) => backend.device_added(path),
-            (DeviceDriver::Custom(backend), false) => backend.device_removed(path),
+        if added {
+            self.backend().device_added(path)
+        } else {
+            self.backend().device_removed(path)
         }
     }
 

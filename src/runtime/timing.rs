@@ -879,10 +879,16 @@ impl Timing {
     /// devices.
     pub async fn run(mut self, mut io: TimingIo) {
         let mut timer = DeadlineTimer::new();
+        // Whether boards may have something due or a face to redraw: not
+        // after merely passing an ACK or a hotplug notice to the links.
+        let mut boards_touched = true;
         loop {
             self.heartbeat.fetch_add(1, Ordering::Relaxed);
             let now = monotonic_now_us();
-            self.process_due(now);
+            if boards_touched {
+                self.process_due(now);
+            }
+            boards_touched = true;
             io.forward_device_commands();
             self.send_store_jobs();
             let deadline = self.next_wake();
@@ -904,7 +910,10 @@ impl Timing {
                 }
                 message = io.inputs.recv() => match message {
                     None | Some(TimingMsg::Shutdown) => break,
-                    Some(TimingMsg::Hotplug { path, added }) => io.devices.hotplug(&path, added),
+                    Some(TimingMsg::Hotplug { path, added }) => {
+                        io.devices.hotplug(&path, added);
+                        boards_touched = false;
+                    }
                     Some(message) => {
                         let now = monotonic_now_us();
                         self.process_due(now);
@@ -914,7 +923,10 @@ impl Timing {
                     }
                 },
                 // ACKs from the store thread (and commands queued above).
-                Some((key, command)) = io.device_out.recv() => io.devices.send(&key, command),
+                Some((key, command)) = io.device_out.recv() => {
+                    io.devices.send(&key, command);
+                    boards_touched = false;
+                }
                 _ = timer.expired() => {
                     if timed {
                         self.lateness.record(monotonic_now_us() - until);
