@@ -240,14 +240,19 @@ impl Runtime {
                             heartbeat,
                         );
                         let _ = ready_tx.send(Ok(()));
-                        timing
-                            .run(TimingIo {
-                                inputs: timing_rx,
-                                device_events,
-                                device_out: device_out_rx,
-                                devices,
-                            })
-                            .await;
+                        // A task of its own, like the links, not the
+                        // runtime's main future: a link's event then wakes
+                        // it straight from the run queue, without a turn
+                        // of the I/O driver in between.
+                        let timing_loop = tokio::spawn(timing.run(TimingIo {
+                            inputs: timing_rx,
+                            device_events,
+                            device_out: device_out_rx,
+                            devices,
+                        }));
+                        if let Err(error) = timing_loop.await {
+                            tracing::error!(%error, "the timing loop failed");
+                        }
                     });
                     // A port `open` stuck in the kernel (blocking pool) must
                     // not hold the daemon's exit.

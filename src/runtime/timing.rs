@@ -235,6 +235,28 @@ struct Outbox {
     pgn: Vec<(String, std::path::PathBuf, String)>,
 }
 
+/// An input the engine took whose bookkeeping is still to do: its history
+/// row, its reports and its store job (with the reply and the ACK). A
+/// press's display frame goes out in between.
+struct Unrecorded {
+    /// The engine instant it was applied at.
+    t: Micros,
+    notices: Vec<Notice>,
+    stored: StoredEvent,
+    caller: Caller,
+    origin: Option<DeviceOrigin>,
+    /// Events to publish with it, before those of its notices.
+    events: Vec<BoardEvent>,
+    reply: Option<oneshot::Sender<Result<Reply, ControlError>>>,
+    ack: Option<(DeviceKey, u16)>,
+}
+
+/// A press applied to the engine of the board at `index`, not yet recorded.
+struct PendingPress {
+    index: usize,
+    applied: Unrecorded,
+}
+
 /// The timing thread's state.
 pub struct Timing {
     config: Config,
@@ -901,12 +923,20 @@ impl Timing {
                 // is accounted before the request sees the board.
                 Some(event) = io.device_events.recv() => {
                     let now = monotonic_now_us();
-                    self.process_due(now);
-                    self.handle_device(event, now);
+                    // Whatever fell due before the event is applied first
+                    // (a flag before a late press); usually nothing has.
+                    if deadline.is_some_and(|due| due <= now) {
+                        self.process_due(now);
+                    }
+                    let press = self.handle_device(event, now);
                     // A press's display frames go out before anything else
-                    // is looked at: the links run as soon as this yields.
+                    // is done, its recording included: the links run as
+                    // soon as this yields.
                     io.forward_device_commands();
                     tokio::task::yield_now().await;
+                    if let Some(press) = press {
+                        self.record_press(press, monotonic_now_us());
+                    }
                 }
                 message = io.inputs.recv() => match message {
                     None | Some(TimingMsg::Shutdown) => break,
@@ -1037,6 +1067,7 @@ impl Timing {
                     board.floor = to;
                     if !notices.is_empty() {
                         let mut events = Vec::new();
+                        apply_marks(board, &notices);
                         report_notices(&self.config, board, &notices, &mut events, &mut outbox);
                         events.push(BoardEvent::StateChanged(board.snapshot(now)));
                         outbox.jobs.push(Job {
@@ -1127,7 +1158,11 @@ impl Timing {
     fn handle(&mut self, message: TimingMsg, now: Micros) {
         match message {
             TimingMsg::Request(request) => self.handle_request(request, now),
-            TimingMsg::Device(event) => self.handle_device(event, now),
+            TimingMsg::Device(event) => {
+                if let Some(press) = self.handle_device(event, now) {
+                    self.record_press(press, now);
+                }
+            }
             TimingMsg::Eboard { board, event } => self.handle_eboard(&board, event, now),
             TimingMsg::Reload(config) => self.reload(*config, now),
             TimingMsg::Hotplug { .. } | TimingMsg::Shutdown => {}
@@ -1154,24 +1189,72 @@ impl Timing {
         reply: Option<oneshot::Sender<Result<Reply, ControlError>>>,
         ack: Option<(DeviceKey, u16)>,
     ) {
-        let t = t.max(board.floor);
+        let unrecorded = Unrecorded {
+            t,
+            notices: Vec::new(),
+            stored,
+            caller,
+            origin,
+            events: std::mem::take(events),
+            reply,
+            ack,
+        };
+        if let Some(applied) = Self::apply_to_engine(config, board, input, unrecorded, outbox) {
+            Self::record(config, board, applied, outbox);
+        }
+    }
+
+    /// The first half of [`Self::apply_input`]: the engine takes the input
+    /// (and the marks the display shows follow its notices). Returns what is
+    /// left to record, or `None` when the engine refused the input (the
+    /// refusal is then queued as the reply and the ACK).
+    fn apply_to_engine(
+        config: &Config,
+        board: &mut Board,
+        input: Input,
+        mut unrecorded: Unrecorded,
+        outbox: &mut Outbox,
+    ) -> Option<Unrecorded> {
+        let t = unrecorded.t.max(board.floor);
         if let Input::Press(side) = input {
             Self::count_from_eboard(config, board, t, side, outbox);
         }
-        let notices = match board.engine.apply(t, input) {
-            Ok(notices) => notices,
+        match board.engine.apply(t, input) {
+            Ok(notices) => {
+                board.floor = t;
+                apply_marks(board, &notices);
+                unrecorded.t = t;
+                unrecorded.notices = notices;
+                Some(unrecorded)
+            }
             Err(error) => {
                 tracing::warn!(board = %board.id(), %error, ?input, "the engine refused an input");
                 outbox.jobs.push(Job {
                     board: board.id().to_owned(),
-                    reply: reply.map(|r| (r, Err(engine_error(error)))),
-                    ack,
+                    reply: unrecorded.reply.map(|r| (r, Err(engine_error(error)))),
+                    ack: unrecorded.ack,
                     ..Job::default()
                 });
-                return;
+                None
             }
-        };
-        board.floor = t;
+        }
+    }
+
+    /// The second half of [`Self::apply_input`]: the history row, the
+    /// reports of the notices, and the store job carrying the reply and the
+    /// ACK. Nothing here changes what the displays show, except an
+    /// electronic board's verdict after a flag.
+    fn record(config: &Config, board: &mut Board, applied: Unrecorded, outbox: &mut Outbox) {
+        let Unrecorded {
+            t,
+            notices,
+            stored,
+            caller,
+            origin,
+            mut events,
+            reply,
+            ack,
+        } = applied;
         if let Some(origin) = &origin {
             board.remember(origin);
         }
@@ -1191,14 +1274,14 @@ impl Timing {
         };
         board.log_entry(row.clone(), &notices);
         let mono = t + board.epoch;
-        report_notices(config, board, &notices, events, outbox);
+        report_notices(config, board, &notices, &mut events, outbox);
         events.push(BoardEvent::StateChanged(board.snapshot(mono)));
         outbox.jobs.push(Job {
             board: board.id().to_owned(),
             record: Some(Record::Event(row)),
             reply: reply.map(|r| (r, answer)),
             ack,
-            events: std::mem::take(events),
+            events,
             pgn: None,
         });
     }
@@ -1623,7 +1706,10 @@ impl Timing {
         }
     }
 
-    fn handle_device(&mut self, event: DeviceEvent, now: Micros) {
+    /// Handles a device event. A press is applied to the engine and the
+    /// displays' frames are queued, but its recording is returned, to be
+    /// done once the links wrote those frames ([`Self::record_press`]).
+    fn handle_device(&mut self, event: DeviceEvent, now: Micros) -> Option<PendingPress> {
         let mut outbox = Outbox::default();
         let key = match &event {
             DeviceEvent::Connected { key, .. }
@@ -1634,8 +1720,9 @@ impl Timing {
         };
         let Some(index) = self.board_index(&key.board) else {
             tracing::warn!(board = %key.board, "an event from a device of an unknown board");
-            return;
+            return None;
         };
+        let mut press = None;
         match event {
             DeviceEvent::Connected { key, hello, path } => {
                 self.connected(index, &key, &hello, &path, now, &mut outbox)
@@ -1673,9 +1760,25 @@ impl Timing {
                 pressed,
                 at,
                 arrival,
-            } => self.button(index, key, event, button, pressed, at, arrival, &mut outbox),
+            } => {
+                press = self
+                    .button(index, key, event, button, pressed, at, arrival, &mut outbox)
+                    .map(|applied| PendingPress { index, applied });
+            }
         }
         self.refresh(index, now, &mut outbox);
+        self.flush(outbox);
+        press
+    }
+
+    /// Records a press [`Self::handle_device`] applied: its history row,
+    /// events and store job (which carries the ACK), and whatever its
+    /// reports change on the displays.
+    fn record_press(&mut self, press: PendingPress, now: Micros) {
+        let mut outbox = Outbox::default();
+        let board = &mut self.boards[press.index];
+        Self::record(&self.config, board, press.applied, &mut outbox);
+        self.refresh(press.index, now, &mut outbox);
         self.flush(outbox);
     }
 
@@ -1729,7 +1832,7 @@ impl Timing {
         at: Micros,
         arrival: Micros,
         outbox: &mut Outbox,
-    ) {
+    ) -> Option<Unrecorded> {
         let config = &self.config;
         let board = &mut self.boards[index];
         let (serial, boot_id) = board
@@ -1795,19 +1898,17 @@ impl Timing {
                     if let Input::Press(side) = input {
                         tracing::debug!(board = %key.board, %side, device = %serial, late_us = origin.late_us, "press");
                     }
-                    Self::apply_input(
-                        config,
-                        board,
+                    let unrecorded = Unrecorded {
                         t,
-                        input,
+                        notices: Vec::new(),
                         stored,
-                        Caller { uid: None },
-                        Some(origin),
-                        &mut events,
-                        outbox,
-                        None,
-                        Some((key.clone(), event)),
-                    );
+                        caller: Caller { uid: None },
+                        origin: Some(origin),
+                        events,
+                        reply: None,
+                        ack: Some((key.clone(), event)),
+                    };
+                    return Self::apply_to_engine(config, board, input, unrecorded, outbox);
                 }
                 None => {
                     tracing::warn!(board = %key.board, device = %serial, ?button, "unknown button");
@@ -1815,6 +1916,7 @@ impl Timing {
                 }
             }
         }
+        None
     }
 
     fn reload(&mut self, config: Config, now: Micros) {
@@ -1964,7 +2066,8 @@ fn follow_flag(
     }
 }
 
-/// Turns engine notices into board events (and beeps), updating the marks.
+/// Turns engine notices into board events (and beeps); the marks were
+/// updated from them already ([`apply_marks`]).
 fn report_notices(
     config: &Config,
     board: &mut Board,
@@ -1972,7 +2075,6 @@ fn report_notices(
     events: &mut Vec<BoardEvent>,
     outbox: &mut Outbox,
 ) {
-    apply_marks(board, notices);
     let id = board.id().to_owned();
     let mut flag_reports = Vec::new();
     if let Some(eboard) = board.eboard.as_mut() {
