@@ -47,6 +47,13 @@ use crate::engine::{MatchControl, Settings};
 use self::store::Store;
 use self::timing::{Timing, TimingIo, TimingMsg};
 
+/// Threads the timing thread's runtime may use to open ports (`open` and
+/// the line set-up can block on a USB tty); more ports wait their turn.
+/// Several, so one stuck `open` does not hold the others.
+const PORT_OPENING_THREADS: usize = 8;
+/// Their stack: `open` and `tcsetattr` need little.
+const PORT_OPENING_STACK: usize = 256 * 1024;
+
 /// Where device commands go and hotplug notices come from. The real one is
 /// [`DeviceManager`]; tests may put a fake in its place.
 pub trait DeviceBackend: Send + 'static {
@@ -203,8 +210,14 @@ impl Runtime {
                     // The device links live here too (see the module docs):
                     // one thread, one epoll, for ports, channels and the
                     // deadline timer.
+                    // Its blocking pool only opens ports. With mlockall
+                    // every thread's stack is resident for good (glibc
+                    // keeps exited threads' stacks for reuse): a thread per
+                    // port opened at once would cost 2 MiB each.
                     let local = match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
+                        .max_blocking_threads(PORT_OPENING_THREADS)
+                        .thread_stack_size(PORT_OPENING_STACK)
                         .build()
                     {
                         Ok(local) => local,
