@@ -16,6 +16,8 @@ use std::time::Instant;
 
 use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
 
+use super::placement::Placement;
+
 /// A PTY pair with an echo thread on its raw slave.
 struct Echo {
     master: std::fs::File,
@@ -23,7 +25,9 @@ struct Echo {
 }
 
 impl Echo {
-    fn start() -> std::io::Result<Echo> {
+    /// `echo_on`: the CPUs the echo runs on (the daemon's, see
+    /// [`Placement`]).
+    fn start(echo_on: Option<Placement>) -> std::io::Result<Echo> {
         let pair = nix::pty::openpty(None, None).map_err(std::io::Error::from)?;
         let mut termios = tcgetattr(pair.slave.as_fd()).map_err(std::io::Error::from)?;
         cfmakeraw(&mut termios);
@@ -33,6 +37,11 @@ impl Echo {
         let thread = std::thread::Builder::new()
             .name("pty-echo".into())
             .spawn(move || {
+                if let Some(placement) = echo_on {
+                    if let Err(error) = placement.enter_daemon() {
+                        eprintln!("chessclock-bench: the floor's echo stays unpinned: {error}");
+                    }
+                }
                 let mut buf = [0u8; 64];
                 loop {
                     match slave.read(&mut buf) {
@@ -72,8 +81,8 @@ impl Echo {
 }
 
 /// `rounds` round-trip times, in milliseconds, 0.5 ms apart.
-pub fn pty_round_trips(rounds: usize) -> std::io::Result<Vec<f64>> {
-    let mut echo = Echo::start()?;
+pub fn pty_round_trips(rounds: usize, echo_on: Option<Placement>) -> std::io::Result<Vec<f64>> {
+    let mut echo = Echo::start(echo_on)?;
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         times.push(echo.round_trip()?);
@@ -93,9 +102,13 @@ pub struct PacedFloor {
 
 impl PacedFloor {
     /// Starts round trips `gap_ms` apart (uniform, ms).
-    pub fn start(gap_ms: (u64, u64), seed: u64) -> std::io::Result<PacedFloor> {
+    pub fn start(
+        gap_ms: (u64, u64),
+        seed: u64,
+        echo_on: Option<Placement>,
+    ) -> std::io::Result<PacedFloor> {
         use rand::{Rng, SeedableRng};
-        let mut echo = Echo::start()?;
+        let mut echo = Echo::start(echo_on)?;
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("pty-floor".into())
@@ -129,7 +142,7 @@ impl PacedFloor {
 mod tests {
     #[test]
     fn round_trips_are_measured_and_positive() {
-        let times = super::pty_round_trips(20).unwrap();
+        let times = super::pty_round_trips(20, None).unwrap();
         assert_eq!(times.len(), 20);
         assert!(times.iter().all(|t| *t > 0.0 && *t < 1000.0));
     }
@@ -137,7 +150,7 @@ mod tests {
     #[test]
     fn paced_round_trips_are_taken_until_stopped() {
         let started = std::time::Instant::now();
-        let floor = super::PacedFloor::start((5, 10), 7).unwrap();
+        let floor = super::PacedFloor::start((5, 10), 7, None).unwrap();
         // Let it take a few round trips: the thread runs until stopped.
         std::thread::sleep(std::time::Duration::from_millis(200));
         let times = floor.finish().unwrap();

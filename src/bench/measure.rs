@@ -13,6 +13,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::analysis::{self, TruePress};
+use super::placement::Placement;
 use super::procfs::{self, ProcSample, Usage};
 use super::rig::{self, Binaries, Rig, RigOptions};
 use super::stats::Summary;
@@ -35,6 +36,9 @@ pub struct BenchOptions {
     pub floor_rounds: usize,
     pub store_moves: usize,
     pub realtime: bool,
+    /// Run the harness and the daemon on separate CPUs
+    /// ([`super::placement`]).
+    pub pin: bool,
     pub seed: u64,
     /// Keep each rig's temporary folder (logs, state, config).
     pub keep: bool,
@@ -56,6 +60,7 @@ impl BenchOptions {
             floor_rounds: 3000,
             store_moves: 200,
             realtime: true,
+            pin: true,
             seed: 1,
             keep: false,
             settle_seconds: 5.0,
@@ -158,15 +163,16 @@ pub struct Target {
     pub met: bool,
 }
 
-fn host_description() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+/// `cpus`: how many this process could use before the harness was pinned.
+fn host_description(cpus: usize, placement: Option<&Placement>) -> String {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     format!(
-        "{cpus} CPUs, load average {}",
+        "{cpus} CPUs, load average {}; {}",
         load.split_whitespace()
             .take(3)
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" "),
+        placement.map_or_else(|| "not pinned".to_owned(), Placement::describe)
     )
 }
 
@@ -176,23 +182,34 @@ pub fn run(
     options: &BenchOptions,
     progress: &mut dyn FnMut(&str),
 ) -> anyhow::Result<BenchReport> {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let placement = if options.pin {
+        Placement::split()
+    } else {
+        None
+    };
+    if let Some(placement) = &placement {
+        placement
+            .enter_harness()
+            .context("cannot move the harness to its CPU")?;
+    }
     progress("PTY floor");
-    let floor_samples = super::floor::pty_round_trips(options.floor_rounds)?;
+    let floor_samples = super::floor::pty_round_trips(options.floor_rounds, placement)?;
     let pty_floor_ms = Summary::of(&floor_samples);
     let mut scale = Vec::new();
     for &boards in &options.board_counts {
         progress(&format!("{boards} board(s)"));
-        let mut report = run_scale(binaries, options, boards)
+        let mut report = run_scale(binaries, options, placement, boards)
             .with_context(|| format!("the run with {boards} board(s)"))?;
         report.latency_ratio_p50 = report.latency_ms.p50 / pty_floor_ms.p50;
         report.latency_ratio_p99 = report.latency_ms.p99 / pty_floor_ms.p99;
         scale.push(report);
     }
     progress("state store");
-    let store = Some(run_store(binaries, options).context("the state store run")?);
+    let store = Some(run_store(binaries, options, placement).context("the state store run")?);
     let mut report = BenchReport {
         options: options.clone(),
-        host: host_description(),
+        host: host_description(cpus, placement.as_ref()),
         pty_floor_ms,
         scale,
         store,
@@ -331,6 +348,7 @@ fn press_paced(
 fn run_scale(
     binaries: &Binaries,
     options: &BenchOptions,
+    placement: Option<Placement>,
     boards: usize,
 ) -> anyhow::Result<ScaleReport> {
     let mut rig = Rig::start(
@@ -340,6 +358,7 @@ fn run_scale(
             realtime: options.realtime,
             log_sent: true,
             seed: options.seed,
+            daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
         },
     )?;
     let ready_us = monotonic_now_us();
@@ -353,7 +372,8 @@ fn run_scale(
 
     // Steady game: latency, display timing, resources, 0 ms accounting.
     let steady_from = monotonic_now_us();
-    let paced_floor = super::floor::PacedFloor::start(options.press_gap_ms, options.seed)?;
+    let paced_floor =
+        super::floor::PacedFloor::start(options.press_gap_ms, options.seed, placement)?;
     let mut samples: Vec<ProcSample> = procfs::sample(pid).into_iter().collect();
     press_paced(
         &rig,
@@ -497,7 +517,11 @@ fn run_scale(
     })
 }
 
-fn run_store(binaries: &Binaries, options: &BenchOptions) -> anyhow::Result<StoreReport> {
+fn run_store(
+    binaries: &Binaries,
+    options: &BenchOptions,
+    placement: Option<Placement>,
+) -> anyhow::Result<StoreReport> {
     let mut rig = Rig::start(
         binaries,
         &RigOptions {
@@ -505,6 +529,7 @@ fn run_store(binaries: &Binaries, options: &BenchOptions) -> anyhow::Result<Stor
             realtime: options.realtime,
             log_sent: false,
             seed: options.seed,
+            daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
         },
     )?;
     let board = rig::board_id(0);

@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod floor;
 pub mod measure;
+pub mod placement;
 pub mod procfs;
 pub mod report;
 pub mod rig;

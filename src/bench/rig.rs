@@ -144,6 +144,9 @@ pub struct RigOptions {
     /// Also log frames the simulated units send.
     pub log_sent: bool,
     pub seed: u64,
+    /// Run the daemon on these CPUs (`taskset -c` list; see
+    /// [`super::placement`]).
+    pub daemon_cpus: Option<String>,
 }
 
 /// The names of board `i`'s units and board id.
@@ -169,6 +172,7 @@ pub struct Rig {
     pub config_path: PathBuf,
     pub sim_log: PathBuf,
     daemon_log_index: u32,
+    daemon_cpus: Option<String>,
     // Order of fields = drop order: daemon first, then its devices, bus last.
     pub daemon: Option<Daemon>,
     pub sim: SimUnits,
@@ -241,6 +245,7 @@ impl Rig {
             config_path,
             sim_log,
             daemon_log_index: 0,
+            daemon_cpus: options.daemon_cpus.clone(),
             daemon: None,
             sim,
             rt,
@@ -268,7 +273,18 @@ impl Rig {
             .join(format!("daemon.{}.log", self.daemon_log_index));
         let stderr = std::fs::File::create(&log)?;
         let started_us = monotonic_now_us();
-        let child = Command::new(&self.binaries.daemon)
+        // taskset (util-linux) sets the affinity before the daemon starts,
+        // so every thread it makes inherits it; it then execs the daemon
+        // (same process id).
+        let mut command = match &self.daemon_cpus {
+            Some(cpus) => {
+                let mut command = Command::new("taskset");
+                command.arg("-c").arg(cpus).arg(&self.binaries.daemon);
+                command
+            }
+            None => Command::new(&self.binaries.daemon),
+        };
+        let child = command
             .arg("--config")
             .arg(&self.config_path)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus.address)

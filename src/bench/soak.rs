@@ -188,6 +188,7 @@ pub fn run(
             realtime: false,
             log_sent: false,
             seed: options.seed,
+            daemon_cpus: None,
         },
     )?;
     rig.new_games("5400")?;

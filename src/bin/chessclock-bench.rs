@@ -46,6 +46,10 @@ enum Mode {
         /// Do not ask for SCHED_FIFO/mlockall (the shipped config does).
         #[arg(long)]
         no_realtime: bool,
+        /// Do not run the harness (simulated units, floor) and the daemon
+        /// on separate CPUs.
+        #[arg(long)]
+        no_pin: bool,
         #[arg(long)]
         seed: Option<u64>,
         /// Seconds between the devices connecting and the game start.
@@ -120,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             boards,
             game_seconds,
             no_realtime,
+            no_pin,
             seed,
             keep,
             settle_seconds,
@@ -140,6 +145,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             if no_realtime {
                 options.realtime = false;
+            }
+            if no_pin {
+                options.pin = false;
             }
             if let Some(seed) = seed {
                 options.seed = seed;

@@ -1,7 +1,8 @@
 //! The simulator's JSON Lines log: every frame received from the host (and,
 //! when asked, every frame sent), every press with its true instant, plugs,
 //! link changes and script steps. One object per line, written and flushed
-//! by one writer thread so lines never interleave.
+//! by one writer thread so lines never interleave, in batches gathered over
+//! 20 ms so the simulator disturbs what it measures as little as it can.
 //!
 //! Every record has `t_us` (CLOCK_MONOTONIC µs, the same clock as the
 //! daemon's `clock::monotonic_now_us`, so logs of both can be joined), `unit`
@@ -26,6 +27,10 @@ use std::thread::JoinHandle;
 
 use chessclock_protocol::{Button, DisplayState, FrameError, Hello, Message, NakCode, Panel};
 use serde_json::{json, Value};
+
+/// How long the writer gathers records after the first of a batch: a line
+/// reaches the file at most this late.
+const WRITE_BATCH: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Where the log goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +68,7 @@ impl LogSink {
     /// Starts the writer thread; the file is created (truncated) now, so an
     /// unwritable path is reported before any unit starts.
     pub fn start(target: &LogTarget, log_sent: bool) -> io::Result<(LogSink, JoinHandle<()>)> {
-        let mut out: Box<dyn Write + Send> = match target {
+        let out: Box<dyn Write + Send> = match target {
             LogTarget::Stdout => Box::new(io::stdout()),
             LogTarget::File(path) => Box::new(std::fs::File::create(path).map_err(|e| {
                 io::Error::new(e.kind(), format!("log file {}: {e}", path.display()))
@@ -73,12 +78,32 @@ impl LogSink {
         let writer = std::thread::Builder::new()
             .name("sim-log".into())
             .spawn(move || {
-                while let Ok(Some(line)) = rx.recv() {
-                    // A failed log write must not stop the simulated hardware.
-                    let _ = out.write_all(line.as_bytes());
-                    let _ = out.write_all(b"\n");
+                // A failed log write must not stop the simulated hardware:
+                // write errors are ignored.
+                let mut out = io::BufWriter::new(out);
+                while let Ok(Some(first)) = rx.recv() {
+                    let _ = writeln!(out, "{first}");
+                    // Woken for every record, this thread would compete
+                    // with the units (and with a daemon being measured) for
+                    // the CPU on every frame. Records sent while it sleeps
+                    // cost their senders no wake-up; they are written as one
+                    // batch, still in order.
+                    std::thread::sleep(WRITE_BATCH);
+                    let closed = loop {
+                        match rx.try_recv() {
+                            Ok(Some(line)) => {
+                                let _ = writeln!(out, "{line}");
+                            }
+                            Ok(None) | Err(mpsc::TryRecvError::Disconnected) => break true,
+                            Err(mpsc::TryRecvError::Empty) => break false,
+                        }
+                    };
                     let _ = out.flush();
+                    if closed {
+                        return;
+                    }
                 }
+                let _ = out.flush();
             })?;
         Ok((
             LogSink {
