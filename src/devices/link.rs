@@ -498,9 +498,6 @@ async fn sleep_maybe(micros: Option<u64>) {
     }
 }
 
-/// Opens a serial port exclusively, raw at 115200 8N1, with whatever
-/// arrived before the open thrown away (a PTY echoes what the device side
-/// wrote before the port was opened).
 /// Whether two paths name the same device node (the same path, or both
 /// resolving to the same file).
 fn same_node(a: &Path, b: &Path) -> bool {

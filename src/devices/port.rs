@@ -19,7 +19,9 @@ pub(super) struct Port {
 }
 
 impl Port {
-    /// Opens `path` (symlinks followed). The `open` itself and the line
+    /// Opens `path` (symlinks followed) exclusively, raw at 115200 8N1, with
+    /// whatever arrived before the open thrown away (a PTY echoes what the
+    /// device side wrote before the port was opened). The `open` and the line
     /// set-up run on tokio's blocking pool: on a real USB tty they can take
     /// milliseconds, and this task shares the timing thread, whose deadlines
     /// must not wait for them. Must be called inside a tokio runtime with
