@@ -59,7 +59,6 @@ const SEEN_EVENTS: usize = 512;
 #[derive(Debug)]
 pub enum TimingMsg {
     Request(Request),
-    Device(DeviceEvent),
     /// From the electronic board of `board`.
     Eboard {
         board: String,
@@ -1158,11 +1157,6 @@ impl Timing {
     fn handle(&mut self, message: TimingMsg, now: Micros) {
         match message {
             TimingMsg::Request(request) => self.handle_request(request, now),
-            TimingMsg::Device(event) => {
-                if let Some(press) = self.handle_device(event, now) {
-                    self.record_press(press, now);
-                }
-            }
             TimingMsg::Eboard { board, event } => self.handle_eboard(&board, event, now),
             TimingMsg::Reload(config) => self.reload(*config, now),
             TimingMsg::Hotplug { .. } | TimingMsg::Shutdown => {}
