@@ -20,10 +20,6 @@ pub struct Placement {
     harness: CpuSet,
     daemon: CpuSet,
     harness_cpu: usize,
-    /// The daemon's CPUs, ascending.
-    daemon_first: usize,
-    daemon_last: usize,
-    daemon_count: usize,
 }
 
 impl Placement {
@@ -31,24 +27,21 @@ impl Placement {
     /// the daemon; `None` when fewer than two are allowed.
     pub fn split() -> Option<Placement> {
         let allowed = sched_getaffinity(Pid::from_raw(0)).ok()?;
-        let cpus: Vec<usize> = (0..CpuSet::count())
-            .filter(|&cpu| allowed.is_set(cpu).unwrap_or(false))
-            .collect();
+        let cpus: Vec<usize> = cpus_of(&allowed).collect();
         let (&harness_cpu, rest) = cpus.split_first()?;
-        let (&daemon_first, &daemon_last) = (rest.first()?, rest.last()?);
-        let mut harness = CpuSet::new();
-        harness.set(harness_cpu).ok()?;
+        if rest.is_empty() {
+            return None;
+        }
         let mut daemon = CpuSet::new();
         for &cpu in rest {
             daemon.set(cpu).ok()?;
         }
+        let mut harness = CpuSet::new();
+        harness.set(harness_cpu).ok()?;
         Some(Placement {
             harness,
             daemon,
             harness_cpu,
-            daemon_first,
-            daemon_last,
-            daemon_count: rest.len(),
         })
     }
 
@@ -63,25 +56,15 @@ impl Placement {
         sched_setaffinity(Pid::from_raw(0), &self.daemon)
     }
 
-    /// The daemon's CPUs as `taskset -c` takes them. Listed one by one
-    /// (when not one contiguous range) so a cgroup's gaps are kept.
+    /// The daemon's CPUs as `taskset -c` takes them: `1,2,3`.
     pub fn daemon_cpu_list(&self) -> String {
-        if self.daemon_last - self.daemon_first + 1 == self.daemon_count {
-            if self.daemon_first == self.daemon_last {
-                self.daemon_first.to_string()
-            } else {
-                format!("{}-{}", self.daemon_first, self.daemon_last)
-            }
-        } else {
-            (self.daemon_first..=self.daemon_last)
-                .filter(|&cpu| self.daemon.is_set(cpu).unwrap_or(false))
-                .map(|cpu| cpu.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        }
+        cpus_of(&self.daemon)
+            .map(|cpu| cpu.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
-    /// For the report: `harness on CPU 0, daemon on CPUs 1-3`.
+    /// For the report: `harness on CPU 0, daemon ... on CPU(s) 1,2,3`.
     pub fn describe(&self) -> String {
         format!(
             "harness on CPU {}, daemon and the floor's echo on CPU(s) {}",
@@ -91,43 +74,36 @@ impl Placement {
     }
 }
 
+/// The CPUs in `set`, ascending.
+fn cpus_of(set: &CpuSet) -> impl Iterator<Item = usize> + '_ {
+    (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_split_gives_the_harness_one_allowed_cpu_and_the_daemon_the_rest() {
-        let allowed = sched_getaffinity(Pid::from_raw(0)).unwrap();
-        let count = (0..CpuSet::count())
-            .filter(|&cpu| allowed.is_set(cpu).unwrap())
-            .count();
+        let allowed: Vec<usize> = cpus_of(&sched_getaffinity(Pid::from_raw(0)).unwrap()).collect();
         let Some(placement) = Placement::split() else {
-            assert!(count < 2, "{count} CPUs allowed but no split");
+            assert!(allowed.len() < 2, "{allowed:?} allowed but no split");
             return;
         };
-        assert!(allowed.is_set(placement.harness_cpu).unwrap());
-        assert!(!placement.daemon.is_set(placement.harness_cpu).unwrap());
-        assert_eq!(placement.daemon_count, count - 1);
         let listed: Vec<usize> = placement
             .daemon_cpu_list()
             .split(',')
-            .flat_map(|part| match part.split_once('-') {
-                Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
-                None => vec![part.parse().unwrap()],
-            })
+            .map(|cpu| cpu.parse().unwrap())
             .collect();
-        assert_eq!(listed.len(), count - 1);
-        assert!(listed
-            .iter()
-            .all(|&cpu| placement.daemon.is_set(cpu).unwrap()));
+        assert_eq!(placement.harness_cpu, allowed[0]);
+        assert_eq!(listed, allowed[1..]);
         // A thread entering either side runs only there.
         let side = std::thread::spawn(move || {
             placement.enter_daemon().unwrap();
-            sched_getaffinity(Pid::from_raw(0)).unwrap()
+            cpus_of(&sched_getaffinity(Pid::from_raw(0)).unwrap()).collect::<Vec<_>>()
         })
         .join()
         .unwrap();
-        assert!(!side.is_set(placement.harness_cpu).unwrap());
-        assert!(side.is_set(listed[0]).unwrap());
+        assert_eq!(side, listed);
     }
 }
