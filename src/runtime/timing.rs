@@ -238,8 +238,10 @@ struct Outbox {
 /// row, its reports and its store job (with the reply and the ACK). A
 /// press's display frame goes out in between.
 struct Unrecorded {
-    /// The engine instant it was applied at.
+    /// The engine instant: as asked until applied, then as applied (never
+    /// before the board's last event).
     t: Micros,
+    /// The engine's notices; empty until applied.
     notices: Vec<Notice>,
     stored: StoredEvent,
     caller: Caller,
