@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the timing engine and the notation parser:
 //! ns per press, per `next_deadline` / `state` query, per notation parse,
 //! and per replay line.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::hint::black_box;
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::display::{ButtonSide, DisplayConfig};
 use crate::engine::{Credit, MatchControl, Settings, StageAdvance, SECOND};
 use crate::timecontrol::{self, TimeControl};
 
@@ -92,20 +93,6 @@ pub enum MoveCountSource {
     Eboard,
     /// Always the presses.
     Presses,
-}
-
-/// `[display]`
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
-pub struct DisplayConfig {
-    /// Show tenths of a second below this remaining time (ms).
-    pub tenths_below_ms: u64,
-    /// Beep when a time control is passed (units with a buzzer). Off by default.
-    pub beep_on_control: bool,
-    /// Beep in each of the last N seconds (0 = never). Off by default.
-    pub beep_last_seconds: u32,
-    /// 0..=255 for units that support brightness.
-    pub brightness: u8,
 }
 
 /// A time control as written in the config: a notation string (PGN
@@ -186,14 +173,6 @@ fn default_board_control() -> String {
     "fide-rapid".to_owned()
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum ButtonSide {
-    #[default]
-    Left,
-    Right,
-}
-
 /// A device: a path (`/dev/ttyACM0`, `/dev/serial/by-id/...`,
 /// `/dev/chessclock/buttons-CC0001`) or `serial:<HELLO serial number>`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
@@ -243,17 +222,6 @@ impl Default for DaemonConfig {
             require_ntp_for_scheduled_start: true,
             pgn_dir: None,
             watch_dirs: Vec::new(),
-        }
-    }
-}
-
-impl Default for DisplayConfig {
-    fn default() -> Self {
-        DisplayConfig {
-            tenths_below_ms: 20_000,
-            beep_on_control: false,
-            beep_last_seconds: 0,
-            brightness: 200,
         }
     }
 }

@@ -4,10 +4,11 @@
 //! The crate is organised as a *pure core* and a *thin shell*:
 //!
 //! * pure cores, with no I/O and no clock of their own (time is always a
-//!   parameter): [`engine`] (the timing engine, FIDE Art. 6), [`timecontrol`]
+//!   parameter), in the `chessclock-core` crate and re-exported here:
+//!   [`engine`] (the timing engine, FIDE Art. 6), [`timecontrol`]
 //!   (notation), [`display`] (what a display shows at an instant),
-//!   [`devices::session`] (one serial device's protocol state machine),
-//!   [`eboard`] (DGT board protocol and move detection);
+//!   [`devices::session`] (one serial device's protocol state machine), the
+//!   pure part of [`eboard`] (DGT board protocol and move detection);
 //! * the shell that does I/O: [`runtime`] (timing thread with the device links, store),
 //!   [`dbus`] (the D-Bus API), [`ctl`] (the `chessclockctl` CLI), [`sim`]
 //!   (simulated hardware on PTYs).
@@ -22,12 +23,11 @@ pub mod control;
 pub mod ctl;
 pub mod dbus;
 pub mod devices;
-pub mod display;
 pub mod eboard;
-pub mod engine;
 pub mod logging;
 pub mod notify;
 pub mod replay;
 pub mod runtime;
 pub mod sim;
-pub mod timecontrol;
+
+pub use chessclock_core::{display, engine, journal, time, timecontrol};

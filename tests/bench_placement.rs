@@ -1,6 +1,7 @@
 //! The bench's CPU placement as a run uses it: the real daemon started by
 //! the rig through `taskset` runs, all its threads, only on the daemon's
 //! CPUs, and the harness thread only on its own.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! End to end: the real `chessclockd` (no devices) on a private session bus,
 //! driven by `chessclockctl --user`. Checks that the daemon serves the API
 //! this branch defines and that the CLI reads what the runtime reports.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod dbus_support;
 

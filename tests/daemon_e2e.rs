@@ -5,6 +5,7 @@
 //!
 //! Press instants are compared with the simulator's press instants (both on
 //! CLOCK_MONOTONIC): within 1 ms, however late the frame arrived.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

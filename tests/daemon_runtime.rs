@@ -2,6 +2,7 @@
 //! loop, with a fake device backend in place of the serial devices. Device
 //! events are injected with exact instants; every assertion is on exact
 //! times, except the few upper bounds on how soon a frame goes out (loose).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::path::Path;
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! (and one PropertiesChanged per state change), NTP status read from a
 //! timedated on the bus, busctl and gdbus as clients, and the introspection
 //! XML in `protocol/dbus/` matching the live objects.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod dbus_support;
 

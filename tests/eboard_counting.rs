@@ -3,6 +3,7 @@
 //! the flag report uses the board's count, and the live PGN gets the clock
 //! times of the presses. The detector is fed whole placements (the hand's
 //! details are covered by its unit tests and the PTY tests).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use chessclockd::eboard::detect::{BoardEvent, DetectorConfig, MoveDetector};
 use chessclockd::eboard::laws::FlagVerdict;

@@ -2,6 +2,7 @@
 //! (used + remaining = initial + credits), no time is ever negative, flags
 //! fall exactly at the instant `next_deadline` announced, and a press by the
 //! side whose clock is not running changes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use chessclockd::engine::{
     Adjustment, Credit, Engine, Input, MatchControl, Micros, Notice, Settings, Side, StageAdvance,

@@ -2,6 +2,7 @@
 //! `tests/replay/NAME.jsonl` is replayed; its output must equal
 //! `NAME.out` byte for byte, or, for bad input, the error line must equal
 //! `NAME.err` with exit status 2 and nothing on standard output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::path::Path;
 

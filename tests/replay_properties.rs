@@ -2,6 +2,7 @@
 //! prints exactly one line per event line and exits 0, or prints nothing on
 //! standard output and exactly one `line N: ...` on standard error with
 //! status 2.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use chessclockd::replay;
 use proptest::prelude::*;

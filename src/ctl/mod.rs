@@ -335,7 +335,7 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
         Cmd::Eboard {
             action: EboardAction::Decode { file, san, raw },
         } => {
-            return match crate::eboard::decode::decode_cli(file, *raw, *san, &mut stdout) {
+            return match crate::eboard::files::decode_cli(file, *raw, *san, &mut stdout) {
                 Ok(()) => Ok(0),
                 Err(error) => Err(CtlError::Usage(error.to_string())),
             };

@@ -30,17 +30,18 @@
 mod hotplug;
 mod link;
 mod port;
-pub mod session;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use chessclock_protocol::{Button, DisplayState, Hello, Leds, Roles};
+use chessclock_protocol::{Button, Hello, Roles};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::config::{BoardConfig, DeviceRef};
 use crate::engine::Micros;
+pub use chessclock_core::session;
+pub use chessclock_core::session::DeviceCommand;
 use link::{LinkInput, LinkSpec};
 
 /// What a configured device is for.
@@ -88,24 +89,6 @@ pub enum DeviceEvent {
         key: DeviceKey,
         path: String,
         reason: String,
-    },
-}
-
-/// From the runtime to a device task.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DeviceCommand {
-    /// Show this (latest wins; restored at once after a reconnect).
-    Display(DisplayState),
-    Leds(Leds),
-    Beep {
-        duration_ms: u16,
-        count: u8,
-    },
-    /// Acknowledge button event `event`: sent only once the press is
-    /// committed to the state store, so an unacknowledged press is resent by
-    /// the device after a crash.
-    Ack {
-        event: u16,
     },
 }
 

@@ -8,10 +8,12 @@
 //! This module implements it for non-commercial use; anyone who wants to use
 //! it commercially must obtain DGT's written permission first.
 //!
-//! Layout: pure cores ([`protocol`] parser, [`placement`], [`session`] link
-//! state machine, [`detect`] move detection, [`laws`], [`pgn`], [`decode`])
-//! and a thin shell ([`serial`], the tokio task on a real port; [`sim`], a
-//! simulated board on a PTY).
+//! Layout: the pure cores live in `chessclock_core::eboard` and are
+//! re-exported here ([`protocol`] parser, [`placement`], [`session`] link
+//! state machine, [`detect`] move detection, [`laws`], [`pgn`], [`decode`],
+//! [`tracker`]); the thin shells are here: [`serial`], the tokio task on a
+//! real port; [`sim`], a simulated board on a PTY; [`files`], the PGN file
+//! and capture files.
 //!
 //! # How the runtime uses a board
 //!
@@ -46,33 +48,26 @@
 //!    engine input call `tracker.on_engine_notice(&notice, &state)` for its
 //!    notices (a `Pressed` gives that move's `%clk`/`%emt`, and both clocks
 //!    for `WhiteClock`/`BlackClock`); after any change write
-//!    `pgn::write_atomic(dir, "<board>.pgn", &tracker.pgn().unwrap().render())`.
+//!    `files::write_atomic(dir, "<board>.pgn", &tracker.pgn().unwrap().render())`.
 //!    The same text answers `Command::Pgn` (`chessclockctl export --pgn`).
 //! 7. A new game set up on the board after a finished one: send
 //!    `EboardCommand::NewGame` (and reset the tracker) when the arbiter
 //!    starts the next game; after a daemon restart in the middle of a game,
 //!    `EboardCommand::Resume { moves }` with the UCI moves stored.
 
-pub mod decode;
-pub mod detect;
-pub mod laws;
-pub mod pgn;
-pub mod placement;
-pub mod protocol;
+pub use chessclock_core::eboard::{
+    decode, detect, laws, link, pgn, placement, protocol, session, tracker,
+};
+pub mod files;
 pub mod serial;
-pub mod session;
 pub mod sim;
-pub mod tracker;
 
-pub use decode::{
-    decode_capture, decode_cli, render_moves, CaptureFormat, DecodeError, DecodedMove,
+pub use chessclock_core::eboard::{
+    can_checkmate, decode_capture, flag_report, render_moves, BoardEvent, BoardTracker,
+    CaptureFormat, DecodeError, DecodedMove, DetectedMove, DetectorConfig, EboardCommand,
+    EboardEvent, FlagReport, FlagVerdict, GameEndReason, LivePgn, MoveClock, MoveDetector,
+    MoveStatus, PgnTags, SignalledResult,
 };
-pub use detect::{
-    BoardEvent, DetectedMove, DetectorConfig, GameEndReason, MoveDetector, MoveStatus,
-    SignalledResult,
-};
-pub use laws::{can_checkmate, flag_report, FlagReport, FlagVerdict};
-pub use pgn::{LivePgn, MoveClock, PgnTags};
-pub use serial::{spawn, EboardCommand, EboardEvent, EboardHandle};
+pub use files::{decode_cli, write_atomic};
+pub use serial::{spawn, EboardHandle};
 pub use sim::{run_sim, run_sim_cli, DgtSim, DgtSimArgs, DgtSimOptions, SimScript};
-pub use tracker::BoardTracker;

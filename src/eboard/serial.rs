@@ -17,65 +17,12 @@ use tokio::task::JoinHandle;
 use tokio_serial::{DataBits, FlowControl, Parity, SerialPort, SerialPortBuilderExt, StopBits};
 
 use super::detect::{BoardEvent, DetectorConfig, MoveDetector};
-use super::placement::Orientation;
-use super::protocol::ClockReading;
+pub use super::link::{EboardCommand, EboardEvent};
 use super::session::{DgtSession, SessionConfig, SessionOutput};
 use crate::clock::monotonic_now_us;
-use crate::engine::Micros;
 
 /// DGT boards talk at 9600 baud.
 pub const BAUD: u32 = 9600;
-
-/// From the board task to the runtime. `at` is CLOCK_MONOTONIC µs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EboardEvent {
-    /// The board answered after the port was opened.
-    Connected {
-        path: PathBuf,
-        at: Micros,
-    },
-    /// The board went away (sent once per outage; reconnecting goes on).
-    Disconnected {
-        path: PathBuf,
-        reason: String,
-        at: Micros,
-    },
-    Version {
-        main: u8,
-        sub: u8,
-    },
-    SerialNumber(String),
-    /// The starting position was seen in this orientation.
-    Orientation(Orientation),
-    /// What the move detector found (moves, takebacks, reports).
-    Board(BoardEvent),
-    /// A DGT clock attached to the board showed these times.
-    Clock {
-        reading: ClockReading,
-        at: Micros,
-    },
-    /// The attached DGT clock's lever changed side.
-    ClockPress {
-        right_up: bool,
-        at: Micros,
-    },
-}
-
-/// From the runtime to the board task.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EboardCommand {
-    /// A press on the clock's buttons at `at`: confirms a tentative move.
-    ClockPressed {
-        at: Micros,
-    },
-    /// Forget the game: wait for the starting position again.
-    NewGame,
-    /// Follow a game already under way (after a daemon restart).
-    Resume {
-        moves: Vec<String>,
-    },
-    Stop,
-}
 
 /// Timings of the shell (the cores have their own configs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,29 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::control::BoardEvent;
 use crate::eboard::{FlagReport, FlagVerdict};
 
-/// Who made a stored engine input that no caller or device made: an
-/// adjustment with a source came from the daemon itself, never from an
-/// arbiter (its `caller_uid` is empty).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum InputSource {
-    /// The move count taken from the electronic board before a press
-    /// (`move-count = "eboard"`, Art. 6.2a).
-    Eboard,
-}
+pub use chessclock_core::journal::InputSource;
 
 /// Writes a live PGN atomically into `dir` (`[daemon] pgn-dir`), creating
 /// the directory first if it is missing (the shipped config names one under
 /// the state directory that nothing else creates).
 pub fn write_pgn(dir: &Path, file_name: &str, text: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    crate::eboard::pgn::write_atomic(dir, file_name, text)
+    crate::eboard::files::write_atomic(dir, file_name, text)
 }
 
 /// The verdict's stable name (`loss`, `draw`, `moves-completed`,

@@ -178,7 +178,7 @@ impl Runtime {
         if let Some(dir) = state_dir {
             config.daemon.state_dir = dir;
         }
-        let (store, stored) = Store::open_or_recover(&config.daemon.state_dir);
+        let (store, stored) = Store::open_or_recover(&config.daemon.state_dir)?;
         let state_path = store.path().to_owned();
         tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
 

@@ -30,98 +30,17 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::{Deserialize, Serialize};
+
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::control::{BoardEvent, ControlError, Reply};
 use crate::devices::{DeviceCommand, DeviceKey};
-use crate::engine::{Micros, Settings, Side};
+use crate::engine::{Micros, Settings};
+pub use chessclock_core::journal::{DeviceOrigin, EventRow, StoredEvent, StoredGame};
 
 /// The database file name inside the state directory.
 pub const DB_FILE: &str = "chessclockd.sqlite3";
-
-/// One input of a game as stored (and as shown in the history).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "do", rename_all = "kebab-case")]
-pub enum StoredEvent {
-    Start,
-    /// A scheduled start (Art. 6.6), wall clock µs since the epoch.
-    StartAt {
-        unix_time_us: i64,
-    },
-    Press {
-        side: Side,
-    },
-    Pause,
-    Resume,
-    Adjust {
-        side: Side,
-        remaining_us: Option<Micros>,
-        moves: Option<u32>,
-        stage: Option<u32>,
-        /// Set when the daemon made the adjustment itself (the move count
-        /// taken from the electronic board), not an arbiter.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        source: Option<super::eboard::InputSource>,
-    },
-    /// The daemon came back after `down_us` of down time (not an engine input).
-    Restart {
-        down_us: Micros,
-    },
-    /// A move seen on the electronic board (not an engine input): kept so
-    /// the board can follow the game again after a restart.
-    BoardMove {
-        ply: u32,
-        side: Side,
-        side_moves: u32,
-        san: String,
-        uci: String,
-        fen_after: String,
-        confirmed: bool,
-    },
-    /// Moves taken back on the electronic board, back to `to_ply`.
-    BoardTakeBack {
-        to_ply: u32,
-        fen: String,
-    },
-}
-
-/// Where a press came from, for duplicate detection after a crash.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeviceOrigin {
-    pub serial: String,
-    /// The device's boot (event numbers are unique only within one boot).
-    #[serde(default)]
-    pub boot_id: u32,
-    pub event: u16,
-    /// How late the frame arrived after the press, µs.
-    pub late_us: Micros,
-}
-
-/// One stored event row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EventRow {
-    pub offset_us: Micros,
-    pub wall_us: i64,
-    pub event: StoredEvent,
-    pub caller_uid: Option<u32>,
-    pub origin: Option<DeviceOrigin>,
-}
-
-/// A game loaded from the database.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredGame {
-    pub id: i64,
-    pub board: String,
-    pub control: String,
-    pub settings: Settings,
-    pub created_wall_us: i64,
-    pub caller_uid: Option<u32>,
-    pub alive_offset_us: Micros,
-    pub alive_wall_us: i64,
-    pub events: Vec<EventRow>,
-}
 
 /// Store failures (with the database path).
 #[derive(Debug, thiserror::Error)]
@@ -231,13 +150,13 @@ impl Store {
     /// Opens (or creates) the database in `dir` and loads each board's
     /// latest game. A database that cannot be opened or read is moved aside
     /// and replaced by a fresh one; the error is logged.
-    pub fn open_or_recover(dir: &Path) -> (Store, Vec<StoredGame>) {
+    pub fn open_or_recover(dir: &Path) -> Result<(Store, Vec<StoredGame>), StoreError> {
         let path = dir.join(DB_FILE);
         if let Err(error) = std::fs::create_dir_all(dir) {
             tracing::error!(dir = %dir.display(), %error, "cannot create the state directory");
         }
         match Store::open(&path) {
-            Ok(opened) => return opened,
+            Ok(opened) => return Ok(opened),
             Err(error) => {
                 tracing::error!(%error, "the state database is unreadable or corrupt; moving it aside and starting with fresh state");
                 match move_aside(&path) {
@@ -251,7 +170,7 @@ impl Store {
             }
         }
         match Store::open(&path) {
-            Ok(opened) => opened,
+            Ok(opened) => Ok(opened),
             Err(error) => {
                 tracing::error!(%error, "cannot create a fresh state database; running WITHOUT crash safety (in memory)");
                 Store::in_memory()
@@ -259,17 +178,22 @@ impl Store {
         }
     }
 
-    fn in_memory() -> (Store, Vec<StoredGame>) {
-        let conn = Connection::open_in_memory().expect("in-memory SQLite always opens");
-        let _ = conn.execute_batch(SCHEMA);
-        (
+    fn in_memory() -> Result<(Store, Vec<StoredGame>), StoreError> {
+        let path = PathBuf::from(":memory:");
+        let sql = |source| StoreError::Sql {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open_in_memory().map_err(sql)?;
+        conn.execute_batch(SCHEMA).map_err(sql)?;
+        Ok((
             Store {
                 conn,
-                path: PathBuf::from(":memory:"),
+                path: path.clone(),
                 active: HashMap::new(),
             },
             Vec::new(),
-        )
+        ))
     }
 
     /// Opens `path` strictly (no recovery).
@@ -724,6 +648,7 @@ fn report_job(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Side;
 
     fn press(offset_us: Micros, side: Side) -> Record {
         Record::Event(EventRow {
@@ -743,7 +668,7 @@ mod tests {
     #[test]
     fn games_round_trip_with_every_event() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut store, games) = Store::open_or_recover(dir.path());
+        let (mut store, games) = Store::open_or_recover(dir.path()).unwrap();
         assert!(games.is_empty());
         let new_game = Record::NewGame {
             control: "300+2".into(),
@@ -769,7 +694,7 @@ mod tests {
         store.write("b2", &new_game).unwrap();
         drop(store);
 
-        let (_store, games) = Store::open_or_recover(dir.path());
+        let (_store, games) = Store::open_or_recover(dir.path()).unwrap();
         assert_eq!(games.len(), 2);
         let b1 = &games[0];
         assert_eq!(b1.board, "b1");
@@ -785,7 +710,7 @@ mod tests {
     #[test]
     fn the_latest_game_of_a_board_is_loaded() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut store, _) = Store::open_or_recover(dir.path());
+        let (mut store, _) = Store::open_or_recover(dir.path()).unwrap();
         for control in ["60", "120"] {
             store
                 .write(
@@ -801,7 +726,7 @@ mod tests {
                 .unwrap();
         }
         drop(store);
-        let (_, games) = Store::open_or_recover(dir.path());
+        let (_, games) = Store::open_or_recover(dir.path()).unwrap();
         assert_eq!(games.len(), 1);
         assert_eq!(games[0].control, "120");
     }
@@ -816,7 +741,7 @@ mod tests {
         )
         .unwrap();
         assert!(Store::open(&path).is_err());
-        let (mut store, games) = Store::open_or_recover(dir.path());
+        let (mut store, games) = Store::open_or_recover(dir.path()).unwrap();
         assert!(games.is_empty());
         let kept: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -844,7 +769,7 @@ mod tests {
     #[test]
     fn checkpoint_moves_alive_offset_forward_only() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut store, _) = Store::open_or_recover(dir.path());
+        let (mut store, _) = Store::open_or_recover(dir.path()).unwrap();
         store
             .write(
                 "b",
@@ -863,7 +788,7 @@ mod tests {
         store.checkpoint(6_000, 42).unwrap();
         store.checkpoint(3_000, 43).unwrap();
         drop(store);
-        let (_, games) = Store::open_or_recover(dir.path());
+        let (_, games) = Store::open_or_recover(dir.path()).unwrap();
         assert_eq!(games[0].alive_offset_us, 5_000);
         assert_eq!(games[0].alive_wall_us, 43);
     }
@@ -872,7 +797,7 @@ mod tests {
     fn queued_jobs_are_committed_together_and_reported_in_order() {
         use crate::devices::DeviceRole;
         let dir = tempfile::tempdir().unwrap();
-        let (store, _) = Store::open_or_recover(dir.path());
+        let (store, _) = Store::open_or_recover(dir.path()).unwrap();
         let (jobs_tx, jobs_rx) = mpsc::channel();
         let (device_out, mut acks) = tokio_mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(16);
@@ -924,7 +849,7 @@ mod tests {
             [1, 2, 4],
             "only committed events are acknowledged, in order"
         );
-        let (_, games) = Store::open_or_recover(dir.path());
+        let (_, games) = Store::open_or_recover(dir.path()).unwrap();
         assert_eq!(games.len(), 1);
         let offsets: Vec<Micros> = games[0].events.iter().map(|e| e.offset_us).collect();
         assert_eq!(offsets, [1_000, 2_000]);

@@ -46,13 +46,7 @@ mod tests;
 
 use self::core::Core;
 
-/// Microseconds: instants (on the caller's monotonic base) and durations.
-pub type Micros = i64;
-
-/// One microsecond-based millisecond.
-pub const MS: Micros = 1_000;
-/// One second in [`Micros`].
-pub const SECOND: Micros = 1_000_000;
+pub use crate::time::{Micros, MS, SECOND};
 
 /// A player's side. Each side has one clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]

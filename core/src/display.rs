@@ -21,11 +21,46 @@
 
 use chessclock_protocol::{Capabilities, DisplayState, Icons, Panel, Text};
 
-use crate::config::{ButtonSide, DisplayConfig};
+use serde::{Deserialize, Serialize};
+
 use crate::engine::{ClockState, Micros, Side, SideState, MS, SECOND};
 
 /// One tenth of a second.
 const TENTH: Micros = 100 * MS;
+
+/// `[display]`
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct DisplayConfig {
+    /// Show tenths of a second below this remaining time (ms).
+    pub tenths_below_ms: u64,
+    /// Beep when a time control is passed (units with a buzzer). Off by default.
+    pub beep_on_control: bool,
+    /// Beep in each of the last N seconds (0 = never). Off by default.
+    pub beep_last_seconds: u32,
+    /// 0..=255 for units that support brightness.
+    pub brightness: u8,
+}
+
+impl Default for DisplayConfig {
+    fn default() -> Self {
+        DisplayConfig {
+            tenths_below_ms: 20_000,
+            beep_on_control: false,
+            beep_last_seconds: 0,
+            brightness: 200,
+        }
+    }
+}
+
+/// Which physical button (left or right, facing the unit) is White's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ButtonSide {
+    #[default]
+    Left,
+    Right,
+}
 
 /// Board-level facts the engine state does not carry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use std::fmt::{self, Write as _};
 
 use super::{Bonus, Stage, TimeControl};
-use crate::engine::{Micros, SECOND};
+use crate::time::{Micros, SECOND};
 
 /// Seconds as the notation writes them: whole seconds plainly, a fraction
 /// (only possible for controls built in code) with up to six decimals.

@@ -2,7 +2,7 @@
 //! the 1-based position of the character where the input stops making sense.
 
 use super::{Bonus, ParseError, Stage, TimeControl};
-use crate::engine::{Micros, SECOND};
+use crate::time::{Micros, SECOND};
 
 /// The largest number of seconds or moves accepted (a little over 31 years):
 /// large enough for anything real, small enough that every sum of times in the

@@ -20,8 +20,23 @@
 use shakmaty::fen::Fen;
 use shakmaty::{Bitboard, CastlingMode, Chess, Color, Position, Role};
 
-use super::detect::{side_of, GameEndReason};
 use crate::engine::Side;
+
+/// Why the game ended on the board (Art. 6.2a1: the clock stops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameEndReason {
+    Checkmate,
+    Stalemate,
+}
+
+/// The clock side of a chess colour.
+pub fn side_of(color: Color) -> Side {
+    match color {
+        Color::White => Side::White,
+        Color::Black => Side::Black,
+    }
+}
 
 fn color_of(side: Side) -> Color {
     match side {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::SECOND;
+use crate::time::SECOND;
 
 fn stage(moves: Option<u32>, secs: i64, bonus: Bonus) -> Stage {
     Stage {

@@ -8,8 +8,7 @@
 //! on the wire. The moves reported are the game as it stands at the end
 //! (takebacks applied, a last tentative move included).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use base64::Engine as _;
 
@@ -135,25 +134,4 @@ pub fn render_moves(moves: &[DecodedMove], san: bool) -> String {
         out.push('\n');
     }
     out
-}
-
-/// `chessclockctl eboard decode FILE [--san] [--raw]`.
-pub fn decode_cli(
-    path: &Path,
-    raw: bool,
-    san: bool,
-    out: &mut dyn Write,
-) -> Result<(), DecodeError> {
-    let input = std::fs::read(path).map_err(|source| DecodeError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let format = if raw {
-        CaptureFormat::Raw
-    } else {
-        CaptureFormat::Base64Lines
-    };
-    let moves = decode_capture(&input, format)?;
-    out.write_all(render_moves(&moves, san).as_bytes())
-        .map_err(DecodeError::Output)
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::eboard::placement::{code_of, index_of, piece_of};
+use shakmaty::Color;
 
 const MS: Micros = 1_000;
 

@@ -19,7 +19,7 @@ mod print;
 
 pub use parse::parse;
 
-use crate::engine::Micros;
+use crate::time::Micros;
 
 /// The bonus of a stage: at most one of increment or delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -10,8 +10,8 @@ use shakmaty::Chess;
 
 use super::detect::{ply_of_side_move, side_moves_after, BoardEvent, GameEndReason};
 use super::laws::{flag_report, position_from_fen, FlagReport};
+use super::link::EboardEvent;
 use super::pgn::{LivePgn, MoveClock, PgnTags};
-use super::serial::EboardEvent;
 use crate::engine::{Adjustment, ClockState, Notice, Side};
 use crate::timecontrol::TimeControl;
 

@@ -24,8 +24,10 @@
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
-use shakmaty::{Board, Chess, Color, EnPassantMode, Move, Position, Square};
+use shakmaty::{Board, Chess, EnPassantMode, Move, Position, Square};
 
+use super::laws::game_end;
+pub use super::laws::{side_of, GameEndReason};
 use super::placement::Placement;
 use super::protocol::piece;
 use crate::engine::{Micros, Side};
@@ -94,14 +96,6 @@ impl SignalledResult {
     }
 }
 
-/// Why the game ended on the board (Art. 6.2a1: the clock stops).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GameEndReason {
-    Checkmate,
-    Stalemate,
-}
-
 /// What the detector reports (serialises as `{"event": "move-detected", ...}`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
@@ -166,13 +160,6 @@ pub enum ResumeError {
     Fen { fen: String, message: String },
     #[error("move {ply} `{uci}` is not legal in that position")]
     IllegalMove { ply: usize, uci: String },
-}
-
-pub fn side_of(color: Color) -> Side {
-    match color {
-        Color::White => Side::White,
-        Color::Black => Side::Black,
-    }
 }
 
 fn fen_of(pos: &Chess) -> String {
@@ -448,7 +435,7 @@ impl MoveDetector {
             MoveStatus::Confirmed,
             since,
         )));
-        if let Some((reason, winner)) = super::laws::game_end(&self.moves[ply - 1].after) {
+        if let Some((reason, winner)) = game_end(&self.moves[ply - 1].after) {
             out.push(BoardEvent::GameEnd {
                 reason,
                 winner,

@@ -1,0 +1,495 @@
+//! Transcripts: `recv!(session, at_ms, message => [outputs])` feeds one
+//! frame read at an exact instant and checks every output it caused.
+
+use super::*;
+use chessclock_protocol::{Capabilities, Panel, Text};
+
+const T0: Micros = 1_000_000_000;
+
+fn ms(n: i64) -> Micros {
+    T0 + n * MS
+}
+
+fn hello(roles: Roles, serial: &str) -> Hello {
+    Hello {
+        protocol_version: PROTOCOL_VERSION,
+        roles,
+        capabilities: Capabilities {
+            displays: 2,
+            digits: 5,
+            tenths: true,
+            ..Capabilities::default()
+        },
+        vendor: Text::truncated("test"),
+        model: Text::truncated("unit"),
+        serial: Text::truncated(serial),
+        firmware: Text::truncated("1.0"),
+        boot_id: 1,
+        first_unacked_event: 1,
+    }
+}
+
+fn frame(message: Message) -> Frame {
+    Frame { seq: 7, message }
+}
+
+fn sent(seq: u8, message: Message) -> Output {
+    Output::Send(Frame { seq, message })
+}
+
+fn welcome() -> Message {
+    Message::Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        heartbeat_interval_ms: 250,
+        link_timeout_ms: 1000,
+    }
+}
+
+fn press(event: u16, device_time_us: u64) -> Message {
+    Message::Button {
+        event,
+        button: Button::Left,
+        pressed: true,
+        device_time_us,
+    }
+}
+
+fn heartbeat(device_time_us: u64) -> Message {
+    Message::DeviceHeartbeat {
+        device_time_us,
+        low_power: false,
+    }
+}
+
+macro_rules! recv {
+    ($s:expr, $at:expr, $msg:expr => [$($out:expr),* $(,)?]) => {{
+        $s.on_frame(frame($msg), $at);
+        $s.on_tick($at);
+        assert_eq!($s.drain_outputs(), vec![$($out),*], "after receiving at {}", $at);
+    }};
+}
+
+macro_rules! tick {
+    ($s:expr, $at:expr => [$($out:expr),* $(,)?]) => {{
+        $s.on_tick($at);
+        assert_eq!($s.drain_outputs(), vec![$($out),*], "after tick at {}", $at);
+    }};
+}
+
+macro_rules! command {
+    ($s:expr, $at:expr, $cmd:expr => [$($out:expr),* $(,)?]) => {{
+        $s.on_command($cmd, $at);
+        assert_eq!($s.drain_outputs(), vec![$($out),*], "after command at {}", $at);
+    }};
+}
+
+fn buttons_session() -> Session {
+    let mut s = Session::new(SessionConfig::default());
+    s.link_up(ms(0));
+    s
+}
+
+/// A button session that completed its handshake at `ms(10)` (its
+/// WELCOME was frame 0).
+fn up_session() -> Session {
+    let mut s = buttons_session();
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+    s
+}
+
+#[test]
+fn handshake_welcomes_a_device_with_the_right_version_and_roles() {
+    let mut s = buttons_session();
+    assert_eq!(s.next_deadline(), Some(ms(3_000)), "HELLO timeout");
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+    assert_eq!(s.hello(), Some(&h));
+    // Next: the host heartbeat 250 ms after the WELCOME.
+    assert_eq!(s.next_deadline(), Some(ms(260)));
+    assert_eq!(s.stats().handshakes, 1);
+}
+
+#[test]
+fn a_combined_unit_satisfies_a_buttons_slot() {
+    let mut s = buttons_session();
+    let h = hello(Roles(Roles::BUTTONS.0 | Roles::DISPLAY.0), "CC0003");
+    recv!(s, ms(1), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+}
+
+#[test]
+fn wrong_roles_are_refused_with_a_reason_and_nothing_more_is_sent() {
+    let mut s = Session::new(SessionConfig {
+        required_roles: Roles(Roles::BUTTONS.0 | Roles::DISPLAY.0),
+        ..SessionConfig::default()
+    });
+    s.link_up(ms(0));
+    let h = hello(Roles::DISPLAY, "CC0002");
+    let refusal = Refusal::WrongRoles {
+        got: Roles::DISPLAY,
+        want: Roles(3),
+    };
+    recv!(s, ms(5), Message::Hello(h) => [
+        sent(0, Message::Nak { code: NakCode::Busy, seq: 7 }),
+        Output::Refused { hello: h, refusal: refusal.clone() },
+    ]);
+    assert_eq!(
+        refusal.to_string(),
+        "device has roles display, this slot needs buttons+display"
+    );
+    assert_eq!(s.link(), &LinkState::Refused);
+    assert_eq!(s.next_deadline(), None, "a refused device is left alone");
+    // It keeps saying HELLO: still nothing.
+    recv!(s, ms(1_005), Message::Hello(h) => []);
+    tick!(s, ms(60_000) => []);
+}
+
+#[test]
+fn wrong_version_gets_a_nak_and_is_refused() {
+    let mut s = buttons_session();
+    let h = Hello {
+        protocol_version: PROTOCOL_VERSION + 1,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    let refusal = Refusal::WrongVersion {
+        got: PROTOCOL_VERSION + 1,
+        want: PROTOCOL_VERSION,
+    };
+    recv!(s, ms(5), Message::Hello(h) => [
+        sent(0, Message::Nak { code: NakCode::UnsupportedVersion, seq: 7 }),
+        Output::Refused { hello: h, refusal: refusal.clone() },
+    ]);
+    assert!(refusal.to_string().contains("protocol version 2"));
+    assert_eq!(s.next_deadline(), None);
+}
+
+#[test]
+fn a_serial_slot_refuses_other_serials_as_wrong_serial() {
+    let mut s = Session::new(SessionConfig {
+        wanted_serial: Some("CC0009".into()),
+        ..SessionConfig::default()
+    });
+    s.link_up(ms(0));
+    // Another device of another kind: "not ours", not "wrong role".
+    let other = hello(Roles::DISPLAY, "CC0002");
+    s.on_frame(frame(Message::Hello(other)), ms(1));
+    match s.drain_outputs().as_slice() {
+        [Output::Refused { refusal, .. }] => assert!(refusal.is_wrong_serial()),
+        outputs => panic!("unexpected {outputs:?}"),
+    }
+    let mut s = Session::new(SessionConfig {
+        wanted_serial: Some("CC0009".into()),
+        ..SessionConfig::default()
+    });
+    s.link_up(ms(0));
+    let ours = hello(Roles::BUTTONS, "CC0009");
+    recv!(s, ms(1), Message::Hello(ours) => [sent(0, welcome()), Output::Connected(ours)]);
+}
+
+#[test]
+fn no_hello_times_out_and_leaves_the_link_down() {
+    let mut s = buttons_session();
+    tick!(s, ms(2_999) => []);
+    tick!(s, ms(3_000) => [Output::HandshakeTimeout]);
+    assert_eq!(s.link(), &LinkState::Down);
+    assert_eq!(s.next_deadline(), None);
+}
+
+#[test]
+fn messages_before_hello_are_counted_not_acted_on() {
+    let mut s = buttons_session();
+    s.on_frame(frame(press(1, 5_000)), ms(1));
+    s.on_frame(frame(heartbeat(5_000)), ms(2));
+    assert_eq!(s.errors().unexpected, 2);
+    assert_eq!(s.next_deadline(), Some(ms(1)), "error report due");
+    tick!(s, ms(2) => [Output::Errors { count: 2 }]);
+}
+
+#[test]
+fn heartbeats_both_ways_and_loss_after_missed_heartbeats() {
+    let mut s = up_session();
+    tick!(s, ms(259) => []);
+    tick!(s, ms(260) => [sent(1, Message::HostHeartbeat)]);
+    recv!(s, ms(300), heartbeat(300_000) => []);
+    tick!(s, ms(510) => [sent(2, Message::HostHeartbeat)]);
+    // The device falls silent after ms(300): lost at ms(1300).
+    tick!(s, ms(760) => [sent(3, Message::HostHeartbeat)]);
+    tick!(s, ms(1_010) => [sent(4, Message::HostHeartbeat)]);
+    tick!(s, ms(1_260) => [sent(5, Message::HostHeartbeat)]);
+    assert_eq!(s.next_deadline(), Some(ms(1_300)));
+    tick!(s, ms(1_300) => [Output::Disconnected {
+        reason: "no frame from the device for 1000 ms (heartbeats missed)".into()
+    }]);
+    assert_eq!(s.link(), &LinkState::Down);
+    assert_eq!(s.next_deadline(), None);
+}
+
+#[test]
+fn other_frames_replace_the_heartbeat() {
+    let mut s = up_session();
+    command!(s, ms(200), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => [
+        sent(1, Message::Leds(Leds { left: true, right: false, arbiter: false }))
+    ]);
+    assert_eq!(s.next_deadline(), Some(ms(450)));
+}
+
+#[test]
+fn a_press_is_mapped_to_its_device_instant_and_acked_only_on_command() {
+    let mut s = up_session();
+    // Device clock = host clock - T0 + 5 s, seen by heartbeats that
+    // arrive with no delay.
+    let dev = |host: Micros| (host - T0 + 5_000_000) as u64;
+    recv!(s, ms(50), heartbeat(dev(ms(50))) => []);
+    recv!(s, ms(100), heartbeat(dev(ms(100))) => []);
+    // Pressed at ms(200), the frame arrives 50 ms late.
+    recv!(s, ms(250), press(1, dev(ms(200))) => [Output::Button {
+        event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
+    }]);
+    // No ACK until the runtime committed the press.
+    assert_eq!(
+        s.next_deadline(),
+        Some(ms(260)),
+        "only the heartbeat is due"
+    );
+    command!(s, ms(252), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
+}
+
+#[test]
+fn a_press_is_never_later_than_its_arrival() {
+    let mut s = up_session();
+    // No heartbeat yet: nothing to map with but the arrival itself.
+    recv!(s, ms(50), press(1, 123) => [Output::Button {
+        event: 1, button: Button::Left, pressed: true, at: ms(50), arrival: ms(50)
+    }]);
+}
+
+fn left(event: u16, at: Micros) -> Output {
+    Output::Button {
+        event,
+        button: Button::Left,
+        pressed: true,
+        at,
+        arrival: at,
+    }
+}
+
+#[test]
+fn duplicates_are_dropped_and_reacked_once_acked() {
+    let mut s = up_session();
+    // Device clock = host clock - T0: frames without delay map exactly.
+    recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
+    // Retransmitted before the runtime acknowledged: dropped, no ACK.
+    recv!(s, ms(70), press(1, 20_000) => []);
+    command!(s, ms(71), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
+    // The ACK was lost on the line: the retransmission is answered.
+    recv!(s, ms(120), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
+    assert_eq!(s.stats().duplicates_dropped, 2);
+    assert_eq!(s.stats().button_events, 1);
+    // Event 2 was lost on the line: 3 is ahead, dropped without an ACK.
+    recv!(s, ms(130), press(3, 130_000) => []);
+    assert_eq!(s.stats().ahead_dropped, 1);
+    // The device resends both, in order.
+    recv!(s, ms(200), press(2, 125_000) => [Output::Button {
+        event: 2, button: Button::Left, pressed: true, at: ms(125), arrival: ms(200)
+    }]);
+    recv!(s, ms(200), press(3, 130_000) => [Output::Button {
+        event: 3, button: Button::Left, pressed: true, at: ms(130), arrival: ms(200)
+    }]);
+    // ACKs are cumulative: a resent 2 after the ACK of 3 gets "3".
+    command!(s, ms(201), DeviceCommand::Ack { event: 3 } => [sent(3, Message::Ack { event: 3 })]);
+    recv!(s, ms(250), press(2, 125_000) => [sent(4, Message::Ack { event: 3 })]);
+}
+
+#[test]
+fn a_retransmission_after_replug_is_not_counted_twice() {
+    let mut s = up_session();
+    recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
+    s.link_down("port closed (read returned 0 bytes)");
+    assert_eq!(
+        s.drain_outputs(),
+        vec![Output::Disconnected {
+            reason: "port closed (read returned 0 bytes)".into()
+        }]
+    );
+    // The runtime commits and acknowledges while the device is away.
+    command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
+    // Same device, same boot: it still holds event 1 as unacknowledged.
+    s.link_up(ms(2_000));
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(2_010), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
+    recv!(s, ms(2_020), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
+    assert_eq!(s.event_state("CC0001"), Some((1, 2)));
+    // Another device with the same event number is new.
+    s.link_down("unplugged");
+    s.drain_outputs();
+    s.link_up(ms(3_000));
+    let other = hello(Roles::BUTTONS, "CC0077");
+    recv!(s, ms(3_010), Message::Hello(other) => [sent(3, welcome()), Output::Connected(other)]);
+    recv!(s, ms(3_020), press(1, 3_020_000) => [left(1, ms(3_020))]);
+    // The first device rebooted (new boot id): its numbering restarts.
+    s.link_down("unplugged");
+    s.drain_outputs();
+    s.link_up(ms(4_000));
+    let rebooted = Hello {
+        boot_id: 2,
+        first_unacked_event: 0,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    recv!(s, ms(4_010), Message::Hello(rebooted) => [sent(4, welcome()), Output::Connected(rebooted)]);
+    recv!(s, ms(4_020), press(0, 4_020_000) => [left(0, ms(4_020))]);
+}
+
+/// Regression (bench finding): the time mapping was reset on every
+/// replug, so presses in the first second after a reconnect of the
+/// same running device were accounted at their (late) arrival.
+#[test]
+fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
+    let late = |event: u16, at: Micros, arrival: Micros| Output::Button {
+        event,
+        button: Button::Left,
+        pressed: true,
+        at,
+        arrival,
+    };
+    let mut s = up_session();
+    // Device clock 0 µs = host ms(0): a prompt heartbeat sets the offset.
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    s.link_down("unplugged");
+    s.drain_outputs();
+    // Replugged: same serial, same boot; the first press arrives 50 ms
+    // after it was made and is still accounted at its true instant.
+    s.link_up(ms(500));
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(510), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
+    recv!(s, ms(570), press(1, 520_000) => [late(1, ms(520), ms(570))]);
+    // A rebooted device's clock has another origin: no mapping yet, so
+    // its press is accounted at arrival.
+    s.link_down("unplugged");
+    s.drain_outputs();
+    s.link_up(ms(600));
+    let rebooted = Hello {
+        boot_id: 2,
+        first_unacked_event: 0,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    recv!(s, ms(610), Message::Hello(rebooted) => [sent(2, welcome()), Output::Connected(rebooted)]);
+    recv!(s, ms(660), press(0, 10) => [late(0, ms(660), ms(660))]);
+}
+
+#[test]
+fn a_filter_resumed_from_the_store_knows_committed_events() {
+    let mut s = Session::new(SessionConfig::default());
+    // The store says: boot 1 of CC0001, events before 5 committed.
+    s.resume_events("CC0001", 1, 5);
+    s.link_up(ms(0));
+    let h = Hello {
+        first_unacked_event: 4,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+    // Event 4 was committed before the restart but never acknowledged.
+    recv!(s, ms(20), press(4, 4_000) => [sent(1, Message::Ack { event: 4 })]);
+    recv!(s, ms(30), press(5, 30_000) => [left(5, ms(30))]);
+}
+
+#[test]
+fn display_and_leds_are_restored_right_after_welcome() {
+    let mut s = Session::new(SessionConfig {
+        required_roles: Roles(3),
+        ..SessionConfig::default()
+    });
+    let state = DisplayState {
+        left: Panel {
+            time: Text::truncated("1:29:59"),
+            ..Panel::default()
+        },
+        ..DisplayState::default()
+    };
+    let leds = Leds {
+        left: false,
+        right: true,
+        arbiter: false,
+    };
+    // Commands while no device is there: kept, nothing sent.
+    command!(s, ms(0), DeviceCommand::Display(state) => []);
+    command!(s, ms(0), DeviceCommand::Leds(leds) => []);
+    command!(s, ms(0), DeviceCommand::Beep { duration_ms: 100, count: 1 } => []);
+    assert_eq!(s.display(), Some(&state));
+    s.link_up(ms(1));
+    let h = hello(Roles(3), "CC0003");
+    recv!(s, ms(2), Message::Hello(h) => [
+        sent(0, welcome()),
+        Output::Connected(h),
+        sent(1, Message::Display(state)),
+        sent(2, Message::Leds(leds)),
+    ]);
+}
+
+#[test]
+fn bad_frames_are_counted_coalesced_and_change_nothing() {
+    let mut s = up_session();
+    s.on_frame_error(FrameError::BadCrc, ms(20));
+    s.on_frame_error(FrameError::Cobs, ms(20));
+    s.on_frame(frame(Message::Unknown { id: 0x7f }), ms(21));
+    s.on_frame(frame(Message::HostHeartbeat), ms(21));
+    tick!(s, ms(21) => [Output::Errors { count: 4 }]);
+    s.on_frame_error(FrameError::Malformed, ms(30));
+    s.on_frame_error(FrameError::Oversize, ms(40));
+    // Coalesced: not before 100 ms after the last report.
+    assert_eq!(s.next_deadline(), Some(ms(121)));
+    tick!(s, ms(120) => []);
+    tick!(s, ms(121) => [Output::Errors { count: 2 }]);
+    let e = s.errors();
+    assert_eq!(
+        (
+            e.bad_crc,
+            e.cobs,
+            e.malformed,
+            e.oversize,
+            e.unknown_message,
+            e.unexpected
+        ),
+        (1, 1, 1, 1, 1, 1)
+    );
+    assert_eq!(e.total(), 6);
+    // Still up; errors do not count as liveness: lost 1 s after the HELLO.
+    assert!(s.hello().is_some());
+    tick!(s, ms(1_010) => [Output::Disconnected {
+        reason: "no frame from the device for 1000 ms (heartbeats missed)".into()
+    }]);
+}
+
+#[test]
+fn a_repeated_hello_is_welcomed_again_quietly_with_the_state() {
+    let mut s = up_session();
+    command!(s, ms(20), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => [
+        sent(1, Message::Leds(Leds { left: true, right: false, arbiter: false }))
+    ]);
+    // The WELCOME was lost: the device says HELLO again, same boot.
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(500), Message::Hello(h) => [
+        sent(2, welcome()),
+        sent(3, Message::Leds(Leds { left: true, right: false, arbiter: false })),
+    ]);
+    assert_eq!(s.stats().handshakes, 2);
+}
+
+#[test]
+fn a_hello_with_a_new_boot_id_is_a_device_restart() {
+    let mut s = up_session();
+    let h = Hello {
+        boot_id: 99,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    recv!(s, ms(500), Message::Hello(h) => [
+        Output::Disconnected { reason: "device restarted (HELLO with a new boot id)".into() },
+        sent(1, welcome()),
+        Output::Connected(h),
+    ]);
+}
+
+#[test]
+fn role_names_are_readable() {
+    assert_eq!(role_names(Roles(0)), "none");
+    assert_eq!(role_names(Roles(0x81)), "buttons+unknown(0x80)");
+}
