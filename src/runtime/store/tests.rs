@@ -1,0 +1,213 @@
+//! The store's own tests: round trips, recovery, checkpoints, group commit.
+
+use super::*;
+use crate::control::Reply;
+use crate::devices::{DeviceCommand, DeviceKey};
+use crate::engine::Side;
+use std::sync::mpsc;
+use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
+
+fn press(offset_us: Micros, side: Side) -> Record {
+    Record::Event(EventRow {
+        offset_us,
+        wall_us: 1_700_000_000_000_000 + offset_us,
+        event: StoredEvent::Press { side },
+        caller_uid: Some(1000),
+        origin: Some(DeviceOrigin {
+            serial: "CC0001".into(),
+            boot_id: 3,
+            event: 7,
+            late_us: 50_000,
+        }),
+    })
+}
+
+#[test]
+fn games_round_trip_with_every_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert!(games.is_empty());
+    let new_game = Record::NewGame {
+        control: "300+2".into(),
+        settings: Settings::default(),
+        epoch: 5_000,
+        caller_uid: None,
+        wall_us: 1_700_000_000_000_000,
+    };
+    store.write("b1", &new_game).unwrap();
+    store
+        .write(
+            "b1",
+            &Record::Event(EventRow {
+                offset_us: 10,
+                wall_us: 1,
+                event: StoredEvent::Start,
+                caller_uid: Some(0),
+                origin: None,
+            }),
+        )
+        .unwrap();
+    store.write("b1", &press(1_234_567, Side::White)).unwrap();
+    store.write("b2", &new_game).unwrap();
+    drop(store);
+
+    let (_store, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert_eq!(games.len(), 2);
+    let b1 = &games[0];
+    assert_eq!(b1.board, "b1");
+    assert_eq!(b1.control, "300+2");
+    assert_eq!(b1.events.len(), 2);
+    assert_eq!(b1.events[1].offset_us, 1_234_567);
+    assert_eq!(b1.events[1].event, StoredEvent::Press { side: Side::White });
+    assert_eq!(b1.events[1].origin.as_ref().unwrap().event, 7);
+    assert_eq!(b1.alive_offset_us, 1_234_567);
+    assert!(games[1].events.is_empty());
+}
+
+#[test]
+fn the_latest_game_of_a_board_is_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = Store::open_or_recover(dir.path()).unwrap();
+    for control in ["60", "120"] {
+        store
+            .write(
+                "b1",
+                &Record::NewGame {
+                    control: control.into(),
+                    settings: Settings::default(),
+                    epoch: 0,
+                    caller_uid: Some(1),
+                    wall_us: 0,
+                },
+            )
+            .unwrap();
+    }
+    drop(store);
+    let (_, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0].control, "120");
+}
+
+#[test]
+fn corrupt_database_is_moved_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DB_FILE);
+    std::fs::write(
+        &path,
+        b"this is not a database, just garbage bytes ".repeat(100),
+    )
+    .unwrap();
+    assert!(Store::open(&path).is_err());
+    let (mut store, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert!(games.is_empty());
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("chessclockd.sqlite3.corrupt-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let old = std::fs::read(dir.path().join(&kept[0])).unwrap();
+    assert!(old.starts_with(b"this is not a database"));
+    // The fresh database works.
+    store
+        .write(
+            "b",
+            &Record::NewGame {
+                control: "60".into(),
+                settings: Settings::default(),
+                epoch: 0,
+                caller_uid: None,
+                wall_us: 0,
+            },
+        )
+        .unwrap();
+}
+
+#[test]
+fn checkpoint_moves_alive_offset_forward_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = Store::open_or_recover(dir.path()).unwrap();
+    store
+        .write(
+            "b",
+            &Record::NewGame {
+                control: "60".into(),
+                settings: Settings::default(),
+                epoch: 1_000,
+                caller_uid: None,
+                wall_us: 0,
+            },
+        )
+        .unwrap();
+    // Nothing runs: no checkpoint is written.
+    store.checkpoint(2_000, 41).unwrap();
+    store.set_running("b", true).unwrap();
+    store.checkpoint(6_000, 42).unwrap();
+    store.checkpoint(3_000, 43).unwrap();
+    drop(store);
+    let (_, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert_eq!(games[0].alive_offset_us, 5_000);
+    assert_eq!(games[0].alive_wall_us, 43);
+}
+
+#[test]
+fn queued_jobs_are_committed_together_and_reported_in_order() {
+    use crate::devices::DeviceRole;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::open_or_recover(dir.path()).unwrap();
+    let (jobs_tx, jobs_rx) = mpsc::channel();
+    let (device_out, mut acks) = tokio_mpsc::unbounded_channel();
+    let (events, _) = broadcast::channel(16);
+    let key = DeviceKey::new("b", DeviceRole::Buttons);
+    let new_game = Record::NewGame {
+        control: "300".into(),
+        settings: Settings::default(),
+        epoch: 0,
+        caller_uid: None,
+        wall_us: 0,
+    };
+    let mut replies = Vec::new();
+    let mut job = |board: &str, record: Record, ack: u16| {
+        let (reply, answer) = oneshot::channel();
+        replies.push(answer);
+        Job {
+            board: board.into(),
+            record: Some(record),
+            reply: Some((reply, Ok(Reply::Done))),
+            ack: Some((key.clone(), ack)),
+            ..Job::default()
+        }
+    };
+    // All queued before the thread starts: one batch. The third writes
+    // into a board without a game and fails alone.
+    let queued = vec![
+        job("b", new_game, 1),
+        job("b", press(1_000, Side::White), 2),
+        job("nogame", press(1_500, Side::Black), 3),
+        job("b", press(2_000, Side::Black), 4),
+    ];
+    for job in queued {
+        jobs_tx.send(StoreMsg::Job(Box::new(job))).unwrap();
+    }
+    jobs_tx.send(StoreMsg::Shutdown).unwrap();
+    run_store_thread(store, jobs_rx, device_out, events);
+
+    let answers: Vec<bool> = replies
+        .into_iter()
+        .map(|mut answer| answer.try_recv().unwrap().is_ok())
+        .collect();
+    assert_eq!(answers, [true, true, false, true]);
+    let mut acked = Vec::new();
+    while let Ok((_, DeviceCommand::Ack { event })) = acks.try_recv() {
+        acked.push(event);
+    }
+    assert_eq!(
+        acked,
+        [1, 2, 4],
+        "only committed events are acknowledged, in order"
+    );
+    let (_, games) = Store::open_or_recover(dir.path()).unwrap();
+    assert_eq!(games.len(), 1);
+    let offsets: Vec<Micros> = games[0].events.iter().map(|e| e.offset_us).collect();
+    assert_eq!(offsets, [1_000, 2_000]);
+}
