@@ -313,7 +313,7 @@ fn locate(text: &str, place: &Place) -> Option<(usize, usize)> {
 }
 
 /// The largest time a config table may give, in seconds (as the notation).
-const MAX_SECONDS: u64 = 1_000_000_000;
+const MAX_SECONDS: u64 = (crate::timecontrol::MAX_TIME / SECOND) as u64;
 
 fn seconds(value: u64, what: &str) -> Result<i64, String> {
     if value > MAX_SECONDS {
@@ -334,6 +334,12 @@ impl SpecialControl {
                 if periods == 0 {
                     return Err("byo-yomi needs at least 1 period".into());
                 }
+                if periods > crate::timecontrol::MAX_MOVES {
+                    return Err(format!(
+                        "at most {} byo-yomi periods",
+                        crate::timecontrol::MAX_MOVES
+                    ));
+                }
                 if period == 0 {
                     return Err("a byo-yomi period must be longer than 0 s".into());
                 }
@@ -346,6 +352,12 @@ impl SpecialControl {
             SpecialControl::Canadian { main, moves, block } => {
                 if moves == 0 {
                     return Err("a Canadian block needs at least 1 move".into());
+                }
+                if moves > crate::timecontrol::MAX_MOVES {
+                    return Err(format!(
+                        "a Canadian block of {moves} moves is more than a game can have (at most {})",
+                        crate::timecontrol::MAX_MOVES
+                    ));
                 }
                 if block == 0 {
                     return Err("a Canadian block must be longer than 0 s".into());

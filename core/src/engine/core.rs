@@ -268,7 +268,9 @@ impl Core {
                 _ => side.remaining = side.remaining.saturating_sub(dt).max(0),
             }
         }
-        if matches!(mover_control, TimeControl::Hourglass { .. }) {
+        // A flagged mover has no time left to give: the total stays constant.
+        let mover_dead = self.side(mover).dead;
+        if matches!(mover_control, TimeControl::Hourglass { .. }) && !mover_dead {
             let opponent_upcount = matches!(control.for_side(mover.other()), TimeControl::Upcount);
             let opponent = self.side_mut(mover.other());
             if !opponent.dead && !opponent_upcount {
@@ -278,8 +280,14 @@ impl Core {
         }
     }
 
+    /// A side's flag falls at `at`. A side whose flag is already down (a
+    /// second stage flag under "at the flag") keeps its place in the order
+    /// and its first instant: which flag fell first, and when, is never
+    /// lost. The notice of every fall carries its own instant.
     fn push_flag(&mut self, side: Side, at: Micros) {
-        self.clear_flag(side);
+        if self.flags.contains(&Some(side)) {
+            return;
+        }
         self.side_mut(side).flag_at = Some(at);
         if self.flags[0].is_none() {
             self.flags[0] = Some(side);

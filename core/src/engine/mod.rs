@@ -35,9 +35,11 @@
 //! of the daemon codes against. Add freely; change signatures only together
 //! with every caller.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-use crate::timecontrol::TimeControl;
+use crate::timecontrol::{TimeControl, MAX_MOVES, MAX_TIME};
 
 mod core;
 pub mod report;
@@ -292,20 +294,79 @@ pub struct HistoryEntry {
 /// The timing engine for one game. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Engine {
-    control: MatchControl,
+    control: Arc<MatchControl>,
     settings: Settings,
     core: Core,
-    history: Vec<HistoryEntry>,
+    /// `None` for an engine that keeps no history of its own (the board
+    /// core keeps the game's record itself and clones engines as
+    /// checkpoints, which must stay small).
+    history: Option<Vec<HistoryEntry>>,
+}
+
+/// The clock's arithmetic state frozen at an instant, with its control:
+/// enough to compute [`ClockState`] at any later instant exactly as the
+/// engine would, without the engine. Small and cheap to clone, so a copy can
+/// be handed to readers on other threads.
+#[derive(Clone, Debug)]
+pub struct ClockModel {
+    control: Arc<MatchControl>,
+    settings: Settings,
+    core: Core,
+}
+
+impl ClockModel {
+    /// The state at `now` (>= the model's instant; an earlier `now` gives
+    /// the state at the model's instant).
+    pub fn state(&self, now: Micros) -> ClockState {
+        let mut core = self.core;
+        core.advance(now, &self.control, self.settings, None);
+        core.snapshot(&self.control)
+    }
+
+    /// The instant the model describes.
+    pub fn instant(&self) -> Micros {
+        self.core.t
+    }
+
+    pub fn control(&self) -> &MatchControl {
+        &self.control
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
 }
 
 impl Engine {
     pub fn new(control: MatchControl, settings: Settings) -> Engine {
+        let mut engine = Engine::untracked(Arc::new(control), settings);
+        engine.history = Some(Vec::new());
+        engine
+    }
+
+    /// An engine that keeps no [`Engine::history`] (it stays empty): for a
+    /// caller that records the game itself and clones the engine freely.
+    pub fn untracked(control: Arc<MatchControl>, settings: Settings) -> Engine {
         let core = Core::new(&control, settings);
         Engine {
             control,
             settings,
             core,
-            history: Vec::new(),
+            history: None,
+        }
+    }
+
+    /// The shared control (for [`Engine::untracked`] engines of the same game).
+    pub fn shared_control(&self) -> Arc<MatchControl> {
+        Arc::clone(&self.control)
+    }
+
+    /// A copy of the clock's state for readers ([`ClockModel`]).
+    pub fn model(&self) -> ClockModel {
+        ClockModel {
+            control: Arc::clone(&self.control),
+            settings: self.settings,
+            core: self.core,
         }
     }
 
@@ -361,7 +422,7 @@ impl Engine {
             });
         }
         if let Input::Adjust(adjustment) = input {
-            Self::check_adjustment(adjustment)?;
+            self.check_adjustment(adjustment)?;
         }
         let mut notices = self.advance(now);
         if input == Input::Elapsed {
@@ -375,25 +436,64 @@ impl Engine {
         core.advance(now, &self.control, self.settings, Some(&mut caused));
         self.core = core;
         let caused: Vec<Notice> = caused.into_iter().map(|(_, notice)| notice).collect();
-        self.history.push(HistoryEntry {
-            at: now,
-            input,
-            notices: caused.clone(),
-        });
+        if let Some(history) = self.history.as_mut() {
+            history.push(HistoryEntry {
+                at: now,
+                input,
+                notices: caused.clone(),
+            });
+        }
         notices.extend(caused);
         Ok(notices)
     }
 
-    fn check_adjustment(adjustment: Adjustment) -> Result<(), EngineError> {
-        if adjustment.remaining.is_some_and(|r| r < 0) {
-            return Err(EngineError::InvalidAdjustment(
-                "remaining time must not be negative".into(),
-            ));
+    /// Whether `adjustment` is one a game can have: a remaining time of 0
+    /// to [`MAX_TIME`], at most [`MAX_MOVES`] moves, a stage the side's
+    /// control has. Nothing else is ever applied, so every instant the
+    /// engine computes stays far from overflow.
+    pub fn check_adjustment(&self, adjustment: Adjustment) -> Result<(), EngineError> {
+        if let Some(remaining) = adjustment.remaining {
+            if remaining < 0 {
+                return Err(EngineError::InvalidAdjustment(
+                    "remaining time must not be negative".into(),
+                ));
+            }
+            if remaining > MAX_TIME {
+                return Err(EngineError::InvalidAdjustment(format!(
+                    "a remaining time of {} h is more than a game can have (at most {} h)",
+                    remaining / (3_600 * SECOND),
+                    MAX_TIME / (3_600 * SECOND)
+                )));
+            }
         }
-        if adjustment.stage == Some(0) {
-            return Err(EngineError::InvalidAdjustment(
-                "stages are numbered from 1".into(),
-            ));
+        if let Some(moves) = adjustment.moves {
+            if moves > MAX_MOVES {
+                return Err(EngineError::InvalidAdjustment(format!(
+                    "{moves} moves is more than a game can have (at most {MAX_MOVES})"
+                )));
+            }
+        }
+        if let Some(stage) = adjustment.stage {
+            if stage == 0 {
+                return Err(EngineError::InvalidAdjustment(
+                    "stages are numbered from 1".into(),
+                ));
+            }
+            let control = self.control.for_side(adjustment.side);
+            let max = control.max_stage();
+            if stage > max {
+                return Err(EngineError::InvalidAdjustment(if max == 1 {
+                    format!(
+                        "{}'s control `{control}` has only one stage: stage {stage} does not exist",
+                        adjustment.side
+                    )
+                } else {
+                    format!(
+                        "{}'s control `{control}` has stages 1 to {max}: stage {stage} does not exist",
+                        adjustment.side
+                    )
+                }));
+            }
         }
         Ok(())
     }
@@ -407,15 +507,17 @@ impl Engine {
         // one history entry per instant at which something happened
         let mut notices = Vec::with_capacity(timed.len());
         for (at, notice) in timed {
-            match self.history.last_mut() {
-                Some(entry) if entry.input == Input::Elapsed && entry.at == at => {
-                    entry.notices.push(notice.clone())
+            if let Some(history) = self.history.as_mut() {
+                match history.last_mut() {
+                    Some(entry) if entry.input == Input::Elapsed && entry.at == at => {
+                        entry.notices.push(notice.clone())
+                    }
+                    _ => history.push(HistoryEntry {
+                        at,
+                        input: Input::Elapsed,
+                        notices: vec![notice.clone()],
+                    }),
                 }
-                _ => self.history.push(HistoryEntry {
-                    at,
-                    input: Input::Elapsed,
-                    notices: vec![notice.clone()],
-                }),
             }
             notices.push(notice);
         }
@@ -440,6 +542,6 @@ impl Engine {
     /// Every input with its instant and effect, oldest first, and entries
     /// ([`Input::Elapsed`]) for what the passing of time caused.
     pub fn history(&self) -> &[HistoryEntry] {
-        &self.history
+        self.history.as_deref().unwrap_or_default()
     }
 }

@@ -21,6 +21,17 @@ pub use parse::parse;
 
 use crate::time::Micros;
 
+/// The longest time anything of a game can hold: a stage, a bonus, a
+/// side's remaining time after a correction (100 hours). Longer values are
+/// refused at every interface; the bound keeps every instant the engine
+/// computes far from overflow.
+pub const MAX_TIME: Micros = 100 * 3_600 * 1_000_000;
+/// The most moves a side can have completed (a correction, a stage's move
+/// count).
+pub const MAX_MOVES: u32 = 999;
+/// The highest stage number a repeating control is allowed to reach.
+pub const MAX_STAGE: u32 = MAX_MOVES;
+
 /// The bonus of a stage: at most one of increment or delay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Bonus {
@@ -169,6 +180,22 @@ impl TimeControl {
                 .map(|s| u64::from(s.moves.unwrap_or(0)))
                 .sum(),
         )
+    }
+
+    /// The highest 1-based stage number a game under this control can be in:
+    /// the number of fields, or [`MAX_STAGE`] when the last field repeats;
+    /// 2 for byo-yomi and Canadian overtime (main time, overtime); 1 for
+    /// hourglass and upcount.
+    pub fn max_stage(&self) -> u32 {
+        match self {
+            TimeControl::Stages(stages) => match stages.last() {
+                None => 1,
+                Some(last) if last.moves.is_some() => MAX_STAGE,
+                Some(_) => u32::try_from(stages.len()).unwrap_or(MAX_STAGE).max(1),
+            },
+            TimeControl::ByoYomi { .. } | TimeControl::Canadian { .. } => 2,
+            TimeControl::Hourglass { .. } | TimeControl::Upcount => 1,
+        }
     }
 
     /// Whether any stage has an increment or a delay.

@@ -1,7 +1,7 @@
 //! The notation parser. One cursor over the characters; every error carries
 //! the 1-based position of the character where the input stops making sense.
 
-use super::{Bonus, ParseError, Stage, TimeControl};
+use super::{Bonus, ParseError, Stage, TimeControl, MAX_MOVES, MAX_TIME};
 use crate::time::{Micros, SECOND};
 
 /// The largest number of seconds or moves accepted (a little over 31 years):
@@ -123,25 +123,51 @@ impl Cursor {
     }
 
     fn seconds(&mut self, what: &str) -> Result<Micros, ParseError> {
-        Ok(self.number(what)? as Micros * SECOND)
+        let start = self.at;
+        let seconds = self.number(what)?;
+        self.bounded_time(start, seconds as Micros * SECOND, what)
     }
 
     fn minutes(&mut self, what: &str) -> Result<Micros, ParseError> {
         let start = self.at;
         let minutes = self.number(what)?;
-        if minutes > MAX_NUMBER / 60 {
-            return Err(self.error_at(start, format!("{what} is too large")));
+        self.bounded_time(start, minutes as Micros * 60 * SECOND, what)
+    }
+
+    /// A game holds at most [`MAX_TIME`] in any one place.
+    fn bounded_time(&self, start: usize, time: Micros, what: &str) -> Result<Micros, ParseError> {
+        if time > MAX_TIME {
+            return Err(self.error_at(
+                start,
+                format!(
+                    "{what} is too long (at most {} hours)",
+                    MAX_TIME / 3_600 / SECOND
+                ),
+            ));
         }
-        Ok(minutes as Micros * 60 * SECOND)
+        Ok(time)
+    }
+
+    /// A number of moves, 1 to [`MAX_MOVES`].
+    fn bounded_moves(&self, start: usize, moves: u64) -> Result<u32, ParseError> {
+        if moves == 0 {
+            return Err(self.error_at(start, "a stage needs at least 1 move"));
+        }
+        if moves > u64::from(MAX_MOVES) {
+            return Err(self.error_at(
+                start,
+                format!(
+                    "a stage of {moves} moves is more than a game can have (at most {MAX_MOVES})"
+                ),
+            ));
+        }
+        Ok(moves as u32)
     }
 
     fn moves(&mut self) -> Result<u32, ParseError> {
         let start = self.at;
         let moves = self.number("a number of moves")?;
-        if moves == 0 {
-            return Err(self.error_at(start, "a stage needs at least 1 move"));
-        }
-        Ok(moves as u32)
+        self.bounded_moves(start, moves)
     }
 
     fn expect_end(&mut self) -> Result<(), ParseError> {
@@ -182,15 +208,19 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
         }
         let first = cursor.number("seconds or a number of moves")?;
         let (moves, time) = if cursor.eat('/') {
-            if first == 0 {
-                return Err(cursor.error_at(field_start, "a stage needs at least 1 move"));
-            }
             (
-                Some(first as u32),
+                Some(cursor.bounded_moves(field_start, first)?),
                 cursor.seconds("the seconds of the stage")?,
             )
         } else {
-            (None, first as Micros * SECOND)
+            (
+                None,
+                cursor.bounded_time(
+                    field_start,
+                    first as Micros * SECOND,
+                    "the seconds of the stage",
+                )?,
+            )
         };
         let bonus = match cursor.peek() {
             Some('+') => {
@@ -326,6 +356,9 @@ fn parse_byo_yomi(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
     let periods = cursor.number("the number of periods")?;
     if periods == 0 {
         return Err(cursor.error_at(periods_at, "byo-yomi needs at least 1 period"));
+    }
+    if periods > u64::from(MAX_MOVES) {
+        return Err(cursor.error_at(periods_at, format!("at most {MAX_MOVES} byo-yomi periods")));
     }
     if !(cursor.eat('x') || cursor.eat('X')) {
         return Err(cursor.error("expected `x` between the periods and their seconds"));
