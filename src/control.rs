@@ -6,99 +6,15 @@
 //! oneshot; it learns about changes from the [`BoardEvent`] broadcast. No
 //! shared locked state.
 //!
-//! CONTRACT NOTE (skeleton): add freely; change only together with callers.
+//! The pure values of the contract (commands, replies, errors, events,
+//! snapshots) live in `chessclock_core::contract` and are re-exported here;
+//! this module adds the channels.
 
-use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::engine::Side;
-
-/// Who asked (from D-Bus credentials). `None` for the daemon itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Caller {
-    pub uid: Option<u32>,
-}
-
-/// A change or a question about one board.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// A notation or a preset name.
-    NewGame {
-        control: String,
-    },
-    Start,
-    /// Wall-clock start, microseconds since the Unix epoch (Art. 6.6).
-    StartAt {
-        unix_time_us: i64,
-        force: bool,
-    },
-    Pause,
-    Resume,
-    Press {
-        side: Side,
-    },
-    /// `None` leaves a value unchanged.
-    Adjust {
-        side: Side,
-        remaining_ms: Option<i64>,
-        moves: Option<u32>,
-        stage: Option<u32>,
-    },
-    /// The state as JSON (replay schema plus additions).
-    State,
-    /// The game history as JSON.
-    History,
-    /// The live PGN (with clock comments).
-    Pgn,
-    /// The board's [`BoardSnapshot`].
-    Snapshot,
-    /// Manager level (the `board` of the request is ignored): a device node
-    /// appeared (udev entry point / hotplug).
-    DeviceAdded {
-        path: String,
-    },
-    /// Manager level: a device node went away.
-    DeviceRemoved {
-        path: String,
-    },
-}
-
-impl Command {
-    /// Whether the command changes anything (and so needs authorization).
-    pub fn is_change(&self) -> bool {
-        !matches!(
-            self,
-            Command::State | Command::History | Command::Pgn | Command::Snapshot
-        )
-    }
-}
-
-/// A successful answer.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Reply {
-    Done,
-    Json(String),
-    Text(String),
-    Snapshot(BoardSnapshot),
-}
-
-/// Typed failures, mapped 1:1 onto D-Bus errors
-/// `org.chessclockd.ChessClock1.Error.<Variant>`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ControlError {
-    #[error("{0}")]
-    InvalidArgument(String),
-    #[error("{0}")]
-    InvalidState(String),
-    #[error("{0}")]
-    NotPermitted(String),
-    #[error("{0}")]
-    UnknownBoard(String),
-    #[error("{0}")]
-    NotSynchronized(String),
-    #[error("{0}")]
-    Internal(String),
-}
+pub use chessclock_core::contract::{
+    BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, Reply,
+};
 
 /// A request for the runtime.
 #[derive(Debug)]
@@ -107,84 +23,6 @@ pub struct Request {
     pub command: Command,
     pub caller: Caller,
     pub reply: oneshot::Sender<Result<Reply, ControlError>>,
-}
-
-/// A device's link, as shown on D-Bus and in the CLI.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DeviceLink {
-    /// `buttons`, `display`, `eboard`.
-    pub role: String,
-    /// Path or `serial:...` from the config.
-    pub name: String,
-    pub connected: bool,
-    /// HELLO serial number once known.
-    pub serial: Option<String>,
-}
-
-/// Everything a board's D-Bus properties show, as of `snapshot_ms`
-/// (the daemon's monotonic milliseconds). Clients extrapolate the running
-/// side's time from the snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct BoardSnapshot {
-    pub board: String,
-    pub control: String,
-    pub snapshot_ms: i64,
-    pub started: bool,
-    pub running: Option<Side>,
-    pub paused: bool,
-    pub white_remaining_ms: i64,
-    pub black_remaining_ms: i64,
-    pub white_moves: u32,
-    pub black_moves: u32,
-    pub white_stage: u32,
-    pub black_stage: u32,
-    /// Fallen flags, first fallen first.
-    pub flags: Vec<Side>,
-    pub devices: Vec<DeviceLink>,
-    pub arbiter_called: bool,
-}
-
-/// Something that happened on a board, broadcast to every control surface.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BoardEvent {
-    Pressed {
-        board: String,
-        side: Side,
-        move_number: u32,
-        used_ms: i64,
-    },
-    FlagFell {
-        board: String,
-        side: Side,
-        at_ms: i64,
-        stage: u32,
-        last_stage: bool,
-    },
-    StageChanged {
-        board: String,
-        side: Side,
-        stage: u32,
-    },
-    DeviceChanged {
-        board: String,
-        link: DeviceLink,
-    },
-    ArbiterCalled {
-        board: String,
-    },
-    /// At a flag fall, what the electronic board says (Art. 6.4: did the
-    /// flagged side complete the moves its stage required, `false` in
-    /// sudden death; Art. 6.9: can the opponent mate?) and the verdict
-    /// (`loss`, `draw`, `moves-completed`, `game-already-over`).
-    FlagReport {
-        board: String,
-        side: Side,
-        moves_completed: bool,
-        opponent_can_mate: bool,
-        verdict: String,
-    },
-    /// Any change of the properties (emit PropertiesChanged).
-    StateChanged(BoardSnapshot),
 }
 
 /// What a control surface holds: where to send requests, where to listen.

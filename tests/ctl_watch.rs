@@ -78,15 +78,11 @@ async fn watch_draws_follows_changes_and_quits_on_q() {
 
         // A change in the daemon shows up without any key pressed.
         handle
-            .call("b2", Command::Start, Caller { uid: Some(0) })
+            .call("b2", Command::Start, Caller::uid(0))
             .await
             .unwrap();
         handle
-            .call(
-                "b2",
-                Command::Press { side: Side::White },
-                Caller { uid: Some(0) },
-            )
+            .call("b2", Command::Press { side: Side::White }, Caller::uid(0))
             .await
             .unwrap();
         screen.wait_for("black to move").await;
@@ -127,7 +123,7 @@ async fn watch_json_streams_a_line_per_change() {
         assert_eq!(next_json(&mut lines).await["board"], "b1");
         assert_eq!(next_json(&mut lines).await["board"], "b2");
         handle
-            .call("b2", Command::Start, Caller { uid: Some(0) })
+            .call("b2", Command::Start, Caller::uid(0))
             .await
             .unwrap();
         let change = next_json(&mut lines).await;

@@ -18,7 +18,7 @@ use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-const ROOT: Caller = Caller { uid: Some(0) };
+const ROOT: Caller = Caller::uid(0);
 
 struct NoDevices;
 
@@ -124,7 +124,9 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
     inject
         .send(DeviceEvent::Button {
             key: buttons,
-            event: 1,
+            serial: "BTN".into(),
+            // The unit's first event (its HELLO said 0 is the next).
+            event: 0,
             button: Button::Left,
             pressed: true,
             at: monotonic_now_us(),

@@ -265,7 +265,6 @@ fn options(min_backoff: Micros) -> DeviceOptions {
         device_dirs: Vec::new(),
         candidate_prefixes: Vec::new(),
         inotify: true,
-        resume_events: Default::default(),
     }
 }
 
@@ -368,6 +367,7 @@ fn handshake_press_timing_duplicates_and_ack() {
                 pressed,
                 at,
                 arrival,
+                ..
             } => {
                 assert_eq!(
                     (k, event, button, pressed),
@@ -384,12 +384,20 @@ fn handshake_press_timing_duplicates_and_ack() {
             other => panic!("expected Button, got {other:?}"),
         }
 
-        // No ACK before the runtime says the press is committed.
+        // No ACK before the runtime says the press is committed. A
+        // retransmission is reported again (the board core's record of the
+        // unit's events tells it is a duplicate), at the same instant.
         device.press(1, Button::Left, pressed_at).await; // retransmission
         device.press(2, Button::Right, monotonic_now_us()).await;
         match h.next_event().await {
             DeviceEvent::Button { event, button, .. } => {
-                assert_eq!((event, button), (2, Button::Right), "duplicate 1 dropped")
+                assert_eq!((event, button), (1, Button::Left), "the resend, reported")
+            }
+            other => panic!("expected the resent Button 1, got {other:?}"),
+        }
+        match h.next_event().await {
+            DeviceEvent::Button { event, button, .. } => {
+                assert_eq!((event, button), (2, Button::Right))
             }
             other => panic!("expected Button 2, got {other:?}"),
         }
@@ -408,14 +416,17 @@ fn handshake_press_timing_duplicates_and_ack() {
             device.recv_significant(Duration::from_secs(2)).await,
             Some(Message::Ack { event: 1 })
         );
-        // A retransmission after the ACK (ACK lost) is acknowledged again
-        // and still not reported.
+        // A retransmission after the ACK (ACK lost) is reported again; the
+        // link acknowledges nothing by itself (the board core answers it).
         device.press(1, Button::Left, pressed_at).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Button { event: 1, .. }
+        ));
         assert_eq!(
-            device.recv_significant(Duration::from_secs(2)).await,
-            Some(Message::Ack { event: 1 })
+            device.recv_significant(Duration::from_millis(300)).await,
+            None
         );
-        h.assert_no_event(Duration::from_millis(200)).await;
     });
 }
 
@@ -783,7 +794,10 @@ fn the_explicit_hotplug_entry_point_reconnects_without_inotify() {
 }
 
 #[test]
-fn a_silent_device_is_lost_and_its_resent_press_is_not_counted_twice() {
+/// The link reports the resent press again, at the same instant: the board
+/// core's record of the unit's events tells it is a duplicate (see the
+/// board core's transcripts).
+fn a_silent_device_is_lost_and_its_resent_press_keeps_its_instant() {
     serial_test(async {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("buttons");
@@ -799,10 +813,18 @@ fn a_silent_device_is_lost_and_its_resent_press_is_not_counted_twice() {
         ));
         let pressed_at = monotonic_now_us();
         device.press(1, Button::Left, pressed_at).await;
-        assert!(matches!(
-            h.next_event().await,
-            DeviceEvent::Button { event: 1, .. }
-        ));
+        let first_at = match h.next_event().await {
+            DeviceEvent::Button {
+                event: 1,
+                at,
+                serial,
+                ..
+            } => {
+                assert_eq!(serial, "CC0009");
+                at
+            }
+            other => panic!("expected Button 1, got {other:?}"),
+        };
         // The device falls silent (firmware stuck, cable half out).
         match h.next_event().await {
             DeviceEvent::Disconnected { key: k, reason } => {
@@ -820,7 +842,13 @@ fn a_silent_device_is_lost_and_its_resent_press_is_not_counted_twice() {
         device.press(1, Button::Left, pressed_at).await;
         device.press(2, Button::Right, monotonic_now_us()).await;
         match h.next_event().await {
-            DeviceEvent::Button { event, .. } => assert_eq!(event, 2, "1 is a duplicate"),
+            DeviceEvent::Button { event: 1, at, .. } => {
+                assert_eq!(at, first_at, "the resend maps to the press's own instant")
+            }
+            other => panic!("expected the resent Button 1, got {other:?}"),
+        }
+        match h.next_event().await {
+            DeviceEvent::Button { event, .. } => assert_eq!(event, 2),
             other => panic!("expected Button 2, got {other:?}"),
         }
         h.manager.send(&buttons, DeviceCommand::Ack { event: 2 });
@@ -973,16 +1001,29 @@ fn the_reference_firmware_state_machine_interoperates() {
             }
             other => panic!("expected Button, got {other:?}"),
         }
-        // Unacknowledged: the firmware resends every 100 ms, the host drops
-        // the copies.
+        // Unacknowledged: the firmware resends every 100 ms; each copy is
+        // reported with the same event number (the board core drops them).
         firmware.run_for(Duration::from_millis(350)).await;
         assert!(firmware.link.stats().retransmissions >= 2);
         assert_eq!(firmware.link.pending().count(), 1);
+        while let Ok(Some(copy)) = timeout(Duration::from_millis(50), h.events.recv()).await {
+            assert!(
+                matches!(copy, DeviceEvent::Button { event: e, .. } if e == event),
+                "only copies of the press: {copy:?}"
+            );
+        }
         h.manager.send(&buttons, DeviceCommand::Ack { event });
         firmware.run_for(Duration::from_millis(100)).await;
         assert_eq!(firmware.link.pending().count(), 0, "ACK taken");
         assert_eq!(firmware.link.stats().frame_errors, 0);
         assert_eq!(firmware.link.stats().link_losses, 0);
-        h.assert_no_event(Duration::from_millis(100)).await;
+        // Copies sent before the ACK arrived may still be in flight; nothing
+        // else comes.
+        while let Ok(Some(copy)) = timeout(Duration::from_millis(100), h.events.recv()).await {
+            assert!(
+                matches!(copy, DeviceEvent::Button { event: e, .. } if e == event),
+                "only copies of the press: {copy:?}"
+            );
+        }
     });
 }

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Settings, Side};
+use crate::engine::{Adjustment, Input, Settings, Side};
 use crate::time::Micros;
 
 /// Who made a stored engine input that no caller or device made: an
@@ -25,17 +25,21 @@ pub enum InputSource {
 }
 
 /// One input of a game as stored (and as shown in the history).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "do", rename_all = "kebab-case")]
 pub enum StoredEvent {
     Start,
-    /// A scheduled start (Art. 6.6), wall clock µs since the epoch.
+    /// A scheduled start (Art. 6.6), wall clock µs since the epoch;
+    /// `forced` when the NTP check was overridden.
     StartAt {
         unix_time_us: i64,
+        #[serde(default)]
+        forced: bool,
     },
     Press {
         side: Side,
     },
+    #[default]
     Pause,
     Resume,
     Adjust {
@@ -48,9 +52,37 @@ pub enum StoredEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         source: Option<InputSource>,
     },
-    /// The daemon came back after `down_us` of down time (not an engine input).
+    /// The daemon came back after `down_us` of down time (not an engine
+    /// input). `same_boot`: the machine did not reboot, so the running side
+    /// (`was_running`) was charged the true time up to the restart.
     Restart {
         down_us: Micros,
+        #[serde(default)]
+        same_boot: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        was_running: Option<Side>,
+    },
+    /// A flag fell by the passing of time at the row's instant (not an
+    /// engine input: the engine computes it; kept so the record shows what
+    /// the clock showed, in order).
+    Flag {
+        side: Side,
+        stage: u32,
+        last_stage: bool,
+    },
+    /// A flag the clock showed (at `flag_at_us`) was withdrawn because an
+    /// input that happened before it arrived late and was placed in its
+    /// true order (not an engine input).
+    FlagWithdrawn {
+        side: Side,
+        flag_at_us: Micros,
+    },
+    /// A press that arrived too late to be placed in the game: recorded and
+    /// shown to the arbiter, not applied. `device_at_us` is its instant on
+    /// the game's time base; the row's instant is its arrival.
+    PressNotPlaced {
+        side: Side,
+        device_at_us: Micros,
     },
     /// A move seen on the electronic board (not an engine input): kept so
     /// the board can follow the game again after a restart.
@@ -82,14 +114,70 @@ pub struct DeviceOrigin {
     pub late_us: Micros,
 }
 
-/// One stored event row.
-#[derive(Clone, Debug, PartialEq, Eq)]
+impl StoredEvent {
+    /// The engine input this event is, if it is one.
+    pub fn input(&self) -> Option<Input> {
+        match *self {
+            StoredEvent::Start => Some(Input::Start),
+            StoredEvent::Press { side } => Some(Input::Press(side)),
+            StoredEvent::Pause => Some(Input::Pause),
+            StoredEvent::Resume => Some(Input::Resume),
+            StoredEvent::Adjust {
+                side,
+                remaining_us,
+                moves,
+                stage,
+                ..
+            } => Some(Input::Adjust(Adjustment {
+                side,
+                remaining: remaining_us,
+                moves,
+                stage,
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// One stored event row. `offset_us` is the game time of the event (for a
+/// press, its instant on the device, however late it arrived).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventRow {
     pub offset_us: Micros,
     pub wall_us: i64,
     pub event: StoredEvent,
     pub caller_uid: Option<u32>,
+    /// The caller's name, where known (an account name, a hall arbiter).
+    pub caller_name: Option<String>,
     pub origin: Option<DeviceOrigin>,
+}
+
+/// What the board core asks the store to write. Each is one committed unit;
+/// the store answers with the sequence number the board core gave it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A new game of the board becomes its active game.
+    NewGame {
+        control: String,
+        settings: Settings,
+        /// Monotonic µs of the game's instant 0 in this run.
+        epoch: Micros,
+        caller_uid: Option<u32>,
+        wall_us: i64,
+        /// The machine's boot the epoch belongs to.
+        boot_id: Option<String>,
+    },
+    Event(EventRow),
+    /// Stored game `game` is the board's active game, on time base `epoch`
+    /// of boot `boot_id` for this run (after a restart).
+    Epoch {
+        game: i64,
+        epoch: Micros,
+        boot_id: Option<String>,
+    },
+    /// Whether the board's clock runs (the store keeps the game's "alive"
+    /// checkpoint only while one does).
+    Running(bool),
 }
 
 /// A game loaded from the database.
@@ -103,5 +191,10 @@ pub struct StoredGame {
     pub caller_uid: Option<u32>,
     pub alive_offset_us: Micros,
     pub alive_wall_us: i64,
+    /// The boot of the machine during the game's last run, and the
+    /// monotonic µs of its instant 0 then (both absent in databases of
+    /// older daemons).
+    pub boot_id: Option<String>,
+    pub epoch_mono_us: Option<Micros>,
     pub events: Vec<EventRow>,
 }

@@ -16,6 +16,8 @@
 //!   it makes possible, the live PGN;
 //! * [`journal`]: the format of a game's stored events.
 
+pub mod board;
+pub mod contract;
 pub mod display;
 pub mod eboard;
 pub mod engine;
@@ -23,3 +25,4 @@ pub mod journal;
 pub mod session;
 pub mod time;
 pub mod timecontrol;
+pub mod views;

@@ -192,10 +192,7 @@ pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
             ));
         }
     }
-    if let Some(line) = state
-        .get("eboard")
-        .and_then(crate::runtime::eboard::status_line)
-    {
+    if let Some(line) = state.get("eboard").and_then(eboard_status_line) {
         notes.push(format!("{board}: {line}"));
     }
     notes
@@ -289,6 +286,43 @@ pub fn history_csv(history: &str) -> Result<String, String> {
         text.push_str("\r\n");
     }
     Ok(text)
+}
+
+/// One line for `chessclockctl status` from the State JSON's `eboard`
+/// object (`None` when the board has no electronic board).
+pub fn eboard_status_line(eboard: &Value) -> Option<String> {
+    let eboard = eboard.as_object()?;
+    let link = if eboard.get("connected") == Some(&Value::Bool(true)) {
+        "connected"
+    } else {
+        "not connected"
+    };
+    let mut line = format!(
+        "e-board {}: {link}, {} half-moves",
+        eboard.get("name").and_then(Value::as_str).unwrap_or("?"),
+        eboard.get("ply").and_then(Value::as_u64).unwrap_or(0)
+    );
+    if let Some(end) = eboard.get("game_end").filter(|v| !v.is_null()) {
+        let reason = end.get("reason").and_then(Value::as_str).unwrap_or("?");
+        line.push_str(&format!("; game over on the board: {reason}"));
+        if let Some(winner) = end.get("winner").and_then(Value::as_str) {
+            line.push_str(&format!(" ({winner} wins)"));
+        }
+    }
+    if let Some(report) = eboard.get("flag_report").filter(|v| !v.is_null()) {
+        let side = report.get("side").and_then(Value::as_str).unwrap_or("?");
+        let verdict = report.get("verdict").and_then(Value::as_str).unwrap_or("?");
+        line.push_str(&format!("; {side}'s flag: {verdict}"));
+        match report.get("moves_completed").and_then(Value::as_bool) {
+            Some(true) => line.push_str(" (required moves completed, Art. 6.4)"),
+            Some(false) => line.push_str(" (required moves not completed, Art. 6.4)"),
+            None => {}
+        }
+        if report.get("opponent_can_mate") == Some(&Value::Bool(false)) {
+            line.push_str(" (opponent cannot mate, Art. 6.9)");
+        }
+    }
+    Some(line)
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ impl Policy {
     ) -> Result<Caller, Error> {
         let caller = Caller {
             uid: Some(credentials.uid),
+            name: account_name(credentials.uid),
         };
         if credentials.uid == 0 {
             return Ok(caller);
@@ -71,6 +72,15 @@ pub fn group_id(name: &str) -> Option<u32> {
         .ok()
         .flatten()
         .map(|group| group.gid.as_raw())
+}
+
+/// The account name of `uid` (recorded with every change it makes), when
+/// the system knows one.
+pub fn account_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|user| user.name)
 }
 
 /// All groups of a user (primary and supplementary) from the system's
@@ -145,10 +155,10 @@ mod tests {
             uid: 0,
             groups: Some(vec![0]),
         };
-        assert_eq!(
-            policy().decide(&creds, None, no_lookup).unwrap(),
-            Caller { uid: Some(0) }
-        );
+        let caller = policy().decide(&creds, None, no_lookup).unwrap();
+        assert_eq!(caller.uid, Some(0));
+        // Changes are recorded with the account's name too.
+        assert_eq!(caller.name, account_name(0));
     }
 
     #[test]
@@ -157,10 +167,9 @@ mod tests {
             uid: 1001,
             groups: Some(vec![100, 990]),
         };
-        assert_eq!(
-            policy().decide(&creds, Some(990), no_lookup).unwrap(),
-            Caller { uid: Some(1001) }
-        );
+        let caller = policy().decide(&creds, Some(990), no_lookup).unwrap();
+        assert_eq!(caller.uid, Some(1001));
+        assert_eq!(caller.name, account_name(1001));
     }
 
     #[test]

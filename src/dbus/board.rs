@@ -89,7 +89,7 @@ impl Board {
     async fn read_text(&self, command: Command) -> Result<String, Error> {
         match self
             .handle
-            .call(&self.id, command, crate::control::Caller { uid: None })
+            .call(&self.id, command, crate::control::Caller::DAEMON)
             .await?
         {
             Reply::Json(text) | Reply::Text(text) => Ok(text),
@@ -155,11 +155,7 @@ pub(crate) async fn fetch_snapshot(
     board: &str,
 ) -> Result<BoardSnapshot, Error> {
     match handle
-        .call(
-            board,
-            Command::Snapshot,
-            crate::control::Caller { uid: None },
-        )
+        .call(board, Command::Snapshot, crate::control::Caller::DAEMON)
         .await?
     {
         Reply::Snapshot(snapshot) => Ok(snapshot),
@@ -554,6 +550,25 @@ impl Board {
         side: &str,
         move_number: u32,
         used_ms: i64,
+    ) -> zbus::Result<()>;
+
+    /// A flag the clock showed (fallen at `at_ms`, daemon monotonic ms) was
+    /// withdrawn: a press made before it arrived late and was placed at its
+    /// true instant.
+    #[zbus(signal)]
+    pub async fn flag_withdrawn(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        at_ms: i64,
+    ) -> zbus::Result<()>;
+
+    /// A press arrived `late_ms` after it was made, too late to be placed in
+    /// the game: recorded for the arbiter, not applied.
+    #[zbus(signal)]
+    pub async fn press_not_placed(
+        emitter: &SignalEmitter<'_>,
+        side: &str,
+        late_ms: i64,
     ) -> zbus::Result<()>;
 
     /// A side's flag fell at `at_ms` (daemon monotonic ms) in `stage`.

@@ -34,7 +34,7 @@ impl Manager {
     ) -> Result<(), Error> {
         let mut failures = Vec::new();
         for board in &self.handle.boards {
-            if let Err(error) = self.handle.call(board, command(), caller).await {
+            if let Err(error) = self.handle.call(board, command(), caller.clone()).await {
                 failures.push(format!("board {board}: {error}"));
             }
         }

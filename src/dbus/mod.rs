@@ -328,6 +328,8 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         | BoardEvent::StageChanged { board, .. }
         | BoardEvent::DeviceChanged { board, .. }
         | BoardEvent::ArbiterCalled { board }
+        | BoardEvent::FlagWithdrawn { board, .. }
+        | BoardEvent::PressNotPlaced { board, .. }
         | BoardEvent::FlagReport { board, .. } => board.clone(),
         BoardEvent::StateChanged(snapshot) => snapshot.board.clone(),
     };
@@ -361,6 +363,12 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         } => Board::flag_fell(emitter, side.as_str(), at_ms, stage, last_stage).await,
         BoardEvent::StageChanged { side, stage, .. } => {
             Board::stage_changed(emitter, side.as_str(), stage).await
+        }
+        BoardEvent::FlagWithdrawn { side, at_ms, .. } => {
+            Board::flag_withdrawn(emitter, side.as_str(), at_ms).await
+        }
+        BoardEvent::PressNotPlaced { side, late_ms, .. } => {
+            Board::press_not_placed(emitter, side.as_str(), late_ms).await
         }
         BoardEvent::FlagReport {
             side,

@@ -34,7 +34,6 @@ pub(super) struct LinkSpec {
     pub session: SessionConfig,
     pub min_backoff: Micros,
     pub max_backoff: Micros,
-    pub resume_events: Vec<(String, (u32, u16))>,
 }
 
 /// How a port's session ended.
@@ -81,10 +80,7 @@ pub(super) async fn run(
         .map(|k| k.role.to_string())
         .collect::<Vec<_>>()
         .join("+");
-    let mut session = Session::new(config);
-    for (serial, (boot_id, next_event)) in &spec.resume_events {
-        session.resume_events(serial, *boot_id, *next_event);
-    }
+    let session = Session::new(config);
     let mut link = Link {
         label,
         session,
@@ -378,6 +374,7 @@ impl Link {
                         return LinkEnd::Lost;
                     }
                     Output::Button {
+                        serial,
                         event,
                         button,
                         pressed,
@@ -388,6 +385,7 @@ impl Link {
                             tracing::debug!(board = %key.board, device = "buttons", event, ?button, pressed, at, late_us = arrival - at, "button event");
                             self.emit(DeviceEvent::Button {
                                 key,
+                                serial,
                                 event,
                                 button,
                                 pressed,

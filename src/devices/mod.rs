@@ -41,16 +41,8 @@ use tokio::task::JoinHandle;
 use crate::config::{BoardConfig, DeviceRef};
 use crate::engine::Micros;
 pub use chessclock_core::session;
-pub use chessclock_core::session::DeviceCommand;
+pub use chessclock_core::session::{DeviceCommand, DeviceRole};
 use link::{LinkInput, LinkSpec};
-
-/// What a configured device is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DeviceRole {
-    Buttons,
-    /// The n-th display of the board (config order).
-    Display(usize),
-}
 
 /// A configured device slot: which board, which role.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,10 +62,13 @@ pub enum DeviceEvent {
     },
     /// The device went away (unplug, missed heartbeats, I/O error).
     Disconnected { key: DeviceKey, reason: String },
-    /// A new (not duplicate) button event. `at` is the device timestamp mapped
-    /// to host CLOCK_MONOTONIC µs; `arrival` when the frame was read.
+    /// A BUTTON frame (resent ones too: the board core keeps the unit's
+    /// event record). `at` is the device timestamp mapped to host
+    /// CLOCK_MONOTONIC µs; `arrival` when the frame was read.
     Button {
         key: DeviceKey,
+        /// The unit's HELLO serial (the key of its event record).
+        serial: String,
         event: u16,
         button: Button,
         pressed: bool,
@@ -118,15 +113,6 @@ impl DeviceKey {
         DeviceKey {
             board: board.to_owned(),
             role,
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceRole::Buttons => f.write_str("buttons"),
-            DeviceRole::Display(n) => write!(f, "display{n}"),
         }
     }
 }
@@ -212,11 +198,6 @@ impl DeviceManager {
                 session: options.session.clone(),
                 min_backoff: options.min_backoff,
                 max_backoff: options.max_backoff,
-                resume_events: options
-                    .resume_events
-                    .iter()
-                    .map(|(serial, state)| (serial.clone(), *state))
-                    .collect(),
             };
             tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
         }
@@ -345,12 +326,6 @@ pub struct DeviceOptions {
     pub candidate_prefixes: Vec<String>,
     /// Watch the directories with inotify.
     pub inotify: bool,
-    /// Per device serial: `(boot_id, next event)` as persisted by the
-    /// runtime with its last committed press (from the `hello` of
-    /// [`DeviceEvent::Connected`] and the event number). Events of that boot
-    /// before `next event` are then known duplicates after a daemon restart
-    /// (acknowledged, not reported again).
-    pub resume_events: std::collections::BTreeMap<String, (u32, u16)>,
 }
 
 impl Default for DeviceOptions {
@@ -367,7 +342,6 @@ impl Default for DeviceOptions {
             ],
             candidate_prefixes: vec!["ttyACM".into(), "ttyUSB".into()],
             inotify: true,
-            resume_events: Default::default(),
         }
     }
 }

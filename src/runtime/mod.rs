@@ -23,6 +23,8 @@
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
 //! the [`ControlHandle`].
 
+pub mod boot;
+pub mod control;
 pub mod deadline;
 pub mod eboard;
 pub mod realtime;
@@ -39,10 +41,13 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
+use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::config::{BusKind, Config};
-use crate::control::{Command, ControlHandle, Reply, Request};
+use crate::control::{Caller, Command, ControlHandle, Reply};
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
+use chessclock_core::board::{Board, BoardSetup, GameSpec, Resumed};
+use chessclock_core::journal::StoredGame;
 
 use self::store::Store;
 use self::timing::{Timing, TimingIo, TimingMsg};
@@ -181,23 +186,20 @@ impl Runtime {
         let (store, stored) = Store::open_or_recover(&config.daemon.state_dir)?;
         let state_path = store.path().to_owned();
         tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
+        let boards = build_boards(&config, &stored, boot::boot_id());
 
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
-        let (device_out, device_out_rx) = tokio_mpsc::unbounded_channel();
-        let (eboard_out, eboard_out_rx) = tokio_mpsc::unbounded_channel();
+        let (control_tx, control_rx) = tokio_mpsc::unbounded_channel();
         let (store_tx, store_rx) = mpsc::channel();
+        let (commits_tx, commits_rx) = tokio_mpsc::unbounded_channel();
         let (timing_tx, timing_rx) = tokio_mpsc::unbounded_channel();
         let heartbeat = Arc::new(AtomicU64::new(0));
 
-        let store_thread = {
-            let events = events.clone();
-            let device_out = device_out.clone();
-            std::thread::Builder::new()
-                .name("chessclockd-store".into())
-                .spawn(move || store::run_store_thread(store, store_rx, device_out, events))
-                .context("cannot start the store thread")?
-        };
+        let store_thread = std::thread::Builder::new()
+            .name("chessclockd-store".into())
+            .spawn(move || store::run_store_thread(store, store_rx, commits_tx))
+            .context("cannot start the store thread")?;
 
         let timing_thread = {
             let config = config.clone();
@@ -243,26 +245,24 @@ impl Runtime {
                                 (DeviceDriver::Custom(backend), events)
                             }
                         };
-                        let timing = Timing::new(
-                            config,
-                            resolve_control,
-                            stored,
-                            store_tx,
-                            device_out,
-                            eboard_out,
-                            heartbeat,
-                        );
+                        let (mut timing, first) =
+                            Timing::new(boards, store_tx, control_tx, heartbeat);
+                        for (key, command) in first {
+                            devices.send(&key, command);
+                        }
+                        let mut io = TimingIo {
+                            inputs: timing_rx,
+                            device_events,
+                            commits: commits_rx,
+                            devices,
+                        };
+                        timing.settle(&mut io).await;
                         let _ = ready_tx.send(Ok(()));
                         // A task of its own, like the links, not the
                         // runtime's main future: a link's event then wakes
                         // it straight from the run queue, without a turn
                         // of the I/O driver in between.
-                        let timing_loop = tokio::spawn(timing.run(TimingIo {
-                            inputs: timing_rx,
-                            device_events,
-                            device_out: device_out_rx,
-                            devices,
-                        }));
+                        let timing_loop = tokio::spawn(timing.run(io));
                         if let Err(error) = timing_loop.await {
                             tracing::error!(%error, "the timing loop failed");
                         }
@@ -283,15 +283,15 @@ impl Runtime {
 
         let eboards = spawn_eboards(&config, &timing_tx);
         let (stop_control, stop_rx) = oneshot::channel();
-        let control_task = tokio::spawn(control_loop(
-            ControlInputs {
-                requests: requests_rx,
-                eboard_out: eboard_out_rx,
-                stop: stop_rx,
-            },
-            eboards,
-            timing_tx.clone(),
-        ));
+        let control_task = tokio::spawn(
+            control::Control::new(config.clone(), timing_tx.clone(), events.clone(), eboards).run(
+                control::ControlInputs {
+                    requests: requests_rx,
+                    from_timing: control_rx,
+                    stop: stop_rx,
+                },
+            ),
+        );
         let handle = ControlHandle {
             requests,
             events,
@@ -322,9 +322,28 @@ impl Runtime {
         &self.state_path
     }
 
-    /// SIGHUP: apply `config` to the boards without a game in progress.
+    /// SIGHUP: apply `config` to the boards (a game in progress keeps its
+    /// control).
     pub fn reload(&self, config: Config) {
-        let _ = self.timing.send(TimingMsg::Reload(Box::new(config)));
+        let mut boards = Vec::new();
+        for (index, id) in self.handle.boards.iter().enumerate() {
+            let Some(board) = config.boards.iter().find(|b| &b.id == id) else {
+                tracing::warn!(board = %id, "a board removed from the config keeps running until the daemon restarts");
+                continue;
+            };
+            match game_spec(&config, &board.control) {
+                Ok(spec) => boards.push((index, board_setup(&config, board), spec)),
+                Err(error) => {
+                    tracing::error!(board = %id, control = %board.control, %error, "config reload: the board's control is invalid; keeping the old settings")
+                }
+            }
+        }
+        for board in &config.boards {
+            if !self.handle.boards.contains(&board.id) {
+                tracing::warn!(board = %board.id, "a new board in the config needs a daemon restart");
+            }
+        }
+        let _ = self.timing.send(TimingMsg::Reload(boards));
     }
 
     /// Stops the control loop and the threads; every queued event is
@@ -368,13 +387,13 @@ impl Drop for Runtime {
 }
 
 /// Starts a task per configured electronic board; its events reach the
-/// timing thread tagged with the board.
+/// timing thread tagged with the board's index.
 fn spawn_eboards(
     config: &Config,
     timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
-) -> HashMap<String, crate::eboard::EboardHandle> {
+) -> HashMap<usize, crate::eboard::EboardHandle> {
     let mut handles = HashMap::new();
-    for board in &config.boards {
+    for (index, board) in config.boards.iter().enumerate() {
         let Some(device) = &board.eboard else {
             continue;
         };
@@ -386,13 +405,12 @@ fn spawn_eboards(
             }
         };
         let (tx, mut rx) = tokio_mpsc::unbounded_channel();
-        handles.insert(board.id.clone(), crate::eboard::spawn(path, tx));
+        handles.insert(index, crate::eboard::spawn(path, tx));
         let timing = timing.clone();
-        let id = board.id.clone();
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
                 let message = TimingMsg::Eboard {
-                    board: id.clone(),
+                    board: index,
                     event,
                 };
                 if timing.send(message).is_err() {
@@ -404,62 +422,74 @@ fn spawn_eboards(
     handles
 }
 
-/// What the control loop listens to.
-struct ControlInputs {
-    requests: tokio_mpsc::Receiver<Request>,
-    eboard_out: tokio_mpsc::UnboundedReceiver<(String, crate::eboard::EboardCommand)>,
-    stop: oneshot::Receiver<()>,
+/// What a board's core needs of the config.
+pub fn board_setup(config: &Config, board: &crate::config::BoardConfig) -> BoardSetup {
+    BoardSetup {
+        id: board.id.clone(),
+        buttons: board.buttons.clone().map(String::from),
+        displays: board.displays.iter().cloned().map(String::from).collect(),
+        eboard: board.eboard.clone().map(String::from),
+        white_button: board.white_button,
+        start_on_black_press: board.start_on_black_press,
+        display: config.display.clone(),
+        moves_from_eboard: config.engine.move_count == crate::config::MoveCountSource::Eboard,
+        default_time_ms: config.daemon.default_time_ms,
+        resume_after_restart: config.daemon.resume_after_restart,
+        pgn_file: config.daemon.pgn_dir.is_some(),
+    }
 }
 
-async fn control_loop(
-    mut inputs: ControlInputs,
-    eboards: HashMap<String, crate::eboard::EboardHandle>,
-    timing: tokio_mpsc::UnboundedSender<TimingMsg>,
-) {
-    loop {
-        tokio::select! {
-            biased;
-            _ = &mut inputs.stop => break,
-            Some((board, command)) = inputs.eboard_out.recv() => {
-                if let Some(eboard) = eboards.get(&board) {
-                    let _ = eboard.commands.send(command);
+/// A control's text resolved with the config's presets and defaults.
+pub fn game_spec(config: &Config, text: &str) -> Result<GameSpec, String> {
+    let (control, settings) = config.resolve_control(text)?;
+    Ok(GameSpec {
+        text: text.to_owned(),
+        control,
+        settings,
+    })
+}
+
+/// Every configured board: its stored game rebuilt (paused, see the board
+/// core's docs), or a new game of its configured control.
+fn build_boards(
+    config: &Config,
+    stored: &[StoredGame],
+    boot_id: Option<String>,
+) -> Vec<(Board, Vec<chessclock_core::board::Action>)> {
+    let now = monotonic_now_us();
+    let wall = wall_now_us();
+    let run = Resumed {
+        boot_id: boot_id.clone(),
+        now,
+        wall,
+    };
+    config
+        .boards
+        .iter()
+        .map(|board| {
+            let setup = board_setup(config, board);
+            if let Some(game) = stored.iter().find(|g| g.board == board.id) {
+                match game_spec(config, &game.control) {
+                    Ok(spec) => return Board::restore(setup, spec, game, &run),
+                    Err(error) => tracing::error!(board = %board.id, control = %game.control, %error,
+                        "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database"),
                 }
             }
-            Some(request) = inputs.requests.recv() => {
-                let hotplug = match &request.command {
-                    Command::DeviceAdded { path } => Some((path.clone(), true)),
-                    Command::DeviceRemoved { path } => Some((path.clone(), false)),
-                    _ => None,
-                };
-                if let Some((path, added)) = hotplug {
-                    let message = TimingMsg::Hotplug {
-                        path: PathBuf::from(path),
-                        added,
-                    };
-                    let reply = match timing.send(message) {
-                        Ok(()) => Ok(Reply::Done),
-                        Err(_) => Err(crate::control::ControlError::Internal(
-                            "the timing thread has stopped".into(),
-                        )),
-                    };
-                    let _ = request.reply.send(reply);
-                    continue;
+            let spec = game_spec(config, &board.control).unwrap_or_else(|error| {
+                tracing::error!(board = %board.id, control = %board.control, %error,
+                    "the board's configured control is invalid; using 900+10");
+                GameSpec {
+                    text: "900+10".into(),
+                    control: MatchControl::same(crate::timecontrol::TimeControl::sudden_death(
+                        900 * crate::engine::SECOND,
+                        crate::timecontrol::Bonus::Increment(10 * crate::engine::SECOND),
+                    )),
+                    settings: config.settings(),
                 }
-                if let Err(tokio_mpsc::error::SendError(TimingMsg::Request(request))) =
-                    timing.send(TimingMsg::Request(request))
-                {
-                    let _ = request.reply.send(Err(crate::control::ControlError::Internal(
-                        "the timing thread has stopped".into(),
-                    )));
-                    break;
-                }
-            }
-            else => break,
-        }
-    }
-    for eboard in eboards.values() {
-        let _ = eboard.commands.send(crate::eboard::EboardCommand::Stop);
-    }
+            });
+            Board::new(setup, spec, boot_id.clone(), Caller::DAEMON, now, wall)
+        })
+        .collect()
 }
 
 /// Serves the D-Bus API for `handle` (the `dbus` module's `serve`), on
@@ -546,11 +576,7 @@ async fn wait_for_devices(handle: &ControlHandle, limit: std::time::Duration) {
         let mut all_linked = true;
         for board in &handle.boards {
             match handle
-                .call(
-                    board,
-                    Command::Snapshot,
-                    crate::control::Caller { uid: None },
-                )
+                .call(board, Command::Snapshot, crate::control::Caller::DAEMON)
                 .await
             {
                 Ok(Reply::Snapshot(snapshot)) => {

@@ -323,7 +323,7 @@ fn record(board: &mut FakeBoard, request: &Request) {
 /// The fake runtime's view of a board, straight from its owner.
 pub async fn snapshot(handle: &ControlHandle, board: &str) -> BoardSnapshot {
     match handle
-        .call(board, Command::Snapshot, Caller { uid: None })
+        .call(board, Command::Snapshot, Caller::DAEMON)
         .await
         .expect("snapshot")
     {
@@ -335,7 +335,7 @@ pub async fn snapshot(handle: &ControlHandle, board: &str) -> BoardSnapshot {
 /// The history as recorded by the fake runtime.
 pub async fn history(handle: &ControlHandle, board: &str) -> Vec<serde_json::Value> {
     match handle
-        .call(board, Command::History, Caller { uid: None })
+        .call(board, Command::History, Caller::DAEMON)
         .await
         .expect("history")
     {

@@ -14,12 +14,10 @@
 //!   number; otherwise the session says why ([`Refusal`]) and goes quiet;
 //! * heartbeats both ways; the device is declared lost when no valid frame
 //!   arrived for [`SessionConfig::link_timeout`];
-//! * a button event is reported once and in the device's order: the
-//!   protocol's [`EventFilter`] (keyed by the device's boot id) is kept per
-//!   device serial number for the whole life of the session, so a
-//!   retransmission after a replug is recognised; it can be seeded from the
-//!   runtime's store ([`Session::resume_events`]) so a restart of the daemon
-//!   does not count a committed press twice either;
+//! * every BUTTON frame of the welcomed unit is reported with the unit's
+//!   serial, resent ones included: which events are new, repeated or ahead
+//!   of a missing one is decided in one place, the board core's record of
+//!   the unit's events (SPEC §7.2), which survives replugs and restarts;
 //! * a press is reported at its device timestamp mapped to host time by
 //!   [`ClockSync`] (fed by heartbeats and button frames), never later than the
 //!   frame's arrival;
@@ -27,28 +25,40 @@
 //!   ([`DeviceCommand::Ack`]), after it committed the press to its state
 //!   store. Acknowledging on arrival would let the device forget a press the
 //!   daemon could still lose in a crash before the commit; acknowledging after
-//!   the commit means the device retransmits until the press is durable. A
-//!   retransmission of an event already acknowledged is answered with a new
-//!   (cumulative) ACK of the last committed event at once (the first ACK was
-//!   lost); an event arriving ahead of a lost predecessor is dropped without
-//!   an ACK (the device resends both, in order);
+//!   the commit means the device retransmits until the press is durable;
 //! * bad frames (CRC, COBS, oversize, malformed), unknown message ids and
 //!   messages that make no sense in the current state are counted, reported
 //!   (coalesced) as [`Output::Errors`] and otherwise ignored: never fatal;
 //! * the latest display state and LED state are kept and sent right after
 //!   each WELCOME, so a replugged display is restored at once.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
-use chessclock_protocol::host::{EventFilter, EventVerdict};
 use chessclock_protocol::timesync::ClockSync;
 use chessclock_protocol::{
-    event_before, Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles,
+    Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles,
     DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
 };
 
 use crate::engine::{Micros, MS};
+
+/// What a configured device is for on its board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceRole {
+    Buttons,
+    /// The n-th display of the board (config order).
+    Display(usize),
+}
+
+impl std::fmt::Display for DeviceRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceRole::Buttons => f.write_str("buttons"),
+            DeviceRole::Display(n) => write!(f, "display{n}"),
+        }
+    }
+}
 
 /// What the runtime asks of a device (through its session).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,8 +184,11 @@ pub enum Output {
     Refused { hello: Hello, refusal: Refusal },
     /// No HELLO within [`SessionConfig::hello_timeout`]: close, retry later.
     HandshakeTimeout,
-    /// A new (not duplicate) button event.
+    /// A BUTTON frame of the welcomed unit `serial`, resent ones too: the
+    /// runtime keeps the record of which events it committed (SPEC §7.2)
+    /// and answers duplicates.
     Button {
+        serial: String,
         event: u16,
         button: Button,
         pressed: bool,
@@ -220,10 +233,8 @@ impl ErrorCounts {
 pub struct SessionStats {
     pub frames_received: u64,
     pub frames_sent: u64,
+    /// BUTTON frames reported (resent ones included).
     pub button_events: u64,
-    pub duplicates_dropped: u64,
-    /// Events dropped because an earlier one is missing (resent in order).
-    pub ahead_dropped: u64,
     pub handshakes: u64,
 }
 
@@ -244,14 +255,6 @@ pub enum LinkState {
     Refused,
 }
 
-/// What is remembered of one device (by serial number) across reconnects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct DeviceRecord {
-    filter: EventFilter,
-    /// The last event the runtime acknowledged (committed) in this boot.
-    last_acked: Option<u16>,
-}
-
 /// The host side of one device link (see the module docs).
 #[derive(Debug)]
 pub struct Session {
@@ -263,9 +266,8 @@ pub struct Session {
     /// afresh for any other boot.
     sync_boot: Option<(String, u32)>,
     tx_seq: u8,
-    /// Serial of the device last welcomed: the key of acknowledgements.
+    /// Serial of the device last welcomed.
     serial: Option<String>,
-    records: HashMap<String, DeviceRecord>,
     display: Option<DisplayState>,
     leds: Option<Leds>,
     errors: ErrorCounts,
@@ -285,7 +287,6 @@ impl Session {
             sync_boot: None,
             tx_seq: 0,
             serial: None,
-            records: HashMap::new(),
             display: None,
             leds: None,
             errors: ErrorCounts::default(),
@@ -324,25 +325,6 @@ impl Session {
 
     pub fn stats(&self) -> SessionStats {
         self.stats
-    }
-
-    /// Seeds the duplicate filter of device `serial` from the runtime's
-    /// store: in boot `boot_id` every event before `next_event` is committed
-    /// (so a resend is a duplicate, acknowledged at once). Call before the
-    /// device's HELLO; a HELLO with another boot id starts afresh anyway.
-    pub fn resume_events(&mut self, serial: &str, boot_id: u32, next_event: u16) {
-        self.records.insert(
-            serial.to_owned(),
-            DeviceRecord {
-                filter: EventFilter::resume(boot_id, next_event),
-                last_acked: Some(next_event.wrapping_sub(1)),
-            },
-        );
-    }
-
-    /// `(boot_id, next expected event)` of device `serial`, once seen.
-    pub fn event_state(&self, serial: &str) -> Option<(u32, u16)> {
-        self.records.get(serial).and_then(|r| r.filter.state())
     }
 
     /// The latest display state the runtime asked for.
@@ -458,14 +440,6 @@ impl Session {
                 }
             }
             DeviceCommand::Ack { event } => {
-                if let Some(record) = self.serial.as_ref().and_then(|s| self.records.get_mut(s)) {
-                    if record
-                        .last_acked
-                        .is_none_or(|last| event_before(last, event))
-                    {
-                        record.last_acked = Some(event);
-                    }
-                }
                 if up {
                     self.send(Message::Ack { event }, now);
                 }
@@ -602,11 +576,6 @@ impl Session {
             self.sync.reset();
             self.sync_boot = Some(boot);
         }
-        let record = self.records.entry(serial.clone()).or_default();
-        if record.filter.on_hello(&hello) {
-            // A new boot: its event numbers start afresh.
-            record.last_acked = None;
-        }
         self.serial = Some(serial);
         self.link = LinkState::Up {
             hello,
@@ -671,29 +640,13 @@ impl Session {
         now: Micros,
     ) {
         self.sync.observe(device_time_us, now);
-        let serial = self.serial.clone().unwrap_or_default();
-        let record = self.records.entry(serial).or_default();
-        match record.filter.check(event) {
-            EventVerdict::New => {}
-            EventVerdict::Duplicate => {
-                self.stats.duplicates_dropped += 1;
-                // Committed already (at or before the last ACK): the ACK
-                // was lost, say it again. Otherwise the commit's ACK comes.
-                if let Some(last) = record.last_acked {
-                    if !event_before(last, event) {
-                        self.send(Message::Ack { event: last }, now);
-                    }
-                }
-                return;
-            }
-            EventVerdict::Ahead => {
-                self.stats.ahead_dropped += 1;
-                return;
-            }
-        }
+        let Some(serial) = self.serial.clone() else {
+            return;
+        };
         self.stats.button_events += 1;
         let at = self.sync.to_host(device_time_us, now).min(now);
         self.outputs.push_back(Output::Button {
+            serial,
             event,
             button,
             pressed,

@@ -243,7 +243,7 @@ fn a_press_is_mapped_to_its_device_instant_and_acked_only_on_command() {
     recv!(s, ms(100), heartbeat(dev(ms(100))) => []);
     // Pressed at ms(200), the frame arrives 50 ms late.
     recv!(s, ms(250), press(1, dev(ms(200))) => [Output::Button {
-        event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
+        serial: "CC0001".into(), event: 1, button: Button::Left, pressed: true, at: ms(200), arrival: ms(250)
     }]);
     // No ACK until the runtime committed the press.
     assert_eq!(
@@ -259,12 +259,17 @@ fn a_press_is_never_later_than_its_arrival() {
     let mut s = up_session();
     // No heartbeat yet: nothing to map with but the arrival itself.
     recv!(s, ms(50), press(1, 123) => [Output::Button {
-        event: 1, button: Button::Left, pressed: true, at: ms(50), arrival: ms(50)
+        serial: "CC0001".into(), event: 1, button: Button::Left, pressed: true, at: ms(50), arrival: ms(50)
     }]);
 }
 
 fn left(event: u16, at: Micros) -> Output {
+    left_of("CC0001", event, at)
+}
+
+fn left_of(serial: &str, event: u16, at: Micros) -> Output {
     Output::Button {
+        serial: serial.into(),
         event,
         button: Button::Left,
         pressed: true,
@@ -273,70 +278,39 @@ fn left(event: u16, at: Micros) -> Output {
     }
 }
 
+/// The board core keeps the record of committed events (SPEC §7.2): the
+/// session reports every frame of the welcomed unit, resent ones too, and
+/// acknowledges exactly what it is told to.
 #[test]
-fn duplicates_are_dropped_and_reacked_once_acked() {
+fn every_button_frame_is_reported_and_acked_only_on_command() {
     let mut s = up_session();
     // Device clock = host clock - T0: frames without delay map exactly.
     recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
-    // Retransmitted before the runtime acknowledged: dropped, no ACK.
-    recv!(s, ms(70), press(1, 20_000) => []);
+    // Retransmitted before the runtime acknowledged: reported again, with
+    // the same device instant; no ACK of its own.
+    recv!(s, ms(70), press(1, 20_000) => [Output::Button {
+        serial: "CC0001".into(), event: 1, button: Button::Left, pressed: true, at: ms(20), arrival: ms(70)
+    }]);
     command!(s, ms(71), DeviceCommand::Ack { event: 1 } => [sent(1, Message::Ack { event: 1 })]);
-    // The ACK was lost on the line: the retransmission is answered.
-    recv!(s, ms(120), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
-    assert_eq!(s.stats().duplicates_dropped, 2);
-    assert_eq!(s.stats().button_events, 1);
-    // Event 2 was lost on the line: 3 is ahead, dropped without an ACK.
-    recv!(s, ms(130), press(3, 130_000) => []);
-    assert_eq!(s.stats().ahead_dropped, 1);
-    // The device resends both, in order.
-    recv!(s, ms(200), press(2, 125_000) => [Output::Button {
-        event: 2, button: Button::Left, pressed: true, at: ms(125), arrival: ms(200)
-    }]);
-    recv!(s, ms(200), press(3, 130_000) => [Output::Button {
-        event: 3, button: Button::Left, pressed: true, at: ms(130), arrival: ms(200)
-    }]);
-    // ACKs are cumulative: a resent 2 after the ACK of 3 gets "3".
-    command!(s, ms(201), DeviceCommand::Ack { event: 3 } => [sent(3, Message::Ack { event: 3 })]);
-    recv!(s, ms(250), press(2, 125_000) => [sent(4, Message::Ack { event: 3 })]);
-}
-
-#[test]
-fn a_retransmission_after_replug_is_not_counted_twice() {
-    let mut s = up_session();
-    recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
-    s.link_down("port closed (read returned 0 bytes)");
-    assert_eq!(
-        s.drain_outputs(),
-        vec![Output::Disconnected {
-            reason: "port closed (read returned 0 bytes)".into()
-        }]
-    );
-    // The runtime commits and acknowledges while the device is away.
-    command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
-    // Same device, same boot: it still holds event 1 as unacknowledged.
-    s.link_up(ms(2_000));
-    let h = hello(Roles::BUTTONS, "CC0001");
-    recv!(s, ms(2_010), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
-    recv!(s, ms(2_020), press(1, 20_000) => [sent(2, Message::Ack { event: 1 })]);
-    assert_eq!(s.event_state("CC0001"), Some((1, 2)));
-    // Another device with the same event number is new.
+    assert_eq!(s.stats().button_events, 2);
+    // After a replug by another unit, its frames carry its serial.
     s.link_down("unplugged");
     s.drain_outputs();
     s.link_up(ms(3_000));
     let other = hello(Roles::BUTTONS, "CC0077");
-    recv!(s, ms(3_010), Message::Hello(other) => [sent(3, welcome()), Output::Connected(other)]);
-    recv!(s, ms(3_020), press(1, 3_020_000) => [left(1, ms(3_020))]);
-    // The first device rebooted (new boot id): its numbering restarts.
-    s.link_down("unplugged");
+    recv!(s, ms(3_010), Message::Hello(other) => [sent(2, welcome()), Output::Connected(other)]);
+    recv!(s, ms(3_020), press(1, 3_020_000) => [left_of("CC0077", 1, ms(3_020))]);
+}
+
+#[test]
+fn an_ack_for_a_unit_that_is_away_is_not_sent() {
+    let mut s = up_session();
+    recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
+    s.link_down("port closed (read returned 0 bytes)");
     s.drain_outputs();
-    s.link_up(ms(4_000));
-    let rebooted = Hello {
-        boot_id: 2,
-        first_unacked_event: 0,
-        ..hello(Roles::BUTTONS, "CC0001")
-    };
-    recv!(s, ms(4_010), Message::Hello(rebooted) => [sent(4, welcome()), Output::Connected(rebooted)]);
-    recv!(s, ms(4_020), press(0, 4_020_000) => [left(0, ms(4_020))]);
+    // The commit's ACK while the unit is away goes nowhere: the unit
+    // resends after its HELLO and the board core answers the duplicate.
+    command!(s, ms(30), DeviceCommand::Ack { event: 1 } => []);
 }
 
 /// Regression (bench finding): the time mapping was reset on every
@@ -345,6 +319,7 @@ fn a_retransmission_after_replug_is_not_counted_twice() {
 #[test]
 fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
     let late = |event: u16, at: Micros, arrival: Micros| Output::Button {
+        serial: "CC0001".into(),
         event,
         button: Button::Left,
         pressed: true,
@@ -374,22 +349,6 @@ fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
     };
     recv!(s, ms(610), Message::Hello(rebooted) => [sent(2, welcome()), Output::Connected(rebooted)]);
     recv!(s, ms(660), press(0, 10) => [late(0, ms(660), ms(660))]);
-}
-
-#[test]
-fn a_filter_resumed_from_the_store_knows_committed_events() {
-    let mut s = Session::new(SessionConfig::default());
-    // The store says: boot 1 of CC0001, events before 5 committed.
-    s.resume_events("CC0001", 1, 5);
-    s.link_up(ms(0));
-    let h = Hello {
-        first_unacked_event: 4,
-        ..hello(Roles::BUTTONS, "CC0001")
-    };
-    recv!(s, ms(10), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
-    // Event 4 was committed before the restart but never acknowledged.
-    recv!(s, ms(20), press(4, 4_000) => [sent(1, Message::Ack { event: 4 })]);
-    recv!(s, ms(30), press(5, 30_000) => [left(5, ms(30))]);
 }
 
 #[test]

@@ -35,10 +35,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection};
 
 use crate::clock::{monotonic_now_us, wall_now_us};
-use crate::engine::{Micros, Settings};
-pub use chessclock_core::journal::{DeviceOrigin, EventRow, StoredEvent, StoredGame};
+use crate::engine::Micros;
+pub use chessclock_core::journal::{DeviceOrigin, EventRow, Record, StoredEvent, StoredGame};
 pub use open::move_aside;
-pub use thread::{run_store_thread, Job, PendingReply, StoreMsg};
+pub use thread::{commit_batch, run_store_thread, Commit, Job, StoreMsg};
 
 /// The database file name inside the state directory.
 pub const DB_FILE: &str = "chessclockd.sqlite3";
@@ -57,25 +57,6 @@ pub enum StoreError {
     MoveAside {
         path: PathBuf,
         source: std::io::Error,
-    },
-}
-
-/// What to write.
-#[derive(Clone, Debug)]
-pub enum Record {
-    NewGame {
-        control: String,
-        settings: Settings,
-        epoch: Micros,
-        caller_uid: Option<u32>,
-        wall_us: i64,
-    },
-    Event(EventRow),
-    /// Game `game` is the board's active game, on time base `epoch` for
-    /// this run (after a restart).
-    Epoch {
-        game: i64,
-        epoch: Micros,
     },
 }
 
@@ -156,15 +137,16 @@ impl Store {
                 epoch,
                 caller_uid,
                 wall_us,
+                boot_id,
             } => {
                 let settings = serde_json::to_string(settings)
                     .map_err(|e| self.invalid(format!("cannot encode settings: {e}")))?;
                 self.conn
                     .execute(
                         "INSERT INTO games (board, control, settings, created_wall_us, caller_uid,
-                                            alive_offset_us, alive_wall_us)
-                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?4)",
-                        params![board, control, settings, wall_us, caller_uid],
+                                            alive_offset_us, alive_wall_us, boot_id, epoch_mono_us)
+                         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?4, ?6, ?7)",
+                        params![board, control, settings, wall_us, caller_uid, boot_id, epoch],
                     )
                     .map_err(|e| self.sql_error(e))?;
                 let id = self.conn.last_insert_rowid();
@@ -184,15 +166,17 @@ impl Store {
                     .map_err(|e| self.invalid(format!("cannot encode origin: {e}")))?;
                 self.conn
                     .execute(
-                        "INSERT INTO events (game, offset_us, wall_us, event, caller_uid, origin)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        "INSERT INTO events (game, offset_us, wall_us, event, caller_uid, origin,
+                                             caller_name)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                         params![
                             active.id,
                             row.offset_us,
                             row.wall_us,
                             event,
                             row.caller_uid,
-                            origin
+                            origin,
+                            row.caller_name
                         ],
                     )
                     .map_err(|e| self.sql_error(e))?;
@@ -204,7 +188,20 @@ impl Store {
                     )
                     .map_err(|e| self.sql_error(e))?;
             }
-            Record::Epoch { game, epoch } => self.activate(board, *game, *epoch),
+            Record::Epoch {
+                game,
+                epoch,
+                boot_id,
+            } => {
+                self.conn
+                    .execute(
+                        "UPDATE games SET boot_id = ?2, epoch_mono_us = ?3 WHERE id = ?1",
+                        params![game, boot_id, epoch],
+                    )
+                    .map_err(|e| self.sql_error(e))?;
+                self.activate(board, *game, *epoch);
+            }
+            Record::Running(running) => self.set_running(board, *running)?,
         }
         Ok(())
     }

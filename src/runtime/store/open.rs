@@ -35,6 +35,32 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_game ON events(game, id);
 ";
 
+/// Columns added after the first schema: `(table, column, declaration)`.
+/// `games.boot_id` and `games.epoch_mono_us` map a game's offsets to the
+/// monotonic clock of the boot it last ran in (restart reconstruction);
+/// `events.caller_name` is the name of who made a change.
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("games", "boot_id", "TEXT"),
+    ("games", "epoch_mono_us", "INTEGER"),
+    ("events", "caller_name", "TEXT"),
+];
+
+/// Adds the columns a database of an older daemon lacks.
+fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (table, column, declaration) in ADDED_COLUMNS {
+        let mut statement = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+        let names: Vec<String> = statement
+            .query_map([], |row| row.get::<_, String>(1))?
+            .collect::<Result<_, _>>()?;
+        if !names.iter().any(|name| name == column) {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {table} ADD COLUMN {column} {declaration}"
+            ))?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (or creates) the database in `dir` and loads each board's
     /// latest game. A database that cannot be opened or read is moved aside
@@ -111,6 +137,7 @@ impl Store {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
             .map_err(sql)?;
         conn.execute_batch(SCHEMA).map_err(sql)?;
+        add_missing_columns(&conn).map_err(sql)?;
         let mut store = Store {
             conn,
             path: path.to_owned(),
@@ -141,7 +168,8 @@ impl Store {
             .conn
             .query_row(
                 "SELECT board, control, settings, created_wall_us, caller_uid,
-                        alive_offset_us, alive_wall_us FROM games WHERE id = ?1",
+                        alive_offset_us, alive_wall_us, boot_id, epoch_mono_us
+                 FROM games WHERE id = ?1",
                 [id],
                 |row| {
                     Ok((
@@ -152,6 +180,8 @@ impl Store {
                         row.get::<_, Option<u32>>(4)?,
                         row.get::<_, i64>(5)?,
                         row.get::<_, i64>(6)?,
+                        row.get::<_, Option<String>>(7)?,
+                        row.get::<_, Option<i64>>(8)?,
                     ))
                 },
             )
@@ -163,7 +193,7 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT offset_us, wall_us, event, caller_uid, origin FROM events
+                "SELECT offset_us, wall_us, event, caller_uid, origin, caller_name FROM events
                  WHERE game = ?1 ORDER BY id",
             )
             .map_err(|e| self.sql_error(e))?;
@@ -175,13 +205,14 @@ impl Store {
                     row.get::<_, String>(2)?,
                     row.get::<_, Option<u32>>(3)?,
                     row.get::<_, Option<String>>(4)?,
+                    row.get::<_, Option<String>>(5)?,
                 ))
             })
             .map_err(|e| self.sql_error(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.sql_error(e))?;
         let mut events = Vec::with_capacity(raw.len());
-        for (offset_us, wall_us, event, caller_uid, origin) in raw {
+        for (offset_us, wall_us, event, caller_uid, origin, caller_name) in raw {
             let event = serde_json::from_str(&event)
                 .map_err(|e| self.invalid(format!("game {id}: bad event {event:?}: {e}")))?;
             let origin = match origin {
@@ -195,6 +226,7 @@ impl Store {
                 wall_us,
                 event,
                 caller_uid,
+                caller_name,
                 origin,
             });
         }
@@ -207,6 +239,8 @@ impl Store {
             caller_uid: row.4,
             alive_offset_us: row.5,
             alive_wall_us: row.6,
+            boot_id: row.7,
+            epoch_mono_us: row.8,
             events,
         })
     }

@@ -1,11 +1,9 @@
 //! The store's own tests: round trips, recovery, checkpoints, group commit.
 
 use super::*;
-use crate::control::Reply;
-use crate::devices::{DeviceCommand, DeviceKey};
-use crate::engine::Side;
+use crate::engine::{Settings, Side};
 use std::sync::mpsc;
-use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
+use tokio::sync::mpsc as tokio_mpsc;
 
 fn press(offset_us: Micros, side: Side) -> Record {
     Record::Event(EventRow {
@@ -13,6 +11,7 @@ fn press(offset_us: Micros, side: Side) -> Record {
         wall_us: 1_700_000_000_000_000 + offset_us,
         event: StoredEvent::Press { side },
         caller_uid: Some(1000),
+        caller_name: Some("alice".into()),
         origin: Some(DeviceOrigin {
             serial: "CC0001".into(),
             boot_id: 3,
@@ -33,6 +32,7 @@ fn games_round_trip_with_every_event() {
         epoch: 5_000,
         caller_uid: None,
         wall_us: 1_700_000_000_000_000,
+        boot_id: None,
     };
     store.write("b1", &new_game).unwrap();
     store
@@ -43,6 +43,7 @@ fn games_round_trip_with_every_event() {
                 wall_us: 1,
                 event: StoredEvent::Start,
                 caller_uid: Some(0),
+                caller_name: None,
                 origin: None,
             }),
         )
@@ -78,6 +79,7 @@ fn the_latest_game_of_a_board_is_loaded() {
                     epoch: 0,
                     caller_uid: Some(1),
                     wall_us: 0,
+                    boot_id: None,
                 },
             )
             .unwrap();
@@ -118,6 +120,7 @@ fn corrupt_database_is_moved_aside() {
                 epoch: 0,
                 caller_uid: None,
                 wall_us: 0,
+                boot_id: None,
             },
         )
         .unwrap();
@@ -136,6 +139,7 @@ fn checkpoint_moves_alive_offset_forward_only() {
                 epoch: 1_000,
                 caller_uid: None,
                 wall_us: 0,
+                boot_id: None,
             },
         )
         .unwrap();
@@ -151,63 +155,65 @@ fn checkpoint_moves_alive_offset_forward_only() {
 }
 
 #[test]
-fn queued_jobs_are_committed_together_and_reported_in_order() {
-    use crate::devices::DeviceRole;
+fn queued_records_are_committed_together_and_each_board_told_its_last() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = Store::open_or_recover(dir.path()).unwrap();
     let (jobs_tx, jobs_rx) = mpsc::channel();
-    let (device_out, mut acks) = tokio_mpsc::unbounded_channel();
-    let (events, _) = broadcast::channel(16);
-    let key = DeviceKey::new("b", DeviceRole::Buttons);
+    let (commits_tx, mut commits) = tokio_mpsc::unbounded_channel();
     let new_game = Record::NewGame {
         control: "300".into(),
         settings: Settings::default(),
         epoch: 0,
         caller_uid: None,
         wall_us: 0,
+        boot_id: Some("boot-1".into()),
     };
-    let mut replies = Vec::new();
-    let mut job = |board: &str, record: Record, ack: u16| {
-        let (reply, answer) = oneshot::channel();
-        replies.push(answer);
-        Job {
-            board: board.into(),
-            record: Some(record),
-            reply: Some((reply, Ok(Reply::Done))),
-            ack: Some((key.clone(), ack)),
-            ..Job::default()
-        }
+    let job = |board: usize, id: &str, seq: u64, record: Record| {
+        StoreMsg::Job(Box::new(Job {
+            board,
+            id: id.into(),
+            seq,
+            record,
+        }))
     };
-    // All queued before the thread starts: one batch. The third writes
-    // into a board without a game and fails alone.
-    let queued = vec![
-        job("b", new_game, 1),
-        job("b", press(1_000, Side::White), 2),
-        job("nogame", press(1_500, Side::Black), 3),
-        job("b", press(2_000, Side::Black), 4),
-    ];
-    for job in queued {
-        jobs_tx.send(StoreMsg::Job(Box::new(job))).unwrap();
-    }
+    // All queued before the thread starts: one batch. Board 1 writes into
+    // a board without a game and fails alone.
+    jobs_tx.send(job(0, "b", 0, new_game)).unwrap();
+    jobs_tx
+        .send(job(0, "b", 1, press(1_000, Side::White)))
+        .unwrap();
+    jobs_tx
+        .send(job(1, "nogame", 0, press(1_500, Side::Black)))
+        .unwrap();
+    jobs_tx
+        .send(job(0, "b", 2, press(2_000, Side::Black)))
+        .unwrap();
     jobs_tx.send(StoreMsg::Shutdown).unwrap();
-    run_store_thread(store, jobs_rx, device_out, events);
-
-    let answers: Vec<bool> = replies
-        .into_iter()
-        .map(|mut answer| answer.try_recv().unwrap().is_ok())
-        .collect();
-    assert_eq!(answers, [true, true, false, true]);
-    let mut acked = Vec::new();
-    while let Ok((_, DeviceCommand::Ack { event })) = acks.try_recv() {
-        acked.push(event);
+    run_store_thread(store, jobs_rx, commits_tx);
+    let mut reports = Vec::new();
+    while let Ok(commit) = commits.try_recv() {
+        reports.push(commit);
     }
     assert_eq!(
-        acked,
-        [1, 2, 4],
-        "only committed events are acknowledged, in order"
+        reports,
+        [
+            Commit {
+                board: 0,
+                seq: 2,
+                ok: true
+            },
+            Commit {
+                board: 1,
+                seq: 0,
+                ok: false
+            },
+        ]
     );
     let (_, games) = Store::open_or_recover(dir.path()).unwrap();
     assert_eq!(games.len(), 1);
     let offsets: Vec<Micros> = games[0].events.iter().map(|e| e.offset_us).collect();
     assert_eq!(offsets, [1_000, 2_000]);
+    assert_eq!(games[0].boot_id.as_deref(), Some("boot-1"));
+    assert_eq!(games[0].epoch_mono_us, Some(0));
+    assert_eq!(games[0].events[0].caller_name.as_deref(), Some("alice"));
 }

@@ -1,57 +1,62 @@
-//! The store thread: commits queued jobs in groups, then reports them.
+//! The store thread: commits the board cores' records in groups and says
+//! which are committed. It knows nothing of devices, replies or D-Bus: what
+//! waits for a commit waits in the board core, which `Committed(seq)`
+//! releases.
+//!
+//! Promises: records are written in the order they arrive, several at a
+//! time in one transaction (group commit: one fsync for all of them); after
+//! each transaction every board with a record in it is told the highest
+//! sequence number now committed (or that the transaction failed). A
+//! record that fails alone (a board without a game) fails its board's
+//! commit report, not the others'. While a clock runs the game's "alive"
+//! checkpoint is written once a second.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
+use tokio::sync::mpsc as tokio_mpsc;
 
 use super::{Record, Store};
 use crate::clock::{monotonic_now_us, wall_now_us};
-use crate::control::{BoardEvent, ControlError, Reply};
-use crate::devices::{DeviceCommand, DeviceKey};
 
-/// A reply waiting for its commit.
-pub type PendingReply = (
-    oneshot::Sender<Result<Reply, ControlError>>,
-    Result<Reply, ControlError>,
-);
-
-/// One unit of work for the store thread: write `record` (if any), then
-/// report: reply, acknowledge the device event, broadcast the events. Jobs
-/// are handled in order, so reports keep the order of the inputs.
-#[derive(Debug, Default)]
+/// A record for the store thread.
+#[derive(Debug)]
 pub struct Job {
-    pub board: String,
-    pub record: Option<Record>,
-    pub reply: Option<PendingReply>,
-    pub ack: Option<(DeviceKey, u16)>,
-    pub events: Vec<BoardEvent>,
-    /// A live PGN to write (directory, file name, text) after the commit.
-    pub pgn: Option<(PathBuf, String, String)>,
+    /// The board's index in the runtime (echoed in the [`Commit`]).
+    pub board: usize,
+    /// The board's id (the database's key).
+    pub id: String,
+    pub seq: u64,
+    pub record: Record,
 }
 
 /// Messages for the store thread.
 #[derive(Debug)]
 pub enum StoreMsg {
     Job(Box<Job>),
-    /// Flush and stop (the sender side is done).
+    /// Commit what is queued and stop.
     Shutdown,
 }
 
-/// Most jobs committed in one transaction.
+/// The store's answer: board `board`'s records up to `seq` are committed
+/// (`ok`), or could not be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit {
+    pub board: usize,
+    pub seq: u64,
+    pub ok: bool,
+}
+
+/// Most records committed in one transaction.
 const MAX_BATCH: usize = 256;
 
-/// The store thread's loop: commit jobs, then report them. Jobs already
-/// waiting when one arrives are committed with it in one transaction (group
-/// commit: one fsync for all of them), then reported in order. Writes an
-/// alive checkpoint every second. Returns when told to shut down or when
-/// every sender is gone, after committing what was queued before.
+/// The store thread's loop. Returns when told to shut down or when every
+/// sender is gone, after committing what was queued before.
 pub fn run_store_thread(
     mut store: Store,
     jobs: mpsc::Receiver<StoreMsg>,
-    device_out: tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
-    events: broadcast::Sender<BoardEvent>,
+    commits: tokio_mpsc::UnboundedSender<Commit>,
 ) {
     const CHECKPOINT: Duration = Duration::from_secs(1);
     let mut last_checkpoint = std::time::Instant::now();
@@ -72,7 +77,10 @@ pub fn run_store_thread(
                         Err(_) => break,
                     }
                 }
-                handle_batch(&mut store, batch, &device_out, &events);
+                for commit in commit_batch(&mut store, &batch) {
+                    // A closed channel means the timing thread is gone.
+                    let _ = commits.send(commit);
+                }
             }
             Ok(StoreMsg::Shutdown) | Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -93,13 +101,8 @@ pub fn run_store_thread(
     }
 }
 
-/// Commits `batch` in one transaction, then reports each job in order.
-fn handle_batch(
-    store: &mut Store,
-    batch: Vec<Job>,
-    device_out: &tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
-    events: &broadcast::Sender<BoardEvent>,
-) {
+/// Writes `batch` in one transaction; returns one commit report per board.
+pub fn commit_batch(store: &mut Store, batch: &[Job]) -> Vec<Commit> {
     // Without a transaction (it could not begin) each write commits on
     // its own: slower, equally safe.
     let in_transaction = match store.begin() {
@@ -109,69 +112,29 @@ fn handle_batch(
             false
         }
     };
-    let mut written: Vec<bool> = batch.iter().map(|job| write_job(store, job)).collect();
+    let mut boards: BTreeMap<usize, Commit> = BTreeMap::new();
+    for job in batch {
+        let written = match store.write(&job.id, &job.record) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::error!(board = %job.id, %error, "could not write a record");
+                false
+            }
+        };
+        let commit = boards.entry(job.board).or_insert(Commit {
+            board: job.board,
+            seq: job.seq,
+            ok: true,
+        });
+        commit.seq = commit.seq.max(job.seq);
+        commit.ok &= written;
+    }
     if in_transaction {
         if let Err(error) = store.commit() {
-            tracing::error!(%error, jobs = batch.len(), "could not commit the events");
+            tracing::error!(%error, records = batch.len(), "could not commit the records");
             store.rollback();
-            written.iter_mut().for_each(|w| *w = false);
+            boards.values_mut().for_each(|c| c.ok = false);
         }
     }
-    for (job, committed) in batch.into_iter().zip(written) {
-        report_job(store, job, committed, device_out, events);
-    }
-}
-
-/// Writes what `job` records; `false` when its event could not be written.
-fn write_job(store: &mut Store, job: &Job) -> bool {
-    let mut written = true;
-    if let Some(record) = &job.record {
-        if let Err(error) = store.write(&job.board, record) {
-            written = false;
-            tracing::error!(board = %job.board, %error, "could not commit an event");
-        }
-    }
-    for event in &job.events {
-        if let BoardEvent::StateChanged(snapshot) = event {
-            if let Err(error) = store.set_running(&snapshot.board, snapshot.running.is_some()) {
-                tracing::error!(board = %snapshot.board, %error, "alive checkpoint failed");
-            }
-        }
-    }
-    written
-}
-
-/// Replies, acknowledges and broadcasts `job` once its commit is known.
-fn report_job(
-    store: &Store,
-    job: Job,
-    committed: bool,
-    device_out: &tokio_mpsc::UnboundedSender<(DeviceKey, DeviceCommand)>,
-    events: &broadcast::Sender<BoardEvent>,
-) {
-    if let Some((reply, answer)) = job.reply {
-        let answer = if committed {
-            answer
-        } else {
-            Err(ControlError::Internal(format!(
-                "the change was made but could not be saved to {}; check the disk and the logs",
-                store.path().display()
-            )))
-        };
-        let _ = reply.send(answer);
-    }
-    if let Some((key, event)) = job.ack {
-        if committed {
-            let _ = device_out.send((key, DeviceCommand::Ack { event }));
-        }
-    }
-    for event in job.events {
-        // No receivers is fine: nobody listens yet.
-        let _ = events.send(event);
-    }
-    if let Some((dir, file, text)) = job.pgn {
-        if let Err(error) = crate::runtime::eboard::write_pgn(&dir, &file, &text) {
-            tracing::warn!(board = %job.board, dir = %dir.display(), %error, "cannot write the live PGN");
-        }
-    }
+    boards.into_values().collect()
 }

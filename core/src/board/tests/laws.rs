@@ -1,0 +1,108 @@
+//! The Articles as the board core carries them: the arbiter button pauses
+//! (Art. 6.12b), the first flag is marked (Art. 6.11), the deadline
+//! property holds for any game.
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Art. 6.12b: a player's arbiter button stops the clocks and marks the
+/// call; resuming clears it.
+#[test]
+fn art_6_12b_the_arbiter_button_pauses_and_is_marked() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    step!(rig, rig.button(3_000, 0, Button::Arbiter, 3_000) => [
+        "store 2: pause @3.000",
+        "display0: 4:57 [PA] | 5:00 [PA] \"ARBITER\"",
+        "leds --A",
+    ]);
+    step!(rig, rig.commit_all(3_000) => [
+        "history pause @3.000: clock paused",
+        "event arbiter-called",
+        "buttons: ack 0",
+        "view",
+    ]);
+    let lines = rig.command(10_000, BoardCommand::Resume);
+    assert!(lines.contains(&"leds L--".to_owned()), "{lines:?}");
+    assert!(!rig.board.model(mono(10_000)).marks.arbiter_called);
+}
+
+/// The first flag fallen is marked on the display (FIDE equipment
+/// standard: which flag fell first must be visible).
+#[test]
+fn art_6_11_the_first_flag_is_marked() {
+    let mut rig = Rig::linked("2");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    rig.button(1_000, 0, Button::Left, 1_000);
+    rig.commit_all(1_000);
+    rig.button(2_000, 1, Button::Right, 2_000);
+    rig.commit_all(2_000);
+    // White's flag at 3 s (1 + 1 s left after move 1); sudden death, no
+    // increment: Black's clock would run on, but White runs now.
+    let lines = rig.tick(3_000);
+    assert_eq!(lines[0], "store 4: flag white @3.000");
+    let model = rig.board.model(mono(3_000));
+    assert_eq!(model.marks.first_flag, Some(Side::White));
+}
+
+fn any_command() -> impl Strategy<Value = BoardCommand> {
+    let side = prop_oneof![Just(Side::White), Just(Side::Black)];
+    prop_oneof![
+        Just(BoardCommand::Start),
+        Just(BoardCommand::Pause),
+        Just(BoardCommand::Resume),
+        side.clone().prop_map(BoardCommand::Press),
+        (
+            side,
+            prop::option::of(prop_oneof![
+                0i64..10_000,
+                Just(i64::MAX),
+                Just(MAX_TIME / MS)
+            ]),
+            prop::option::of(prop_oneof![0u32..5, Just(u32::MAX)]),
+            prop::option::of(prop_oneof![0u32..4, Just(u32::MAX)]),
+        )
+            .prop_map(|(side, remaining_ms, moves, stage)| BoardCommand::Adjust {
+                side,
+                remaining_ms,
+                moves,
+                stage,
+            }),
+    ]
+}
+
+proptest! {
+    /// For any sequence of commands and ticks, the next deadline is after
+    /// the instant handled, or there is none: the timing thread never
+    /// spins.
+    #[test]
+    fn the_next_deadline_is_always_ahead(
+        control in prop::sample::select(&["1", "300+2", "2/60:30", "*10", "byoyomi:1:2x1", "-", "5d2"][..]),
+        steps in prop::collection::vec((1i64..3_000, any_command()), 1..40),
+    ) {
+        let mut rig = Rig::linked(control);
+        let mut now = 0;
+        for (gap, command) in steps {
+            now += gap;
+            // Follow the shell: tick at every deadline on the way.
+            while let Some(deadline) = rig.board.next_deadline() {
+                prop_assert!(deadline > mono(now) - gap * MS, "deadline {deadline} behind");
+                if deadline > mono(now) {
+                    break;
+                }
+                let actions = rig.board.handle(deadline, wall(0), BoardInput::Tick);
+                rig.take(actions);
+                let after = rig.board.next_deadline();
+                prop_assert!(after.is_none_or(|d| d > deadline), "{after:?} after {deadline}");
+            }
+            rig.command(now, command);
+            rig.commit_all(now);
+            if let Some(deadline) = rig.board.next_deadline() {
+                prop_assert!(deadline > mono(now), "deadline {deadline} not after {now} ms");
+            }
+        }
+    }
+}

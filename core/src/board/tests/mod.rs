@@ -1,0 +1,586 @@
+//! Transcripts of the board core: `step!(rig, at_ms, input => [lines])`
+//! feeds one input at an exact instant and checks every action it caused,
+//! each rendered as one short line (see [`line`]). Instants are
+//! milliseconds after the rig's start; the wall clock runs beside them.
+
+mod defects;
+mod face;
+mod laws;
+mod restart;
+
+use chessclock_protocol::{Button, Capabilities, Hello, Icons, Roles, Text, PROTOCOL_VERSION};
+
+use super::*;
+use crate::contract::ControlError;
+use crate::timecontrol::parse;
+
+/// Monotonic µs of the rig's instant 0.
+const T0: Micros = 1_000_000_000;
+/// Wall-clock µs at T0 (2026-12-01T12:00:00Z).
+const WALL0: i64 = 1_796_126_400_000_000;
+const BOOT: &str = "8b3e3b7e-1c1d-4c61-9d55-0a4b2f1e0c11";
+
+fn mono(ms: i64) -> Micros {
+    T0 + ms * MS
+}
+
+fn wall(ms: i64) -> i64 {
+    WALL0 + ms * MS
+}
+
+fn setup() -> BoardSetup {
+    BoardSetup {
+        id: "b1".into(),
+        buttons: Some("serial:BU1".into()),
+        displays: vec!["serial:DU1".into()],
+        eboard: None,
+        white_button: ButtonSide::Left,
+        start_on_black_press: false,
+        display: DisplayConfig::default(),
+        moves_from_eboard: true,
+        default_time_ms: 0,
+        resume_after_restart: false,
+        pgn_file: false,
+    }
+}
+
+fn spec(control: &str) -> GameSpec {
+    spec_with(control, Settings::default())
+}
+
+fn spec_with(control: &str, settings: Settings) -> GameSpec {
+    GameSpec {
+        text: control.into(),
+        control: MatchControl::same(parse(control).unwrap()),
+        settings,
+    }
+}
+
+fn hello(roles: Roles, serial: &str, boot_id: u32, first_unacked_event: u16) -> Hello {
+    Hello {
+        protocol_version: PROTOCOL_VERSION,
+        roles,
+        capabilities: Capabilities {
+            displays: 2,
+            digits: 5,
+            tenths: true,
+            text_chars: 16,
+            ..Capabilities::default()
+        },
+        vendor: Text::truncated("test"),
+        model: Text::truncated("unit"),
+        serial: Text::truncated(serial),
+        firmware: Text::truncated("1.0"),
+        boot_id,
+        first_unacked_event,
+    }
+}
+
+/// A board under test, with the store's journal beside it.
+struct Rig {
+    board: Board,
+    /// Every record the board asked for, in order (what the store holds).
+    journal: Vec<(u64, Record)>,
+    next_token: u64,
+}
+
+fn icon_letters(icons: Icons) -> String {
+    [
+        (Icons::FLAG, 'F'),
+        (Icons::FIRST_FLAG, '1'),
+        (Icons::STAGE_FLAG, 'S'),
+        (Icons::RUNNING, 'R'),
+        (Icons::PAUSED, 'P'),
+        (Icons::ARBITER, 'A'),
+        (Icons::LINK_LOST, 'L'),
+        (Icons::BONUS, 'B'),
+    ]
+    .iter()
+    .filter(|(bit, _)| icons.0 & bit.0 != 0)
+    .map(|(_, c)| *c)
+    .collect()
+}
+
+fn seconds(us: Micros) -> String {
+    format!(
+        "{}.{:03}",
+        us.div_euclid(SECOND),
+        us.rem_euclid(SECOND) / MS
+    )
+}
+
+fn stored_text(event: &StoredEvent) -> String {
+    match event {
+        StoredEvent::Press { side } => format!("press {side}"),
+        StoredEvent::Adjust {
+            side,
+            remaining_us,
+            moves,
+            stage,
+            source,
+        } => format!(
+            "adjust {side}{}{}{}{}",
+            remaining_us.map_or(String::new(), |r| format!(" remaining {}", seconds(r))),
+            moves.map_or(String::new(), |m| format!(" moves {m}")),
+            stage.map_or(String::new(), |s| format!(" stage {s}")),
+            source.map_or("", |_| " (eboard)")
+        ),
+        StoredEvent::Flag {
+            side, last_stage, ..
+        } => format!("flag {side}{}", if *last_stage { "" } else { " (stage)" }),
+        StoredEvent::FlagWithdrawn { side, flag_at_us } => {
+            format!("flag-withdrawn {side} fell@{}", seconds(*flag_at_us))
+        }
+        StoredEvent::PressNotPlaced { side, device_at_us } => {
+            format!("press-not-placed {side} made@{}", seconds(*device_at_us))
+        }
+        StoredEvent::Restart {
+            down_us,
+            same_boot,
+            was_running,
+        } => format!(
+            "restart down {}{}{}",
+            seconds(*down_us),
+            if *same_boot { " same-boot" } else { " reboot" },
+            was_running.map_or(String::new(), |s| format!(" {s} was running"))
+        ),
+        StoredEvent::StartAt { unix_time_us, .. } => {
+            format!("start-at {}", seconds(unix_time_us - WALL0))
+        }
+        other => serde_json::to_value(other).unwrap()["do"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    }
+}
+
+/// One action as a transcript line.
+fn line(action: &Action) -> String {
+    match action {
+        Action::Device { role, command } => match command {
+            DeviceCommand::Display(d) => {
+                let text = d.text.as_str();
+                format!(
+                    "{role}: {}{} | {}{}{}",
+                    d.left.time.as_str(),
+                    if d.left.icons.0 == 0 {
+                        String::new()
+                    } else {
+                        format!(" [{}]", icon_letters(d.left.icons))
+                    },
+                    d.right.time.as_str(),
+                    if d.right.icons.0 == 0 {
+                        String::new()
+                    } else {
+                        format!(" [{}]", icon_letters(d.right.icons))
+                    },
+                    if text.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" \"{text}\"")
+                    }
+                )
+            }
+            DeviceCommand::Leds(l) => format!(
+                "leds {}{}{}",
+                if l.left { 'L' } else { '-' },
+                if l.right { 'R' } else { '-' },
+                if l.arbiter { 'A' } else { '-' }
+            ),
+            DeviceCommand::Beep { duration_ms, count } => format!("beep {duration_ms}x{count}"),
+            DeviceCommand::Ack { event } => format!("{role}: ack {event}"),
+        },
+        Action::Store { seq, record } => match record {
+            Record::NewGame { control, .. } => format!("store {seq}: new-game {control}"),
+            Record::Event(row) => format!(
+                "store {seq}: {} @{}",
+                stored_text(&row.event),
+                seconds(row.offset_us)
+            ),
+            Record::Epoch { epoch, .. } => format!("store {seq}: epoch {}", seconds(epoch - T0)),
+            Record::Running(running) => format!("store {seq}: running {running}"),
+        },
+        Action::Reply { token, result } => match result {
+            Ok(_) => format!("reply {}: ok", token.0),
+            Err(error) => format!("reply {}: {}", token.0, error_name(error)),
+        },
+        Action::Publish(event) => match event {
+            BoardEvent::Pressed {
+                side,
+                move_number,
+                used_ms,
+                ..
+            } => format!("event pressed {side} #{move_number} {used_ms}ms"),
+            BoardEvent::FlagFell {
+                side,
+                at_ms,
+                stage,
+                last_stage,
+                ..
+            } => format!(
+                "event flag {side} @{} stage {stage}{}",
+                seconds((at_ms * MS) - T0),
+                if *last_stage { "" } else { " (stage)" }
+            ),
+            BoardEvent::FlagWithdrawn { side, at_ms, .. } => {
+                format!("event flag-withdrawn {side} @{}", seconds(at_ms * MS - T0))
+            }
+            BoardEvent::PressNotPlaced { side, late_ms, .. } => {
+                format!("event press-not-placed {side} {late_ms}ms late")
+            }
+            BoardEvent::StageChanged { side, stage, .. } => {
+                format!("event stage {side} {stage}")
+            }
+            BoardEvent::DeviceChanged { link, .. } => format!(
+                "event device {} {}",
+                link.role,
+                if link.connected { "up" } else { "down" }
+            ),
+            BoardEvent::ArbiterCalled { .. } => "event arbiter-called".into(),
+            BoardEvent::FlagReport { side, verdict, .. } => {
+                format!("event flag-report {side} {verdict}")
+            }
+            BoardEvent::StateChanged(_) => "event state".into(),
+        },
+        Action::View(_) => "view".into(),
+        Action::History(row) => format!(
+            "history {} @{}{}",
+            stored_text(&row.event),
+            seconds(row.t_us),
+            if row.outcome.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", row.outcome.join("; "))
+            }
+        ),
+        Action::NewHistory(_) => "new-history".into(),
+        Action::Eboard(command) => format!("eboard {command:?}"),
+        Action::Pgn(_) => "pgn".into(),
+    }
+}
+
+fn error_name(error: &ControlError) -> String {
+    match error {
+        ControlError::InvalidArgument(m) => format!("InvalidArgument: {m}"),
+        ControlError::InvalidState(m) => format!("InvalidState: {m}"),
+        ControlError::NotPermitted(m) => format!("NotPermitted: {m}"),
+        ControlError::UnknownBoard(m) => format!("UnknownBoard: {m}"),
+        ControlError::NotSynchronized(m) => format!("NotSynchronized: {m}"),
+        ControlError::Internal(m) => format!("Internal: {m}"),
+    }
+}
+
+impl Rig {
+    /// A board with a new game of `control`, created at instant 0; its
+    /// first actions are checked by [`Rig::created`].
+    fn new(control: &str) -> (Rig, Vec<String>) {
+        Rig::with(setup(), spec(control))
+    }
+
+    fn with(setup: BoardSetup, spec: GameSpec) -> (Rig, Vec<String>) {
+        let (board, actions) = Board::new(
+            setup,
+            spec,
+            Some(BOOT.into()),
+            Caller::DAEMON,
+            mono(0),
+            wall(0),
+        );
+        let mut rig = Rig {
+            board,
+            journal: Vec::new(),
+            next_token: 1,
+        };
+        let lines = rig.take(actions);
+        (rig, lines)
+    }
+
+    /// Everything settled: the game created, committed, both units linked.
+    fn linked(control: &str) -> Rig {
+        Rig::linked_with(setup(), spec(control))
+    }
+
+    fn linked_with(setup: BoardSetup, spec: GameSpec) -> Rig {
+        let (mut rig, _) = Rig::with(setup, spec);
+        rig.commit_all(0);
+        rig.step(
+            0,
+            BoardInput::Device(DeviceInput::Connected {
+                role: DeviceRole::Buttons,
+                hello: hello(Roles::BUTTONS, "BU1", 7, 0),
+                path: "/dev/pts/1".into(),
+            }),
+        );
+        rig.step(
+            0,
+            BoardInput::Device(DeviceInput::Connected {
+                role: DeviceRole::Display(0),
+                hello: hello(Roles::DISPLAY, "DU1", 9, 0),
+                path: "/dev/pts/2".into(),
+            }),
+        );
+        rig
+    }
+
+    fn take(&mut self, actions: Vec<Action>) -> Vec<String> {
+        for action in &actions {
+            if let Action::Store { seq, record } = action {
+                self.journal.push((*seq, record.clone()));
+            }
+        }
+        actions.iter().map(line).collect()
+    }
+
+    fn step(&mut self, at_ms: i64, input: BoardInput) -> Vec<String> {
+        let actions = self.board.handle(mono(at_ms), wall(at_ms), input);
+        self.take(actions)
+    }
+
+    /// Every record so far is committed.
+    fn commit_all(&mut self, at_ms: i64) -> Vec<String> {
+        match self.journal.last() {
+            Some(&(seq, _)) => self.step(at_ms, BoardInput::Committed { seq, ok: true }),
+            None => Vec::new(),
+        }
+    }
+
+    fn token(&mut self) -> Option<ReplyToken> {
+        let token = ReplyToken(self.next_token);
+        self.next_token += 1;
+        Some(token)
+    }
+
+    fn command(&mut self, at_ms: i64, command: BoardCommand) -> Vec<String> {
+        let token = self.token();
+        self.step(
+            at_ms,
+            BoardInput::Command {
+                token,
+                caller: Caller::uid(1000),
+                command,
+            },
+        )
+    }
+
+    /// A button frame of unit BU1 (boot 7): `event`, made at `made_ms`,
+    /// read at `at_ms`.
+    fn button(&mut self, at_ms: i64, event: u16, button: Button, made_ms: i64) -> Vec<String> {
+        self.step(
+            at_ms,
+            BoardInput::Device(DeviceInput::Button {
+                role: DeviceRole::Buttons,
+                serial: "BU1".into(),
+                event,
+                button,
+                pressed: true,
+                at: mono(made_ms),
+                arrival: mono(at_ms),
+            }),
+        )
+    }
+
+    fn tick(&mut self, at_ms: i64) -> Vec<String> {
+        self.step(at_ms, BoardInput::Tick)
+    }
+
+    /// The state's instant `at_ms`.
+    fn state(&self, at_ms: i64) -> ClockState {
+        self.board.state(mono(at_ms))
+    }
+
+    /// The next deadline, in ms after the rig's start.
+    fn deadline_ms(&self) -> Option<f64> {
+        self.board
+            .next_deadline()
+            .map(|d| (d - T0) as f64 / MS as f64)
+    }
+
+    /// The stored game as the store would load it now.
+    fn stored(&self, alive_ms: i64) -> crate::journal::StoredGame {
+        let mut game = crate::journal::StoredGame {
+            id: 1,
+            board: "b1".into(),
+            control: String::new(),
+            settings: Settings::default(),
+            created_wall_us: 0,
+            caller_uid: None,
+            alive_offset_us: 0,
+            alive_wall_us: 0,
+            boot_id: None,
+            epoch_mono_us: None,
+            events: Vec::new(),
+        };
+        for (_, record) in &self.journal {
+            match record {
+                Record::NewGame {
+                    control,
+                    settings,
+                    epoch,
+                    caller_uid,
+                    wall_us,
+                    boot_id,
+                } => {
+                    game.control.clone_from(control);
+                    game.settings = *settings;
+                    game.created_wall_us = *wall_us;
+                    game.caller_uid = *caller_uid;
+                    game.boot_id.clone_from(boot_id);
+                    game.epoch_mono_us = Some(*epoch);
+                    game.events.clear();
+                }
+                Record::Event(row) => game.events.push(row.clone()),
+                Record::Epoch { epoch, boot_id, .. } => {
+                    game.epoch_mono_us = Some(*epoch);
+                    game.boot_id.clone_from(boot_id);
+                }
+                Record::Running(_) => {}
+            }
+        }
+        let alive = alive_ms * MS;
+        game.alive_offset_us = game
+            .events
+            .iter()
+            .map(|r| r.offset_us)
+            .max()
+            .unwrap_or(0)
+            .max(alive);
+        game.alive_wall_us = wall(alive_ms);
+        game
+    }
+}
+
+macro_rules! step {
+    ($rig:expr, $lines:expr => [$($line:expr),* $(,)?]) => {{
+        let got: Vec<String> = $lines;
+        let want: Vec<&str> = vec![$($line),*];
+        assert_eq!(got, want, "\ngot:\n{}\n", got.join("\n"));
+    }};
+}
+pub(crate) use step;
+
+#[test]
+fn a_new_game_is_recorded_and_reported_after_its_commit() {
+    let (mut rig, created) = Rig::new("300+2");
+    // Readers see the new board at once; its record follows.
+    step!(rig, created => [
+        "store 0: new-game 300+2",
+        "new-history",
+        "display0: 5:02 [L] | 5:02 [L] \"NO BUTTONS\"",
+        "leds ---",
+        "view",
+    ]);
+    step!(rig, rig.commit_all(0) => ["view"]);
+}
+
+#[test]
+fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit() {
+    let mut rig = Rig::linked("300+2");
+    step!(rig, rig.command(1_000, BoardCommand::Start) => [
+        "store 1: start @1.000",
+        "display0: 5:02 [R] | 5:02",
+        "leds L--",
+    ]);
+    step!(rig, rig.commit_all(1_000) => [
+        "history start @1.000: White's clock started",
+        "reply 1: ok",
+        "view",
+    ]);
+    // White presses at 13.5 s; the frame is read 20 ms later.
+    step!(rig, rig.button(13_520, 0, Button::Left, 13_500) => [
+        "store 2: press white @13.500",
+        "display0: 4:52 | 5:02 [R]",
+        "leds -R-",
+    ]);
+    step!(rig, rig.commit_all(13_530) => [
+        "history press white @13.500: white completed move 1 in 12.500 s",
+        "event pressed white #1 12500ms",
+        "buttons: ack 0",
+        "view",
+    ]);
+    assert_eq!(rig.state(13_530).black.used, 30 * MS);
+}
+
+#[test]
+fn black_press_starts_white_clock_when_the_board_says_so() {
+    let mut board_setup = setup();
+    board_setup.start_on_black_press = true;
+    let mut rig = Rig::linked_with(board_setup, spec("180+2"));
+    step!(rig, rig.button(2_000, 0, Button::Right, 2_000) => [
+        "store 1: start @2.000",
+        "display0: 3:02 [R] | 3:02",
+        "leds L--",
+    ]);
+    step!(rig, rig.commit_all(2_000) => [
+        "history start @2.000: White's clock started",
+        "buttons: ack 0",
+        "view",
+    ]);
+    // A second press of Black's is a press, not a start.
+    let lines = rig.button(3_000, 1, Button::Right, 3_000);
+    assert_eq!(lines[0], "store 2: press black @3.000");
+    assert!(rig.state(3_000).running == Some(Side::White));
+}
+
+#[test]
+fn a_scheduled_start_starts_white_at_its_instant() {
+    let mut rig = Rig::linked("900+10");
+    step!(rig, rig.command(0, BoardCommand::StartAt { unix_time_us: wall(90_000), forced: false }) => [
+        "store 1: start-at 90.000 @0.000",
+    ]);
+    step!(rig, rig.commit_all(0) => [
+        "history start-at 90.000 @0.000",
+        "reply 1: ok",
+        "view",
+    ]);
+    assert_eq!(rig.deadline_ms(), Some(90_000.0));
+    // Woken a little late: the start is at its instant all the same.
+    step!(rig, rig.tick(90_004) => [
+        "store 2: start @90.000",
+        "display0: 15:10 [R] | 15:10",
+        "leds L--",
+    ]);
+    let state = rig.state(100_000);
+    assert_eq!(state.white.used, 10 * SECOND);
+}
+
+#[test]
+fn a_reply_waits_for_its_commit_and_a_failed_commit_is_an_error_without_ack() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    rig.button(5_000, 0, Button::Left, 5_000);
+    let lines = rig.step(5_001, BoardInput::Committed { seq: 2, ok: false });
+    assert!(!lines.iter().any(|l| l.contains("ack")), "{lines:?}");
+    let lines = rig.command(6_000, BoardCommand::Pause);
+    assert_eq!(
+        lines,
+        [
+            "store 3: pause @6.000",
+            "display0: 4:55 [P] | 4:59 [P] \"PAUSE\"",
+            "leds ---"
+        ]
+    );
+    let lines = rig.step(6_001, BoardInput::Committed { seq: 3, ok: false });
+    assert!(
+        lines.iter().any(|l| l.starts_with("reply 2: Internal: the change was made but could not be saved")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_refused_command_changes_nothing_and_says_why() {
+    let mut rig = Rig::linked("300");
+    step!(rig, rig.command(0, BoardCommand::Adjust { side: Side::White, remaining_ms: None, moves: None, stage: Some(2) }) => [
+        "reply 1: InvalidArgument: white's control `300` has only one stage: stage 2 does not exist",
+    ]);
+    step!(rig, rig.command(0, BoardCommand::Adjust { side: Side::White, remaining_ms: Some(9_999_999_999_999_999), moves: None, stage: None }) => [
+        "reply 2: InvalidArgument: a remaining time of 9999999999999999 ms is more than a game can have (at most 100 h)",
+    ]);
+    step!(rig, rig.command(0, BoardCommand::Adjust { side: Side::Black, remaining_ms: None, moves: Some(1_000), stage: None }) => [
+        "reply 3: InvalidArgument: 1000 moves is more than a game can have (at most 999)",
+    ]);
+    assert!(rig
+        .journal
+        .iter()
+        .all(|(_, r)| !matches!(r, Record::Event(_))));
+}

@@ -1,0 +1,215 @@
+//! The contract between the control surfaces (D-Bus, the hall, the udev
+//! entry point) and the runtime that owns the boards: the commands, their
+//! answers and errors, and what the runtime tells every surface (board
+//! events and snapshots). Plain values; the channels that carry them live in
+//! the daemon.
+//!
+//! Promises: every type here is part of the daemon's interfaces (D-Bus
+//! errors map 1:1 onto [`ControlError`]'s variants; snapshots and events
+//! serialise to the JSON the D-Bus methods return), so fields are only ever
+//! added.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Side;
+
+/// Who asked: the uid from D-Bus credentials and, where known, the
+/// person's name (the account name of the uid, or the arbiter's name a hall
+/// command carries). Both `None` for the daemon itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Caller {
+    pub uid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Caller {
+    /// The daemon itself (restarts, the e-board's move count, a scheduled
+    /// start coming due).
+    pub const DAEMON: Caller = Caller {
+        uid: None,
+        name: None,
+    };
+
+    /// A local user known by uid only.
+    pub const fn uid(uid: u32) -> Caller {
+        Caller {
+            uid: Some(uid),
+            name: None,
+        }
+    }
+}
+
+/// A change or a question about one board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// A notation or a preset name.
+    NewGame {
+        control: String,
+    },
+    Start,
+    /// Wall-clock start, microseconds since the Unix epoch (Art. 6.6).
+    StartAt {
+        unix_time_us: i64,
+        force: bool,
+    },
+    Pause,
+    Resume,
+    Press {
+        side: Side,
+    },
+    /// `None` leaves a value unchanged.
+    Adjust {
+        side: Side,
+        remaining_ms: Option<i64>,
+        moves: Option<u32>,
+        stage: Option<u32>,
+    },
+    /// The state as JSON (replay schema plus additions).
+    State,
+    /// The game history as JSON.
+    History,
+    /// The live PGN (with clock comments).
+    Pgn,
+    /// The board's [`BoardSnapshot`].
+    Snapshot,
+    /// Manager level (the `board` of the request is ignored): a device node
+    /// appeared (udev entry point / hotplug).
+    DeviceAdded {
+        path: String,
+    },
+    /// Manager level: a device node went away.
+    DeviceRemoved {
+        path: String,
+    },
+}
+
+impl Command {
+    /// Whether the command changes anything (and so needs authorization).
+    pub fn is_change(&self) -> bool {
+        !matches!(
+            self,
+            Command::State | Command::History | Command::Pgn | Command::Snapshot
+        )
+    }
+}
+
+/// A successful answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    Done,
+    Json(String),
+    Text(String),
+    Snapshot(BoardSnapshot),
+}
+
+/// Typed failures, mapped 1:1 onto D-Bus errors
+/// `org.chessclockd.ChessClock1.Error.<Variant>`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    InvalidState(String),
+    #[error("{0}")]
+    NotPermitted(String),
+    #[error("{0}")]
+    UnknownBoard(String),
+    #[error("{0}")]
+    NotSynchronized(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// A device's link, as shown on D-Bus and in the CLI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceLink {
+    /// `buttons`, `display`, `eboard`.
+    pub role: String,
+    /// Path or `serial:...` from the config.
+    pub name: String,
+    pub connected: bool,
+    /// HELLO serial number once known.
+    pub serial: Option<String>,
+}
+
+/// Everything a board's D-Bus properties show, as of `snapshot_ms`
+/// (the daemon's monotonic milliseconds). Clients extrapolate the running
+/// side's time from the snapshot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardSnapshot {
+    pub board: String,
+    pub control: String,
+    pub snapshot_ms: i64,
+    pub started: bool,
+    pub running: Option<Side>,
+    pub paused: bool,
+    pub white_remaining_ms: i64,
+    pub black_remaining_ms: i64,
+    pub white_moves: u32,
+    pub black_moves: u32,
+    pub white_stage: u32,
+    pub black_stage: u32,
+    /// Fallen flags, first fallen first.
+    pub flags: Vec<Side>,
+    pub devices: Vec<DeviceLink>,
+    pub arbiter_called: bool,
+}
+
+/// Something that happened on a board, broadcast to every control surface.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoardEvent {
+    Pressed {
+        board: String,
+        side: Side,
+        move_number: u32,
+        used_ms: i64,
+    },
+    FlagFell {
+        board: String,
+        side: Side,
+        at_ms: i64,
+        stage: u32,
+        last_stage: bool,
+    },
+    StageChanged {
+        board: String,
+        side: Side,
+        stage: u32,
+    },
+    DeviceChanged {
+        board: String,
+        link: DeviceLink,
+    },
+    ArbiterCalled {
+        board: String,
+    },
+    /// At a flag fall, what the electronic board says (Art. 6.4: did the
+    /// flagged side complete the moves its stage required, `false` in
+    /// sudden death; Art. 6.9: can the opponent mate?) and the verdict
+    /// (`loss`, `draw`, `moves-completed`, `game-already-over`).
+    FlagReport {
+        board: String,
+        side: Side,
+        moves_completed: bool,
+        opponent_can_mate: bool,
+        verdict: String,
+    },
+    /// A flag the clock showed was withdrawn: an input made before it (a
+    /// press whose frame came late) was placed in its true order. `at_ms`:
+    /// the daemon's monotonic ms of the withdrawn fall.
+    FlagWithdrawn {
+        board: String,
+        side: Side,
+        at_ms: i64,
+    },
+    /// A press arrived too late to be placed in the game (`late_ms` after it
+    /// was made): recorded for the arbiter, not applied.
+    PressNotPlaced {
+        board: String,
+        side: Side,
+        late_ms: i64,
+    },
+    /// Any change of the properties (emit PropertiesChanged).
+    StateChanged(BoardSnapshot),
+}

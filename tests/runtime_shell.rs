@@ -1,0 +1,401 @@
+//! The runtime's shell in-process: the real timing thread, store thread and
+//! control loop around the board cores, with a fake device backend in place
+//! of the serial devices. What a board decides is tested in the board
+//! core's transcripts (core/src/board/tests); these check the wiring: a
+//! device's event reaches its board, records reach the store before
+//! replies and ACKs leave, reads are answered from the views, a restart
+//! reads the store back. Device events carry exact instants (in the past:
+//! a press is placed at its instant however late it arrives), so nothing
+//! here sleeps; it only waits for what it expects, with a deadline.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+use std::path::Path;
+use std::time::Duration;
+
+use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
+use chessclockd::clock::monotonic_now_us;
+use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use chessclockd::control::{BoardEvent, Caller, Command, ControlError, ControlHandle, Reply};
+use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use chessclockd::engine::{Micros, MS};
+use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const ROOT: Caller = Caller::uid(0);
+
+/// What the runtime sent to a device, and when (monotonic µs).
+type Sent = (Micros, DeviceKey, DeviceCommand);
+
+struct FakeDevices {
+    sent: mpsc::UnboundedSender<Sent>,
+    hotplug: mpsc::UnboundedSender<String>,
+}
+
+impl DeviceBackend for FakeDevices {
+    fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        let _ = self.sent.send((monotonic_now_us(), key.clone(), command));
+    }
+    fn device_added(&self, path: &Path) {
+        let _ = self.hotplug.send(format!("added {}", path.display()));
+    }
+    fn device_removed(&self, path: &Path) {
+        let _ = self.hotplug.send(format!("removed {}", path.display()));
+    }
+}
+
+struct Harness {
+    runtime: Runtime,
+    handle: ControlHandle,
+    inject: mpsc::UnboundedSender<DeviceEvent>,
+    sent: mpsc::UnboundedReceiver<Sent>,
+    hotplug: mpsc::UnboundedReceiver<String>,
+    events: broadcast::Receiver<BoardEvent>,
+}
+
+fn config(control: &str) -> Config {
+    let mut config = Config::default();
+    config.daemon.rt_priority = 0;
+    config.daemon.mlock = false;
+    config.boards.push(BoardConfig {
+        id: "b1".into(),
+        control: control.into(),
+        buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
+        displays: vec![DeviceRef::Path("/dev/fake-display".into())],
+        eboard: None,
+        white_button: ButtonSide::Left,
+        start_on_black_press: false,
+    });
+    config
+}
+
+fn buttons() -> DeviceKey {
+    DeviceKey {
+        board: "b1".into(),
+        role: DeviceRole::Buttons,
+    }
+}
+
+fn display() -> DeviceKey {
+    DeviceKey {
+        board: "b1".into(),
+        role: DeviceRole::Display(0),
+    }
+}
+
+fn hello(serial: &str, roles: Roles) -> Hello {
+    hello_with_buzzer(serial, roles, false)
+}
+
+fn hello_with_buzzer(serial: &str, roles: Roles, buzzer: bool) -> Hello {
+    Hello {
+        protocol_version: 1,
+        roles,
+        capabilities: Capabilities {
+            displays: 2,
+            digits: 5,
+            tenths: true,
+            text_chars: 16,
+            arbiter_button: true,
+            buzzer,
+            ..Capabilities::default()
+        },
+        vendor: Text::truncated("test"),
+        model: Text::truncated("fake"),
+        serial: Text::truncated(serial),
+        firmware: Text::truncated("1"),
+        boot_id: 77,
+        first_unacked_event: 0,
+    }
+}
+
+fn launch(config: Config, dir: &Path) -> Harness {
+    let (inject, events_rx) = mpsc::unbounded_channel();
+    let (sent_tx, sent) = mpsc::unbounded_channel();
+    let (hotplug_tx, hotplug) = mpsc::unbounded_channel();
+    let runtime = Runtime::start(
+        config,
+        Some(dir.to_owned()),
+        Devices::Custom {
+            backend: Box::new(FakeDevices {
+                sent: sent_tx,
+                hotplug: hotplug_tx,
+            }),
+            events: events_rx,
+        },
+    )
+    .expect("runtime starts");
+    let handle = runtime.handle();
+    let events = handle.events.subscribe();
+    Harness {
+        runtime,
+        handle,
+        inject,
+        sent,
+        hotplug,
+        events,
+    }
+}
+
+impl Harness {
+    async fn call(&self, command: Command) -> Result<Reply, ControlError> {
+        tokio::time::timeout(TIMEOUT, self.handle.call("b1", command, ROOT))
+            .await
+            .expect("reply in time")
+    }
+
+    async fn state(&self) -> Value {
+        match self.call(Command::State).await.unwrap() {
+            Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    async fn history(&self) -> Value {
+        match self.call(Command::History).await.unwrap() {
+            Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    fn connect_all(&self) {
+        self.inject
+            .send(DeviceEvent::Connected {
+                key: buttons(),
+                hello: hello("BTN1", Roles::BUTTONS),
+                path: "/dev/fake-buttons".into(),
+            })
+            .unwrap();
+        self.inject
+            .send(DeviceEvent::Connected {
+                key: display(),
+                hello: hello("DSP1", Roles::DISPLAY),
+                path: "/dev/fake-display".into(),
+            })
+            .unwrap();
+    }
+
+    fn press(&self, event: u16, button: Button, at: Micros) {
+        self.inject
+            .send(DeviceEvent::Button {
+                key: buttons(),
+                serial: "BTN1".into(),
+                event,
+                button,
+                pressed: true,
+                at,
+                arrival: monotonic_now_us(),
+            })
+            .unwrap();
+    }
+
+    /// Waits for the first board event matching `want`.
+    async fn event<T>(&mut self, mut want: impl FnMut(&BoardEvent) -> Option<T>) -> T {
+        tokio::time::timeout(TIMEOUT, async {
+            loop {
+                match self.events.recv().await {
+                    Ok(event) => {
+                        if let Some(found) = want(&event) {
+                            return found;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(error) => panic!("event channel: {error}"),
+                }
+            }
+        })
+        .await
+        .expect("event in time")
+    }
+
+    /// Waits for the first device command matching `want`.
+    async fn sent<T>(&mut self, mut want: impl FnMut(&Sent) -> Option<T>) -> T {
+        tokio::time::timeout(TIMEOUT, async {
+            loop {
+                let sent = self.sent.recv().await.expect("backend open");
+                if let Some(found) = want(&sent) {
+                    return found;
+                }
+            }
+        })
+        .await
+        .expect("device command in time")
+    }
+
+    async fn ack(&mut self, want: u16) {
+        self.sent(|(_, key, command)| {
+            (key == &buttons() && command == &DeviceCommand::Ack { event: want }).then_some(())
+        })
+        .await
+    }
+
+    /// The game's epoch and the start instant (monotonic µs).
+    async fn start_game(&mut self) -> (Micros, Micros) {
+        self.call(Command::Start).await.unwrap();
+        let state = self.state().await;
+        let epoch = state["game_epoch_us"].as_i64().unwrap();
+        let history = self.history().await;
+        let start = history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["do"] == "start")
+            .expect("start recorded")["t_us"]
+            .as_i64()
+            .unwrap();
+        (epoch, epoch + start)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_press_reaches_its_board_and_is_acked_after_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (_, start) = h.start_game().await;
+    // The unit's first event, made now: accounted at its own instant.
+    let pressed = monotonic_now_us();
+    h.press(0, Button::Left, pressed);
+    h.ack(0).await;
+    let state = h.state().await;
+    assert_eq!(state["white"]["moves"], 1);
+    assert_eq!(state["white"]["used_ms"], (pressed - start) / MS);
+    assert_eq!(state["running"], "black");
+    let history = h.history().await;
+    let press = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "press")
+        .expect("the press is in the history once committed")
+        .clone();
+    assert_eq!(press["side"], "white");
+    assert_eq!(press["device"]["serial"], "BTN1");
+    h.event(|e| matches!(e, BoardEvent::Pressed { move_number: 1, .. }).then_some(()))
+        .await;
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_reads_the_store_back_and_comes_back_paused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    let (epoch, _) = h.start_game().await;
+    for (n, button) in [Button::Left, Button::Right, Button::Left]
+        .into_iter()
+        .enumerate()
+    {
+        h.press(n as u16, button, monotonic_now_us());
+        h.ack(n as u16).await;
+    }
+    let before = h.history().await;
+    let last_press = epoch
+        + before["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|e| e["do"] == "press")
+            .unwrap()["t_us"]
+            .as_i64()
+            .unwrap();
+    let white_used = h.state().await["white"]["used_ms"].clone();
+    h.runtime.shutdown().await;
+    let stopped = monotonic_now_us();
+
+    let h = launch(config("60"), dir.path());
+    let restarted = monotonic_now_us();
+    let state = h.state().await;
+    assert_eq!(state["paused"], true);
+    assert_eq!(state["running"], Value::Null);
+    assert_eq!(state["white"]["moves"], 2);
+    assert_eq!(state["black"]["moves"], 1);
+    assert_eq!(state["white"]["used_ms"], white_used);
+    assert_eq!(state["restart"]["same_boot"], true);
+    // Same boot: Black was charged from White's last press up to the
+    // restart's pause, the outage included.
+    let after = h.history().await;
+    let rows = after["events"].as_array().unwrap();
+    let last = rows.iter().rev().find(|e| e["do"] == "press").unwrap();
+    let pause = rows.iter().rev().find(|e| e["do"] == "pause").unwrap();
+    let pause_at = epoch + pause["t_us"].as_i64().unwrap();
+    assert!(
+        stopped <= pause_at && pause_at <= restarted,
+        "the pause is at the restart"
+    );
+    let black_used = state["black"]["used_ms"].as_i64().unwrap();
+    let expected = last["black_used_ms"].as_i64().unwrap() + (pause_at - last_press) / MS;
+    assert!(
+        (expected - 1..=expected + 1).contains(&black_used),
+        "{black_used} ms, expected {expected}: {state}"
+    );
+
+    let presses = |history: &Value| -> Vec<Value> {
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["do"] == "press")
+            .map(|e| e["t_us"].clone())
+            .collect()
+    };
+    assert_eq!(presses(&after), presses(&before));
+    let kinds: Vec<&str> = after["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["do"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds[kinds.len() - 2..], ["restart", "pause"]);
+    h.call(Command::Resume).await.unwrap();
+    assert_eq!(h.state().await["running"], "black");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hotplug_requests_reach_the_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    for command in [
+        Command::DeviceAdded {
+            path: "/dev/ttyACM7".into(),
+        },
+        Command::DeviceRemoved {
+            path: "/dev/ttyACM7".into(),
+        },
+    ] {
+        h.call(command).await.unwrap();
+    }
+    assert_eq!(h.hotplug.recv().await.unwrap(), "added /dev/ttyACM7");
+    assert_eq!(h.hotplug.recv().await.unwrap(), "removed /dev/ttyACM7");
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_typed_errors_and_unknown_boards_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = launch(config("60"), dir.path());
+    assert!(matches!(
+        h.call(Command::Pause).await,
+        Err(ControlError::InvalidState(_))
+    ));
+    assert!(matches!(
+        h.call(Command::NewGame {
+            control: "40/".into()
+        })
+        .await,
+        Err(ControlError::InvalidArgument(_))
+    ));
+    let unknown = h
+        .handle
+        .call("nope", Command::State, ROOT)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        unknown,
+        ControlError::UnknownBoard("no board `nope`; this daemon runs: b1".into())
+    );
+    h.runtime.shutdown().await;
+}
