@@ -1,0 +1,326 @@
+//! Engine inputs: applied in their place (late ones re-run the game),
+//! recorded, and reported (marks, board events, the e-board's PGN clocks
+//! and flag reports) once committed.
+
+use super::*;
+
+impl Board {
+    /// Applies one engine input at game time `t` and records it. Returns
+    /// the input's own notices, or the engine's refusal (then nothing
+    /// changed and nothing is recorded).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn input(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        t: Micros,
+        input: Input,
+        stored: StoredEvent,
+        caller: Caller,
+        origin: Option<DeviceOrigin>,
+        token: Option<ReplyToken>,
+    ) -> Result<Vec<Notice>, ControlError> {
+        if let Input::Press(side) = input {
+            if t >= self.game.processed_to() {
+                self.count_from_eboard(now, wall, t, side);
+            }
+        }
+        let applied = match self.game.apply(t, input) {
+            Ok(applied) => applied,
+            Err(error) => {
+                tracing::warn!(board = %self.setup.id, %error, ?input, "the engine refused an input");
+                let error = engine_error(error);
+                if let Some(token) = token {
+                    self.outbox.soon(Action::Reply {
+                        token,
+                        result: Err(error.clone()),
+                    });
+                }
+                return Err(error);
+            }
+        };
+        self.dirty = true;
+        // What time caused before the input comes first, as its own records.
+        self.time_notices(now, wall, &applied.elapsed);
+        self.apply_marks(&applied.caused);
+        let outcome = applied.caused.clone();
+        if let Some(rerun) = &applied.rerun {
+            tracing::info!(board = %self.setup.id, ?input, late_ms = (self.game.processed_to() - t) / MS,
+                later_inputs = rerun.later_inputs, "a late input was placed at its instant; the game was re-run");
+        }
+        let answer = match record::refusal(&applied.caused) {
+            Some(message) => Err(ControlError::InvalidState(message)),
+            None => Ok(Reply::Done),
+        };
+        self.write_row(t, wall, stored, &caller, origin, &outcome);
+        if let Some(rerun) = applied.rerun {
+            for fall in &rerun.withdrawn {
+                self.flag_falls
+                    .retain(|f| !(f.side == fall.side && f.at == fall.at));
+                self.write_row(
+                    t,
+                    wall,
+                    StoredEvent::FlagWithdrawn {
+                        side: fall.side,
+                        flag_at_us: fall.at,
+                    },
+                    &Caller::DAEMON,
+                    None,
+                    &[],
+                );
+                self.outbox
+                    .after_commit(Action::Publish(BoardEvent::FlagWithdrawn {
+                        board: self.setup.id.clone(),
+                        side: fall.side,
+                        at_ms: fall.at.saturating_add(self.epoch).div_euclid(MS),
+                    }));
+            }
+            self.recompute_marks();
+            let added: Vec<Notice> = rerun
+                .added
+                .iter()
+                .map(|fall| Notice::FlagFell {
+                    side: fall.side,
+                    at: fall.at,
+                    stage: fall.stage,
+                    last_stage: fall.last_stage,
+                })
+                .collect();
+            // Flags the re-run made fall at instants already passed.
+            self.time_notices(now, wall, &added);
+        }
+        self.report(now, &outcome);
+        if let Some(token) = token {
+            self.outbox.after_commit(Action::Reply {
+                token,
+                result: answer,
+            });
+        }
+        Ok(applied.caused)
+    }
+
+    /// Appends a row to the journal and (after its commit) to the history.
+    pub(super) fn write_row(
+        &mut self,
+        t: Micros,
+        wall: i64,
+        event: StoredEvent,
+        caller: &Caller,
+        origin: Option<DeviceOrigin>,
+        notices: &[Notice],
+    ) {
+        let state = self.game.state(t);
+        let row = HistoryRow {
+            event: event.clone(),
+            t_ms: t.div_euclid(MS),
+            t_us: t,
+            wall_us: wall,
+            caller_uid: caller.uid,
+            caller_name: caller.name.clone(),
+            device: origin.as_ref().map(DeviceOriginView::from),
+            outcome: notices.iter().map(record::describe).collect(),
+            white_used_ms: state.white.used.div_euclid(MS),
+            black_used_ms: state.black.used.div_euclid(MS),
+            white_remaining_ms: state.white.remaining.map(crate::engine::report::ceil_ms),
+            black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
+        };
+        self.outbox.record(Record::Event(EventRow {
+            offset_us: t,
+            wall_us: wall,
+            event,
+            caller_uid: caller.uid,
+            caller_name: caller.name.clone(),
+            origin,
+        }));
+        self.outbox.after_commit(Action::History(Box::new(row)));
+    }
+
+    pub(super) fn known_flag(&self, notice: &Notice) -> bool {
+        matches!(notice, Notice::FlagFell { side, at, .. }
+            if self.flag_falls.iter().any(|f| f.side == *side && f.at == *at))
+    }
+
+    /// The marks the display shows follow the notices.
+    pub(super) fn apply_marks(&mut self, notices: &[Notice]) {
+        for notice in notices {
+            match notice {
+                Notice::Started if self.started_at.is_none() => {
+                    self.started_at = Some(self.game.processed_to());
+                }
+                Notice::FlagFell {
+                    side,
+                    at,
+                    stage,
+                    last_stage,
+                } if !self
+                    .flag_falls
+                    .iter()
+                    .any(|f| f.side == *side && f.at == *at) =>
+                {
+                    if self.marks.first_flag.is_none() {
+                        self.marks.first_flag = Some(*side);
+                    }
+                    match side {
+                        Side::White => self.marks.stage_flag_white = !last_stage,
+                        Side::Black => self.marks.stage_flag_black = !last_stage,
+                    }
+                    self.flag_falls.push(FlagFall {
+                        side: *side,
+                        at: *at,
+                        stage: *stage,
+                        last_stage: *last_stage,
+                    });
+                }
+                Notice::Adjusted(adjustment) if adjustment.remaining.is_some_and(|r| r > 0) => {
+                    match adjustment.side {
+                        Side::White => self.marks.stage_flag_white = false,
+                        Side::Black => self.marks.stage_flag_black = false,
+                    }
+                    if self.marks.first_flag == Some(adjustment.side) {
+                        self.marks.first_flag = None;
+                    }
+                }
+                Notice::Resumed => {
+                    self.marks.arbiter_called = false;
+                    self.marks.down_time = None;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// After a re-run: the flag marks follow the flags that now stand.
+    pub(super) fn recompute_marks(&mut self) {
+        let state = self.game.state(self.game.processed_to());
+        self.marks.first_flag = state.flags.first().copied();
+        if !state.flags.contains(&Side::White) {
+            self.marks.stage_flag_white = false;
+        }
+        if !state.flags.contains(&Side::Black) {
+            self.marks.stage_flag_black = false;
+        }
+        if state.flags.is_empty() {
+            if let Some(eboard) = self.eboard.as_mut() {
+                eboard.flag_report = None;
+                if eboard.tracker.game_end().is_none() {
+                    self.marks.game_end = None;
+                }
+            }
+        }
+    }
+
+    /// Turns notices into board events, beeps, the e-board's PGN clocks and
+    /// flag reports.
+    pub(super) fn report(&mut self, now: Micros, notices: &[Notice]) {
+        if notices.is_empty() {
+            return;
+        }
+        let id = self.setup.id.clone();
+        let state = self.game.state(self.game.processed_to());
+        let mut flag_reports = Vec::new();
+        if let Some(eboard) = self.eboard.as_mut() {
+            let (pgn_changed, reports) =
+                eboard.on_notices(notices, &state, &self.spec.control, &mut self.marks);
+            flag_reports = reports;
+            if notices.iter().any(|n| matches!(n, Notice::Pressed { .. })) {
+                self.outbox
+                    .soon(Action::Eboard(EboardCommand::ClockPressed { at: now }));
+            }
+            if pgn_changed {
+                if let Some(pgn) = eboard.pgn() {
+                    self.outbox.after_commit(Action::Pgn(pgn));
+                }
+            }
+        }
+        for notice in notices {
+            match notice {
+                Notice::Pressed {
+                    side,
+                    move_number,
+                    used,
+                } => {
+                    tracing::info!(board = %id, %side, move_number, used_ms = used / MS, "move completed");
+                    self.outbox
+                        .after_commit(Action::Publish(BoardEvent::Pressed {
+                            board: id.clone(),
+                            side: *side,
+                            move_number: *move_number,
+                            used_ms: used / MS,
+                        }));
+                }
+                Notice::FlagFell {
+                    side,
+                    at,
+                    stage,
+                    last_stage,
+                } => {
+                    tracing::info!(board = %id, %side, game_ms = at / MS, stage, last_stage, "flag fell");
+                    self.outbox
+                        .after_commit(Action::Publish(BoardEvent::FlagFell {
+                            board: id.clone(),
+                            side: *side,
+                            at_ms: at.saturating_add(self.epoch).div_euclid(MS),
+                            stage: *stage,
+                            last_stage: *last_stage,
+                        }));
+                }
+                Notice::StageChanged { side, stage, .. } => {
+                    self.outbox
+                        .after_commit(Action::Publish(BoardEvent::StageChanged {
+                            board: id.clone(),
+                            side: *side,
+                            stage: *stage,
+                        }));
+                    if self.setup.display.beep_on_control {
+                        self.beep(200, 2);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for report in &flag_reports {
+            tracing::info!(board = %id, side = %report.flagged, verdict = follow::verdict_name(report.verdict),
+                "flag fall checked on the electronic board (Art. 6.4, 6.9)");
+            self.outbox
+                .after_commit(Action::Publish(follow::flag_report_event(&id, report)));
+        }
+    }
+
+    /// With `move-count = "eboard"`, the engine's move count becomes the
+    /// board's just before a press (recorded like any correction, marked as
+    /// the daemon's), so stage time comes at the real N-th move.
+    pub(super) fn count_from_eboard(&mut self, now: Micros, wall: i64, t: Micros, side: Side) {
+        if !self.setup.moves_from_eboard {
+            return;
+        }
+        let state = self.game.state(t);
+        if state.running != Some(side) {
+            return;
+        }
+        let Some(adjustment) = self
+            .eboard
+            .as_ref()
+            .and_then(|e| e.adjustment_before_press(side, state.side(side).moves))
+        else {
+            return;
+        };
+        tracing::info!(board = %self.setup.id, %side, engine_moves = state.side(side).moves,
+            board_moves = ?adjustment.moves.map(|m| m + 1), "move count taken from the electronic board");
+        let _ = self.input(
+            now,
+            wall,
+            t,
+            Input::Adjust(adjustment),
+            StoredEvent::Adjust {
+                side,
+                remaining_us: None,
+                moves: adjustment.moves,
+                stage: None,
+                source: Some(InputSource::Eboard),
+            },
+            Caller::DAEMON,
+            None,
+            None,
+        );
+    }
+}
