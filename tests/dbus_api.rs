@@ -28,6 +28,7 @@ async fn p2p(
             config,
             request_name: false,
             ntp,
+            read_limits: Default::default(),
         },
     );
     let client = zbus::connection::Builder::unix_stream(client_end)
@@ -344,6 +345,58 @@ async fn scheduled_starts_need_ntp_unless_forced() {
         b1.start_at(chessclockd::clock::wall_now_us() + 30_000_000)
             .await
             .unwrap();
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// A reader in a loop is held to its share of reading; the arbiter's
+/// changes still go through.
+#[tokio::test]
+async fn a_reader_in_a_loop_is_held_to_its_share() {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let handle = fake_runtime(&["b1"]);
+        let (server_end, client_end) = std::os::unix::net::UnixStream::pair().unwrap();
+        let server = serve_with(
+            zbus::connection::Builder::unix_stream(server_end)
+                .server(zbus::Guid::generate())
+                .p2p(),
+            handle.clone(),
+            ServeOptions {
+                config: test_config(false),
+                request_name: false,
+                ntp: NtpSource::Fixed(None),
+                // A few hundred bytes a second: a state is about 200.
+                read_limits: chessclockd::dbus::limit::Limits {
+                    per_caller: 300.0,
+                    per_caller_burst: 1_000.0,
+                    total: 100_000.0,
+                    total_burst: 100_000.0,
+                    callers: 16,
+                },
+            },
+        );
+        let client = zbus::connection::Builder::unix_stream(client_end)
+            .p2p()
+            .build();
+        let (_server, client) = tokio::join!(server, client);
+        let client = client.unwrap();
+        let b1 = board_proxy(&client, "b1").await;
+        let mut served = 0;
+        let refusal = loop {
+            match b1.state().await {
+                Ok(_) => served += 1,
+                Err(error) => break error,
+            }
+            assert!(served < 1_000, "never limited");
+        };
+        assert!(served >= 2, "the burst is served first ({served})");
+        match refusal {
+            Error::RateLimited(message) => assert!(message.contains("try again in"), "{message}"),
+            other => panic!("expected RateLimited, got {other:?}"),
+        }
+        // Changes are not reads: they still go through.
+        b1.start().await.unwrap();
     })
     .await
     .expect("test timed out");

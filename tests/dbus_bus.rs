@@ -514,6 +514,7 @@ async fn a_second_daemon_cannot_take_the_name() {
                 config: test_config(false),
                 request_name: true,
                 ntp: NtpSource::Fixed(None),
+                read_limits: Default::default(),
             },
         )
         .await;
@@ -540,6 +541,7 @@ async fn a_second_daemon_cannot_take_the_name() {
                 config: test_config(false),
                 request_name: false,
                 ntp: NtpSource::Fixed(None),
+                read_limits: Default::default(),
             },
         )
         .await;

@@ -86,17 +86,28 @@ impl Board {
         Ok(())
     }
 
-    async fn read_text(&self, command: Command) -> Result<String, Error> {
-        match self
+    /// A read, within the caller's share of reading (see `limit`).
+    async fn read_text(&self, header: &Header<'_>, command: Command) -> Result<String, Error> {
+        let caller = header
+            .sender()
+            .map_or_else(|| "(unknown)".to_owned(), |s| s.to_string());
+        let kind = format!("{command:?}");
+        let estimate = self.context.admit_read(&caller, &self.id, &kind)?;
+        let text = match self
             .handle
             .call(&self.id, command, crate::control::Caller::DAEMON)
             .await?
         {
-            Reply::Json(text) | Reply::Text(text) => Ok(text),
-            other => Err(Error::Internal(format!(
-                "the daemon answered with {other:?} where text was expected"
-            ))),
-        }
+            Reply::Json(text) | Reply::Text(text) => text,
+            other => {
+                return Err(Error::Internal(format!(
+                    "the daemon answered with {other:?} where text was expected"
+                )))
+            }
+        };
+        self.context
+            .settle_read(&caller, &self.id, &kind, estimate, text.len());
+        Ok(text)
     }
 
     /// The cached snapshot, or a fresh one while none has been broadcast.
@@ -429,18 +440,18 @@ impl Board {
 
     /// The state as JSON (the replay output schema plus additions; `t` is
     /// the daemon's monotonic milliseconds).
-    async fn state(&self) -> Result<String, Error> {
-        self.read_text(Command::State).await
+    async fn state(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
+        self.read_text(&header, Command::State).await
     }
 
     /// The game history as JSON, each change with the caller's uid.
-    async fn history(&self) -> Result<String, Error> {
-        self.read_text(Command::History).await
+    async fn history(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
+        self.read_text(&header, Command::History).await
     }
 
     /// The game so far as PGN with clock comments.
-    async fn pgn(&self) -> Result<String, Error> {
-        self.read_text(Command::Pgn).await
+    async fn pgn(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
+        self.read_text(&header, Command::Pgn).await
     }
 
     /// Every property at once, as JSON (consistent: one snapshot).
@@ -700,6 +711,9 @@ mod tests {
                 require_ntp: false,
                 ntp: super::super::NtpSource::Fixed(None),
                 config: crate::config::Config::default(),
+                reads: std::sync::Mutex::new(super::super::ReadShares::new(
+                    super::super::limit::Limits::default(),
+                )),
             }),
             None,
         )

@@ -28,6 +28,9 @@ pub enum Error {
     NotSynchronized(String),
     /// A failure inside the daemon.
     Internal(String),
+    /// The caller (or everyone together) read more than its share; the
+    /// message says when to try again.
+    RateLimited(String),
 }
 
 impl From<ControlError> for Error {

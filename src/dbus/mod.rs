@@ -19,6 +19,7 @@ pub mod auth;
 pub mod board;
 pub mod client;
 pub mod error;
+pub mod limit;
 pub mod manager;
 pub mod ntp;
 
@@ -79,6 +80,8 @@ pub struct ServeOptions {
     pub request_name: bool,
     /// Where NTP synchronisation is read for scheduled starts.
     pub ntp: NtpSource,
+    /// How much each caller (and everyone) may read.
+    pub read_limits: limit::Limits,
 }
 
 impl ServeOptions {
@@ -88,6 +91,7 @@ impl ServeOptions {
             config: config.clone(),
             request_name: true,
             ntp: NtpSource::SystemBus,
+            read_limits: limit::Limits::default(),
         }
     }
 }
@@ -99,9 +103,66 @@ pub(crate) struct Context {
     require_ntp: bool,
     ntp: NtpSource,
     config: Config,
+    reads: std::sync::Mutex<ReadShares>,
+}
+
+/// The read limiter and the size of the last answer of each kind per board
+/// (the estimate a read is admitted with).
+#[derive(Debug)]
+pub(crate) struct ReadShares {
+    limiter: limit::ReadLimiter,
+    last_size: HashMap<(String, String), usize>,
+}
+
+impl ReadShares {
+    pub(crate) fn new(limits: limit::Limits) -> ReadShares {
+        ReadShares {
+            limiter: limit::ReadLimiter::new(limits),
+            last_size: HashMap::new(),
+        }
+    }
 }
 
 impl Context {
+    /// Admits a read of `kind` on `board` by `caller`, estimated at the
+    /// size of the last such answer; returns the estimate.
+    pub(crate) fn admit_read(&self, caller: &str, board: &str, kind: &str) -> Result<usize, Error> {
+        let Ok(mut reads) = self.reads.lock() else {
+            return Err(Error::Internal("the read limiter is broken".into()));
+        };
+        let estimate = reads
+            .last_size
+            .get(&(board.to_owned(), kind.to_owned()))
+            .copied()
+            .unwrap_or(1);
+        let now = crate::clock::monotonic_now_us();
+        match reads.limiter.admit(caller, estimate as u64, now) {
+            Ok(()) => Ok(estimate),
+            Err(wait) => Err(Error::RateLimited(format!(
+                "too many reads: try again in {} ms (reads of the clocks are \
+                 limited per caller so that readers cannot slow the daemon down)",
+                (wait + crate::engine::MS - 1) / crate::engine::MS
+            ))),
+        }
+    }
+
+    /// The answer of an admitted read was `size` bytes.
+    pub(crate) fn settle_read(
+        &self,
+        caller: &str,
+        board: &str,
+        kind: &str,
+        estimate: usize,
+        size: usize,
+    ) {
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.limiter.settle(caller, size as i64 - estimate as i64);
+            reads
+                .last_size
+                .insert((board.to_owned(), kind.to_owned()), size);
+        }
+    }
+
     /// The caller of a changing method, if allowed.
     pub(crate) async fn authorize(
         &self,
@@ -196,6 +257,7 @@ pub async fn serve_with(
         require_ntp: options.config.daemon.require_ntp_for_scheduled_start,
         ntp: options.ntp,
         config: options.config,
+        reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.

@@ -491,6 +491,7 @@ pub async fn serve_on_bus(
             config,
             request_name: true,
             ntp,
+            read_limits: Default::default(),
         },
     )
     .await
