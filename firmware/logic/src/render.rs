@@ -146,13 +146,22 @@ pub fn render(text: &str, width: usize) -> PanelImage {
     image
 }
 
+/// Text of at most [`MAX_DIGITS`] positions and a colon and a dot after each.
+pub type ReadBack = chessclock_protocol::Text<{ 3 * MAX_DIGITS }>;
+
 /// Reads a rendered panel back as text (the inverse of [`render`] for the
 /// characters the SPEC defines): what a person would read off the panel.
 /// Leading blank positions are dropped; a segment pattern that is no
 /// character reads as `?`. For tests and the host runner's snapshots.
-#[cfg(any(test, feature = "std"))]
-pub fn read_back(image: &PanelImage) -> std::string::String {
-    let mut out = std::string::String::new();
+pub fn read_back(image: &PanelImage) -> ReadBack {
+    let mut out = [0u8; 3 * MAX_DIGITS];
+    let mut len = 0;
+    let mut push = |b: u8| {
+        if let Some(slot) = out.get_mut(len) {
+            *slot = b;
+            len += 1;
+        }
+    };
     let width = image.width();
     let first = (0..width)
         .find(|&i| image.digits[i] != 0 || image.after[i].is_lit())
@@ -160,24 +169,23 @@ pub fn read_back(image: &PanelImage) -> std::string::String {
     for i in first..width {
         let s = image.digits[i];
         let c = match s {
-            0 => ' ',
-            MINUS => '-',
+            0 => b' ',
+            MINUS => b'-',
             _ => DIGIT_SEGMENTS
                 .iter()
                 .position(|&d| d == s)
-                .and_then(|d| char::from_digit(d as u32, 10))
-                .unwrap_or('?'),
+                .map_or(b'?', |d| b'0' + d as u8),
         };
-        out.push(c);
+        push(c);
         let sep = image.after[i];
         if sep.contains(Separator::COLON) {
-            out.push(':');
+            push(b':');
         }
         if sep.contains(Separator::DOT) {
-            out.push('.');
+            push(b'.');
         }
     }
-    out
+    ReadBack::from_utf8(out.get(..len).unwrap_or(&[])).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -259,8 +267,8 @@ mod tests {
     #[test]
     fn read_back_inverts_render() {
         for text in ["4:59", "0:19.7", "12:00", "-", "1:00:00"] {
-            assert_eq!(read_back(&render(text, 8)), text);
+            assert_eq!(read_back(&render(text, 8)).as_str(), text);
         }
-        assert_eq!(read_back(&render("1:29:59", 4)), "29:59");
+        assert_eq!(read_back(&render("1:29:59", 4)).as_str(), "29:59");
     }
 }

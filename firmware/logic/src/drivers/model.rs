@@ -297,13 +297,13 @@ mod tests {
         let (chip, mut driver) = tm1637();
         driver.show(&render("4:59", 4), 3, &mut NoDelay);
         let c = chip.borrow();
-        assert_eq!(read_back(&c.image()), "4:59");
+        assert_eq!(read_back(&c.image()).as_str(), "4:59");
         assert!(c.on);
         assert_eq!(c.brightness, 3);
         assert_eq!(c.stray_bytes, 0);
         drop(c);
         driver.show(&render("12:00", 4), 200, &mut NoDelay);
-        assert_eq!(read_back(&chip.borrow().image()), "12:00");
+        assert_eq!(read_back(&chip.borrow().image()).as_str(), "12:00");
         assert_eq!(chip.borrow().brightness, 7);
         assert_eq!(chip.borrow().updates, 2);
     }
@@ -314,7 +314,7 @@ mod tests {
         // Tenths text on a module without decimal points: digits shown,
         // the dot after position 2 has nowhere to light.
         driver.show(&render("9.5", 4), 7, &mut NoDelay);
-        assert_eq!(read_back(&chip.borrow().image()), "95");
+        assert_eq!(read_back(&chip.borrow().image()).as_str(), "95");
     }
 
     #[test]
@@ -329,8 +329,8 @@ mod tests {
         let c = chain.borrow();
         assert_eq!(c.bad_latches, 0);
         // The MAX7219 has decimal points only: every separator reads as `.`.
-        assert_eq!(read_back(&c.modules[0].image()), "1.29.59");
-        assert_eq!(read_back(&c.modules[1].image()), "0.19.7");
+        assert_eq!(read_back(&c.modules[0].image()).as_str(), "1.29.59");
+        assert_eq!(read_back(&c.modules[1].image()).as_str(), "0.19.7");
         assert_eq!(c.modules[0].intensity, 9);
         assert_eq!(c.modules[1].scan_limit, 7);
     }
