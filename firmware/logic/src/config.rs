@@ -370,7 +370,10 @@ mod tests {
     #[test]
     fn capabilities_follow_the_kind() {
         let b = UnitConfig::buttons().capabilities();
-        assert_eq!((b.displays, b.digits, b.icons, b.brightness_levels), (0, 0, Icons(0), 0));
+        assert_eq!(
+            (b.displays, b.digits, b.icons, b.brightness_levels),
+            (0, 0, Icons(0), 0)
+        );
         assert!(b.arbiter_button);
         let d = UnitConfig::display(DisplayChip::Max7219, 1).capabilities();
         assert_eq!((d.displays, d.digits, d.brightness_levels), (1, 8, 16));

@@ -236,10 +236,7 @@ mod tests {
     fn a_missed_edge_is_caught_by_the_sample() {
         let mut d = Debouncer::new(false);
         assert_eq!(d.sample(true, 50_000), None);
-        assert_eq!(
-            d.sample(true, 50_000 + DEBOUNCE_US),
-            Some((true, 50_000))
-        );
+        assert_eq!(d.sample(true, 50_000 + DEBOUNCE_US), Some((true, 50_000)));
     }
 
     #[test]
@@ -263,5 +260,4 @@ mod tests {
         assert_eq!(order, [(Button::Right, 1_000), (Button::Left, 1_200)]);
         assert_eq!(b.deadline(), None);
     }
-
 }

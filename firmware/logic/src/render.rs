@@ -204,7 +204,11 @@ mod tests {
             &[0, DIGIT_SEGMENTS[4], DIGIT_SEGMENTS[5], DIGIT_SEGMENTS[9]]
         );
         assert_eq!(image.after[1], Separator::COLON);
-        assert!(image.after.iter().enumerate().all(|(i, s)| i == 1 || !s.is_lit()));
+        assert!(image
+            .after
+            .iter()
+            .enumerate()
+            .all(|(i, s)| i == 1 || !s.is_lit()));
     }
 
     #[test]

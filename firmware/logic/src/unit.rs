@@ -53,7 +53,8 @@ pub struct Outputs {
     /// Running LED of each panel.
     pub running: [bool; 2],
     pub paused: bool,
-    /// No link to the host (set by the device itself).
+    /// No link to the host (set by the device itself), or a panel's
+    /// LINK_LOST icon from the host.
     pub link_lost: bool,
     pub low_power: bool,
     /// The button unit's LEDs (LEDS; off without the buttons role).
@@ -255,6 +256,11 @@ impl Unit {
             out.flag[i] = flag_led(icons, now_us);
             out.running[i] = icons.contains(Icons::RUNNING);
             out.paused |= icons.contains(Icons::PAUSED);
+            // The panels' LINK_LOST and LOW_POWER are the device's own ORed
+            // with whatever the host sent (the daemon sets LINK_LOST while a
+            // board's button unit is gone): one unit LED each.
+            out.link_lost |= icons.contains(Icons::LINK_LOST);
+            out.low_power |= icons.contains(Icons::LOW_POWER);
         }
         let levels = self.config.chip.brightness_levels();
         out.brightness = shown.brightness.min(levels.saturating_sub(1));

@@ -151,7 +151,10 @@ fn presses_in_handshake_are_queued_and_sent_oldest_first_after_the_heartbeat() {
         Err(Refused::QueueFull),
         "refused, the oldest kept"
     );
-    assert!(presses(&frames(&mut unit, 500_000)).is_empty(), "nothing sent before WELCOME");
+    assert!(
+        presses(&frames(&mut unit, 500_000)).is_empty(),
+        "nothing sent before WELCOME"
+    );
     unit.receive(&welcome(250, 1000), 600_000);
     let m = frames(&mut unit, 600_000);
     assert!(matches!(m[0], Message::DeviceHeartbeat { .. }));
@@ -171,7 +174,10 @@ fn resent_every_100_ms_until_a_cumulative_ack() {
     frames(&mut unit, 0);
     unit.button(press(Button::Left, 10_000)).unwrap();
     unit.button(press(Button::Right, 20_000)).unwrap();
-    assert_eq!(presses(&frames(&mut unit, 20_000)), [(0, 10_000), (1, 20_000)]);
+    assert_eq!(
+        presses(&frames(&mut unit, 20_000)),
+        [(0, 10_000), (1, 20_000)]
+    );
     assert!(presses(&frames(&mut unit, 119_999)).is_empty());
     assert_eq!(
         presses(&frames(&mut unit, 120_000)),
@@ -204,12 +210,20 @@ fn link_lost_after_t_shows_the_icon_keeps_the_picture_and_the_queue() {
     assert_eq!(hellos(&m), 1, "HELLO at once on link loss: {m:?}");
     let out = unit.outputs(1_010_000);
     assert!(out.link_lost);
-    assert_eq!(read_back(&out.panels[0]).as_str(), "4:59", "last picture kept");
+    assert_eq!(
+        read_back(&out.panels[0]).as_str(),
+        "4:59",
+        "last picture kept"
+    );
     assert!(out.running[0]);
     assert_eq!(unit.link().pending().count(), 1, "queue kept");
     // The HELLO names the oldest unacknowledged event.
     unit.receive(&bytes(Message::Ack { event: 0 }), 1_100_000);
-    assert_eq!(unit.link().pending().count(), 1, "no ACK taken before WELCOME");
+    assert_eq!(
+        unit.link().pending().count(),
+        1,
+        "no ACK taken before WELCOME"
+    );
     unit.receive(&welcome(250, 1000), 1_200_000);
     assert_eq!(presses(&frames(&mut unit, 1_200_000)), [(0, 20_000)]);
     assert!(!unit.outputs(1_200_000).link_lost);
@@ -274,7 +288,12 @@ fn a_welcome_of_another_version_is_naked_and_the_unit_stays_in_handshake() {
 
 #[test]
 fn a_one_panel_unit_shows_the_left_panel() {
-    let mut unit = Unit::new(UnitConfig::display(DisplayChip::Max7219, 1), &identity(), 1, 0);
+    let mut unit = Unit::new(
+        UnitConfig::display(DisplayChip::Max7219, 1),
+        &identity(),
+        1,
+        0,
+    );
     let hello = frames(&mut unit, 0);
     let Message::Hello(h) = hello[0] else {
         panic!("{hello:?}")
@@ -290,13 +309,28 @@ fn a_one_panel_unit_shows_the_left_panel() {
 #[test]
 fn display_leds_and_beep_obeyed_in_handshake_and_only_by_the_right_role() {
     // DISPLAY before any WELCOME is shown (SPEC 6.3), with LINK_LOST.
-    let mut display = Unit::new(UnitConfig::display(DisplayChip::Tm1637, 2), &identity(), 1, 0);
+    let mut display = Unit::new(
+        UnitConfig::display(DisplayChip::Tm1637, 2),
+        &identity(),
+        1,
+        0,
+    );
     display.receive(&display_bytes(), 0);
     let out = display.outputs(0);
     assert_eq!(read_back(&out.panels[1]).as_str(), "5:00");
     assert!(out.link_lost);
-    display.receive(&bytes(Message::Leds(chessclock_protocol::Leds { left: true, right: true, arbiter: true })), 0);
-    assert!(!display.outputs(0).leds.left, "a display unit has no button LEDs");
+    display.receive(
+        &bytes(Message::Leds(chessclock_protocol::Leds {
+            left: true,
+            right: true,
+            arbiter: true,
+        })),
+        0,
+    );
+    assert!(
+        !display.outputs(0).leds.left,
+        "a display unit has no button LEDs"
+    );
     assert_eq!(
         display.button(press(Button::Left, 1)),
         Err(Refused::NoSuchButton)
@@ -306,7 +340,13 @@ fn display_leds_and_beep_obeyed_in_handshake_and_only_by_the_right_role() {
     buttons.receive(&display_bytes(), 0);
     assert_eq!(buttons.outputs(0).panel_count, 0);
     assert_eq!(buttons.display_state(), &DisplayState::default());
-    buttons.receive(&bytes(Message::Beep { duration_ms: 100, count: 1 }), 0);
+    buttons.receive(
+        &bytes(Message::Beep {
+            duration_ms: 100,
+            count: 1,
+        }),
+        0,
+    );
     assert!(!buttons.outputs(10).buzzer, "no buzzer fitted");
     assert_eq!(
         buttons.button(ButtonEvent {
@@ -324,7 +364,12 @@ fn display_bytes() -> Vec<u8> {
 
 #[test]
 fn low_power_goes_into_heartbeats_and_onto_the_panels() {
-    let mut unit = Unit::new(UnitConfig::combined(DisplayChip::Tm1637, 2), &identity(), 1, 0);
+    let mut unit = Unit::new(
+        UnitConfig::combined(DisplayChip::Tm1637, 2),
+        &identity(),
+        1,
+        0,
+    );
     frames(&mut unit, 0);
     unit.receive(&welcome(250, 1000), 0);
     unit.set_low_power(true);

@@ -12,7 +12,10 @@ use chessclock_protocol::{decode, Button, Frame, Message, NakCode};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../protocol/vectors/vectors.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../protocol/vectors/vectors.json"
+    );
     let text = std::fs::read_to_string(path).expect("protocol/vectors/vectors.json readable");
     serde_json::from_str(&text).expect("vectors.json is JSON")
 }
@@ -65,7 +68,12 @@ fn example_buttons(now: u64) -> Unit {
 
 fn display_unit() -> Unit {
     let identity = Identity::new("chessclockd", "pico-display", "DU7F3A", "0.1.0");
-    Unit::new(UnitConfig::display(DisplayChip::Max7219, 2), &identity, 7, 0)
+    Unit::new(
+        UnitConfig::display(DisplayChip::Max7219, 2),
+        &identity,
+        7,
+        0,
+    )
 }
 
 fn linked(mut unit: Unit, now: u64) -> Unit {
@@ -135,7 +143,11 @@ fn button_vector_event_258_and_ack_vector_acknowledges_it() {
     let vector = decode(&wire("button_left_press")[..wire("button_left_press").len() - 1]).unwrap();
     assert_eq!(press.message, vector.message);
     unit.receive(&wire("ack"), 1_250_000);
-    assert_eq!(unit.link().pending().count(), 0, "ACK 258 removes event 258");
+    assert_eq!(
+        unit.link().pending().count(),
+        0,
+        "ACK 258 removes event 258"
+    );
 }
 
 #[test]
@@ -196,7 +208,10 @@ fn leds_beep_heartbeat_and_nak_vectors() {
     assert!(buzz(1_000_000) && !buzz(1_150_000) && buzz(1_250_000) && buzz(1_450_000));
     assert!(!buzz(1_500_000));
     display.set_muted(true);
-    assert!(!display.outputs(1_000_000).buzzer, "the alarm switch silences it");
+    assert!(
+        !display.outputs(1_000_000).buzzer,
+        "the alarm switch silences it"
+    );
 }
 
 #[test]
@@ -204,7 +219,10 @@ fn unknown_ids_are_ignored_counted_and_naked() {
     let mut unit = linked(display_unit(), 0);
     unit.receive(&wire("display_running"), 10);
     let before = unit.outputs(10);
-    for (n, name) in ["unknown_id", "unknown_id_with_payload"].into_iter().enumerate() {
+    for (n, name) in ["unknown_id", "unknown_id_with_payload"]
+        .into_iter()
+        .enumerate()
+    {
         unit.receive(&wire(name), 20);
         assert_eq!(unit.link().stats().unknown_messages, n as u64 + 1);
         assert_eq!(unit.outputs(10), before, "{name} changes nothing");

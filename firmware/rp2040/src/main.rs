@@ -34,8 +34,7 @@ compile_error!("choose exactly one unit kind: buttons, display or combined");
 
 use chessclock_firmware::beep::{vsys_mv, LowBattery};
 use chessclock_firmware::config::{
-    parse_product_id, serial_from_unique_id, Identity, UnitConfig, UsbSerialNumber,
-    USB_VENDOR_ID,
+    parse_product_id, serial_from_unique_id, Identity, UnitConfig, UsbSerialNumber, USB_VENDOR_ID,
 };
 #[cfg(feature = "has-display")]
 use chessclock_firmware::pins::Delay;
@@ -118,7 +117,8 @@ struct Pin(Output<'static>);
 
 impl Line for Pin {
     fn set(&mut self, high: bool) {
-        self.0.set_level(if high { Level::High } else { Level::Low });
+        self.0
+            .set_level(if high { Level::High } else { Level::Low });
     }
 }
 
@@ -129,7 +129,8 @@ struct OpenDrain(embassy_rp::gpio::OutputOpenDrain<'static>);
 #[cfg(all(feature = "has-display", not(feature = "max7219")))]
 impl Line for OpenDrain {
     fn set(&mut self, high: bool) {
-        self.0.set_level(if high { Level::High } else { Level::Low });
+        self.0
+            .set_level(if high { Level::High } else { Level::Low });
     }
 }
 
@@ -145,9 +146,7 @@ impl Delay for BusyWait {
 }
 
 #[cfg(all(feature = "has-display", not(feature = "max7219")))]
-type Panels = [Option<
-    chessclock_firmware::drivers::tm1637::Tm1637<OpenDrain, OpenDrain>,
->; 2];
+type Panels = [Option<chessclock_firmware::drivers::tm1637::Tm1637<OpenDrain, OpenDrain>>; 2];
 
 #[cfg(all(feature = "has-display", feature = "max7219"))]
 type Panels = chessclock_firmware::drivers::max7219::Max7219<Pin, Pin, Pin>;
@@ -172,9 +171,8 @@ impl Hardware {
     fn show(&mut self, out: &Outputs, last: Option<&Outputs>) {
         #[cfg(feature = "has-display")]
         {
-            let changed = last.is_none_or(|l| {
-                l.panels != out.panels || l.brightness != out.brightness
-            });
+            let changed =
+                last.is_none_or(|l| l.panels != out.panels || l.brightness != out.brightness);
             if changed {
                 self.show_panels(out);
             }
@@ -192,10 +190,10 @@ impl Hardware {
         #[cfg(not(feature = "has-display"))]
         let _ = last;
         #[cfg(feature = "has-buttons")]
-        for (led, on) in self
-            .player_leds
-            .iter_mut()
-            .zip([out.leds.left, out.leds.right, out.leds.arbiter])
+        for (led, on) in
+            self.player_leds
+                .iter_mut()
+                .zip([out.leds.left, out.leds.right, out.leds.arbiter])
         {
             led.set(on);
         }
@@ -334,7 +332,11 @@ async fn main(_spawner: Spawner) {
         &mut [],
         CONTROL_BUF.init([0; 64]),
     );
-    let class = CdcAcmClass::new(&mut builder, CDC_STATE.init(cdc_acm::State::new()), PACKET as u16);
+    let class = CdcAcmClass::new(
+        &mut builder,
+        CDC_STATE.init(cdc_acm::State::new()),
+        PACKET as u16,
+    );
     let mut device = builder.build();
     let (tx, rx) = class.split();
 
@@ -408,7 +410,13 @@ async fn link_loop(
                 Io::Connected
             }
         };
-        match select3(io, Timer::at(Instant::from_micros(deadline)), PRESSES.receive()).await {
+        match select3(
+            io,
+            Timer::at(Instant::from_micros(deadline)),
+            PRESSES.receive(),
+        )
+        .await
+        {
             Either3::First(Io::Read(n)) => unit.receive(rx_buf.get(..n).unwrap_or(&[]), now_us()),
             Either3::First(Io::Gone) => {
                 connected = false;

@@ -325,7 +325,11 @@ mod tests {
             wire,
         };
         let mut driver = Max7219::new(line(Wire::MaxDin), line(Wire::MaxClk), line(Wire::MaxCs), 2);
-        driver.show(&[render("1:29:59", 8), render("0:19.7", 8)], 9, &mut NoDelay);
+        driver.show(
+            &[render("1:29:59", 8), render("0:19.7", 8)],
+            9,
+            &mut NoDelay,
+        );
         let c = chain.borrow();
         assert_eq!(c.bad_latches, 0);
         // The MAX7219 has decimal points only: every separator reads as `.`.
