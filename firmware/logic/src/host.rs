@@ -374,10 +374,13 @@ fn remove_link(link: &Path) {
     }
 }
 
+/// A TM1637 model and the real driver wired to it.
+type Tm1637Module = (Rc<RefCell<Tm1637Chip>>, Tm1637<ChipLine, ChipLine>);
+
 /// The unit's display modules, as chip models behind the real drivers.
 enum Panels {
     None,
-    Tm1637(Vec<(Rc<RefCell<Tm1637Chip>>, Tm1637<ChipLine, ChipLine>)>),
+    Tm1637(Vec<Tm1637Module>),
     Max7219(
         Rc<RefCell<Max7219Chain>>,
         Max7219<ChipLine, ChipLine, ChipLine>,

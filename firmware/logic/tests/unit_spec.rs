@@ -145,7 +145,7 @@ fn presses_in_handshake_are_queued_and_sent_oldest_first_after_the_heartbeat() {
     for i in 0..QUEUE as u64 {
         assert_eq!(unit.button(press(Button::Left, 1_000 + i)), Ok(i as u16));
     }
-    assert!(QUEUE >= 16);
+    const { assert!(QUEUE >= 16, "SPEC 7.3: at least 16 queued events") };
     assert_eq!(
         unit.button(press(Button::Right, 9_999)),
         Err(Refused::QueueFull),

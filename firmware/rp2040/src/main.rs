@@ -99,6 +99,16 @@ const PACKET: usize = 64;
 /// stalled) is dropped: the frame is lost like one on a noisy line.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(20);
 const BATTERY_EVERY_US: u64 = 1_000_000;
+/// Bus current asked for (USB `bMaxPower`): a Pico and LEDs; two TM1637
+/// modules at full brightness; two MAX7219 modules (up to about 250 mA each
+/// with every segment lit).
+const MAX_POWER_MA: u16 = if !cfg!(feature = "has-display") {
+    100
+} else if cfg!(feature = "max7219") {
+    500
+} else {
+    250
+};
 
 bind_interrupts!(struct Irqs {
     USBCTRL_IRQ => usb::InterruptHandler<USB>;
@@ -313,7 +323,7 @@ async fn main(_spawner: Spawner) {
     usb_config.manufacturer = Some(VENDOR);
     usb_config.product = Some(CONFIG.kind.usb_product());
     usb_config.serial_number = Some(usb_serial.as_str());
-    usb_config.max_power = 100;
+    usb_config.max_power = MAX_POWER_MA;
     // A single-function CDC device: class in the device descriptor, no IAD.
     usb_config.device_class = 0x02;
     usb_config.device_sub_class = 0x00;

@@ -111,9 +111,8 @@ impl<I: Line, C: Line, S: Line> Max7219<I, C, S> {
         for (r, image) in regs.iter_mut().zip(images) {
             *r = Self::digit_registers(image);
         }
-        for d in 0..DIGITS {
-            let values = [regs[0][d], regs[1][d]];
-            self.write_all(REG_DIGIT0 + d as u8, values, delay);
+        for (d, (left, right)) in regs[0].iter().zip(regs[1].iter()).enumerate() {
+            self.write_all(REG_DIGIT0 + d as u8, [*left, *right], delay);
         }
     }
 
