@@ -12,8 +12,8 @@
 //! notation (see [`crate::timecontrol`]); a preset table's `credit`,
 //! `stage-advance` and `freeze` override the `[engine]` defaults.
 //!
-//! CONTRACT NOTE (skeleton): the field names and types below are the schema
-//! other modules rely on. Add freely; keep what is here.
+//! The keys are a public interface (operators' config files): keys are only
+//! ever added, never renamed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! `chessclockctl replay`: the timing engine over a JSON Lines timeline, with
-//! no daemon and no hardware (format: `shared/reference/replay-format.md`, a
+//! no daemon and no hardware (format: `docs/replay-format.md`, a
 //! stable contract).
 //!
 //! Promises:

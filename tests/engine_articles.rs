@@ -1,5 +1,5 @@
 //! Transcript tests of the engine, one per rule of FIDE Art. 6 and of the
-//! equipment standard as `shared/reference/clock-behaviour.md` states them,
+//! equipment standard as `docs/clock-behaviour.md` states them,
 //! and one per example given there. Times are written as the clock shows them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 

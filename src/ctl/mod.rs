@@ -222,8 +222,8 @@ pub enum DeviceAction {
 pub enum EboardAction {
     /// Print the moves detected in a DGT board capture, one per line.
     Decode {
-        /// One base64-encoded serial read per line (as recorded by
-        /// `shared/data/dgt-captures/`), or raw bytes with `--raw`.
+        /// One base64-encoded serial read per line (as a capture tool
+        /// records them), or raw bytes with `--raw`.
         file: PathBuf,
         /// Print SAN instead of UCI.
         #[arg(long)]

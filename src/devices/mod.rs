@@ -24,8 +24,9 @@
 //! * [`DeviceManager::send`] and [`DeviceHandle::send`] never block and may
 //!   be called from any thread (the real-time timing thread included).
 //!
-//! CONTRACT NOTE (skeleton): [`DeviceEvent`] and [`DeviceCommand`] are what the
-//! runtime (timing thread) codes against. Add freely.
+//! [`DeviceEvent`] (reports of a slot) and [`DeviceCommand`] (frames for a
+//! slot) are what the timing thread's shell maps to and from the board
+//! cores' inputs and actions.
 
 mod hotplug;
 mod link;

@@ -1,7 +1,7 @@
 //! Offline decoding of recorded DGT traffic: the moves a capture holds.
 //!
-//! A capture is either one base64-encoded serial read per line (as in
-//! `shared/data/dgt-captures/`) or the raw bytes. Captures carry no
+//! A capture is either one base64-encoded serial read per line (as a
+//! capture tool records them) or the raw bytes. Captures carry no
 //! timestamps, so the decoder keeps a virtual time driven by the attached
 //! clock: every second the clock counts down advances it by a second. Each
 //! read is fed separately, so messages split across reads are exercised as

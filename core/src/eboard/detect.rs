@@ -1,5 +1,5 @@
 //! Move detection: from a stream of board placements to the moves played,
-//! following the algorithm of `shared/reference/dgt-board-protocol.md`.
+//! following the algorithm of `docs/dgt-protocol.md`.
 //!
 //! Promises:
 //! * pure: no I/O, no clock; every call takes the instant `now`

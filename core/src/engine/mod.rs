@@ -1,5 +1,5 @@
 //! The timing engine: a pure state machine implementing FIDE Laws Art. 6 as
-//! described in `shared/reference/clock-behaviour.md`.
+//! described in `docs/clock-behaviour.md`.
 //!
 //! Promises:
 //! * no I/O and no clock of its own: every call takes the instant `now`
@@ -31,9 +31,9 @@
 //! * what the passing of time causes is recorded in the history under
 //!   [`Input::Elapsed`] entries, one per instant.
 //!
-//! CONTRACT NOTE (skeleton): the public items below are the interface the rest
-//! of the daemon codes against. Add freely; change signatures only together
-//! with every caller.
+//! The board core (`crate::board`) drives an [`Engine::untracked`] engine per
+//! game and keeps its own record; the replay tool and the tests use the
+//! engine's own [`Engine::history`].
 
 use std::sync::Arc;
 

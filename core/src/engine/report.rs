@@ -1,5 +1,5 @@
 //! The clock's state as the replay tool prints it (a stable contract, see
-//! `shared/reference/replay-format.md`): one compact JSON object with keys in
+//! `docs/replay-format.md`): one compact JSON object with keys in
 //! the documented order, times in whole milliseconds. The D-Bus `State()`
 //! method returns the same object.
 //!

@@ -1,5 +1,5 @@
 //! Time-control notation: the PGN TimeControl grammar with `d`/`b` delay
-//! extensions (see `shared/reference/replay-format.md`), US Chess notation
+//! extensions (see `docs/replay-format.md`), US Chess notation
 //! (`G/90;d5`, `40/120, SD/30;d5`, `G/3;inc2`), and FIDE-style prose.
 //!
 //! Promises:
