@@ -45,14 +45,7 @@ fn a_whole_game_to_the_flag_with_exact_times() {
     rig.button(2_500, 1, Button::Right, 2_500);
     rig.commit_all(2_500);
     // White: 2 s left at 2.5 s; the flag at 4.5 s exactly.
-    let mut due = Vec::new();
-    while let Some(deadline) = rig.board.next_deadline() {
-        if deadline > mono(5_000) {
-            break;
-        }
-        let actions = rig.board.handle(deadline, wall(0), BoardInput::Tick);
-        due.push(((deadline - T0) / MS, rig.take(actions)));
-    }
+    let due = rig.run_deadlines(5_000);
     let flag = due
         .iter()
         .find(|(_, lines)| {
@@ -164,16 +157,12 @@ fn beeps_in_the_last_seconds_when_configured() {
     connect(&mut rig, 0, DeviceRole::Buttons, buzzer);
     rig.command(0, BoardCommand::Start);
     rig.commit_all(0);
-    let mut beeps = Vec::new();
-    while let Some(deadline) = rig.board.next_deadline() {
-        if deadline > mono(6_000) {
-            break;
-        }
-        let actions = rig.board.handle(deadline, wall(0), BoardInput::Tick);
-        if rig.take(actions).iter().any(|l| l.starts_with("beep")) {
-            beeps.push((deadline - T0) / MS);
-        }
-    }
+    let beeps: Vec<i64> = rig
+        .run_deadlines(6_000)
+        .into_iter()
+        .filter(|(_, lines)| lines.iter().any(|l| l.starts_with("beep")))
+        .map(|(at, _)| at)
+        .collect();
     assert_eq!(beeps, [2_000, 3_000, 4_000], "3, 2 and 1 seconds left");
 }
 

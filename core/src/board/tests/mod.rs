@@ -322,6 +322,38 @@ impl Rig {
         rig
     }
 
+    /// A rig around a board restored from `stored` as of `run`.
+    fn restored(
+        setup: BoardSetup,
+        spec: GameSpec,
+        stored: &crate::journal::StoredGame,
+        run: &Resumed,
+    ) -> Rig {
+        let (board, actions) = Board::restore(setup, spec, stored, run);
+        let mut rig = Rig {
+            board,
+            journal: Vec::new(),
+            next_token: 1,
+        };
+        rig.take(actions);
+        rig
+    }
+
+    /// Ticks at every deadline up to `until_ms`: `(ms, lines)` per tick.
+    fn run_deadlines(&mut self, until_ms: i64) -> Vec<(i64, Vec<String>)> {
+        let mut ticks = Vec::new();
+        while let Some(deadline) = self.board.next_deadline() {
+            if deadline > mono(until_ms) {
+                break;
+            }
+            let actions = self
+                .board
+                .handle(deadline, wall((deadline - T0) / MS), BoardInput::Tick);
+            ticks.push(((deadline - T0) / MS, self.take(actions)));
+        }
+        ticks
+    }
+
     fn take(&mut self, actions: Vec<Action>) -> Vec<String> {
         for action in &actions {
             if let Action::Store { seq, record } = action {

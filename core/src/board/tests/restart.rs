@@ -62,13 +62,7 @@ fn a_press_made_during_the_outage_is_placed_at_its_instant() {
     rig.button(6_000, 0, Button::Left, 6_000);
     rig.commit_all(6_000);
     let stored = rig.stored(12_000);
-    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &run(20_000, Some(BOOT)));
-    let mut rig = Rig {
-        board,
-        journal: Vec::new(),
-        next_token: 1,
-    };
-    rig.take(actions);
+    let mut rig = Rig::restored(setup(), spec("300"), &stored, &run(20_000, Some(BOOT)));
     rig.commit_all(20_000);
     rig.step(
         20_010,
@@ -102,13 +96,7 @@ fn a_press_committed_before_the_crash_and_resent_is_not_counted_twice() {
     rig.button(6_000, 0, Button::Left, 6_000);
     rig.commit_all(6_000);
     let stored = rig.stored(7_000);
-    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &run(8_000, Some(BOOT)));
-    let mut rig = Rig {
-        board,
-        journal: Vec::new(),
-        next_token: 1,
-    };
-    rig.take(actions);
+    let mut rig = Rig::restored(setup(), spec("300"), &stored, &run(8_000, Some(BOOT)));
     rig.commit_all(8_000);
     // Same unit, same boot, still holding event 0.
     rig.step(
