@@ -175,9 +175,6 @@ pub enum Record {
         epoch: Micros,
         boot_id: Option<String>,
     },
-    /// Whether the board's clock runs (the store keeps the game's "alive"
-    /// checkpoint only while one does).
-    Running(bool),
 }
 
 /// A game loaded from the database.

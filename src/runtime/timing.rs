@@ -190,6 +190,21 @@ impl Timing {
                     board: index,
                     command,
                 },
+                Action::Running(running) => {
+                    if self
+                        .store
+                        .send(StoreMsg::Running {
+                            id: id.clone(),
+                            running,
+                        })
+                        .is_err()
+                    {
+                        tracing::error!(
+                            "the store thread is gone: checkpoints are not being saved"
+                        );
+                    }
+                    continue;
+                }
             };
             // A closed channel: the control loop is gone (shutting down).
             let _ = self.control.send(message);

@@ -225,6 +225,10 @@ pub enum Action {
     Eboard(EboardCommand),
     /// The live PGN changed (readers; the broadcast file when configured).
     Pgn(String),
+    /// Whether a clock of the board runs: the store keeps the game's
+    /// "alive" checkpoint (the last instant the daemon is known to have
+    /// run, for a restart after a reboot) only while one does.
+    Running(bool),
 }
 
 /// A scheduled start and who asked for it.
@@ -262,6 +266,9 @@ pub struct Board {
     dirty: bool,
     /// The last instant handled (monotonic): what the displays show now.
     last_now: Micros,
+    /// Whether the store was last told that a clock runs (it keeps the
+    /// game's "alive" checkpoint only then).
+    store_running: bool,
 }
 
 /// The engine's refusal as the caller's error.
@@ -352,6 +359,7 @@ impl Board {
             boot_id,
             dirty: true,
             last_now: epoch,
+            store_running: false,
             setup,
         }
     }
@@ -468,6 +476,11 @@ impl Board {
     /// Displays, LEDs, the readers' view; then what to carry out.
     fn finish(&mut self, now: Micros) -> Vec<Action> {
         self.last_now = self.last_now.max(now);
+        let running = self.state(self.last_now).running.is_some();
+        if running != self.store_running {
+            self.store_running = running;
+            self.outbox.immediately(Action::Running(running));
+        }
         self.refresh(self.last_now);
         if self.dirty {
             self.dirty = false;

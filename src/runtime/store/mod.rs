@@ -201,7 +201,6 @@ impl Store {
                     .map_err(|e| self.sql_error(e))?;
                 self.activate(board, *game, *epoch);
             }
-            Record::Running(running) => self.set_running(board, *running)?,
         }
         Ok(())
     }

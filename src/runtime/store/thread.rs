@@ -35,6 +35,12 @@ pub struct Job {
 #[derive(Debug)]
 pub enum StoreMsg {
     Job(Box<Job>),
+    /// Whether board `id`'s clock runs (no record: it decides whether the
+    /// game's alive checkpoint is kept).
+    Running {
+        id: String,
+        running: bool,
+    },
     /// Commit what is queued and stop.
     Shutdown,
 }
@@ -64,11 +70,26 @@ pub fn run_store_thread(
         let wait = CHECKPOINT.saturating_sub(last_checkpoint.elapsed());
         let mut stop = false;
         match jobs.recv_timeout(wait) {
+            Ok(StoreMsg::Running { id, running }) => {
+                if let Err(error) = store.set_running(&id, running) {
+                    tracing::error!(board = %id, %error, "alive checkpoint failed");
+                }
+            }
             Ok(StoreMsg::Job(job)) => {
                 let mut batch = vec![*job];
                 while batch.len() < MAX_BATCH {
                     match jobs.try_recv() {
                         Ok(StoreMsg::Job(job)) => batch.push(*job),
+                        Ok(StoreMsg::Running { id, running }) => {
+                            // Keep the order: what came before is written first.
+                            for commit in commit_batch(&mut store, &batch) {
+                                let _ = commits.send(commit);
+                            }
+                            batch.clear();
+                            if let Err(error) = store.set_running(&id, running) {
+                                tracing::error!(board = %id, %error, "alive checkpoint failed");
+                            }
+                        }
                         Ok(StoreMsg::Shutdown) => {
                             stop = true;
                             break;
@@ -77,9 +98,11 @@ pub fn run_store_thread(
                         Err(_) => break,
                     }
                 }
-                for commit in commit_batch(&mut store, &batch) {
-                    // A closed channel means the timing thread is gone.
-                    let _ = commits.send(commit);
+                if !batch.is_empty() {
+                    for commit in commit_batch(&mut store, &batch) {
+                        // A closed channel means the timing thread is gone.
+                        let _ = commits.send(commit);
+                    }
                 }
             }
             Ok(StoreMsg::Shutdown) | Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,

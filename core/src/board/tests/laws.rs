@@ -15,6 +15,7 @@ fn art_6_12b_the_arbiter_button_pauses_and_is_marked() {
     rig.commit_all(0);
     step!(rig, rig.button(3_000, 0, Button::Arbiter, 3_000) => [
         "store 2: pause @3.000",
+        "running false",
         "display0: 4:57 [PA] | 5:00 [PA] \"ARBITER\"",
         "leds --A",
     ]);

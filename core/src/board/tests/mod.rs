@@ -198,7 +198,6 @@ fn line(action: &Action) -> String {
                 seconds(row.offset_us)
             ),
             Record::Epoch { epoch, .. } => format!("store {seq}: epoch {}", seconds(epoch - T0)),
-            Record::Running(running) => format!("store {seq}: running {running}"),
         },
         Action::Reply { token, result } => match result {
             Ok(_) => format!("reply {}: ok", token.0),
@@ -256,6 +255,7 @@ fn line(action: &Action) -> String {
         Action::NewHistory(_) => "new-history".into(),
         Action::Eboard(command) => format!("eboard {command:?}"),
         Action::Pgn(_) => "pgn".into(),
+        Action::Running(running) => format!("running {running}"),
     }
 }
 
@@ -465,7 +465,6 @@ impl Rig {
                     game.epoch_mono_us = Some(*epoch);
                     game.boot_id.clone_from(boot_id);
                 }
-                Record::Running(_) => {}
             }
         }
         let alive = alive_ms * MS;
@@ -509,6 +508,7 @@ fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit
     let mut rig = Rig::linked("300+2");
     step!(rig, rig.command(1_000, BoardCommand::Start) => [
         "store 1: start @1.000",
+        "running true",
         "display0: 5:02 [R] | 5:02",
         "leds L--",
     ]);
@@ -539,6 +539,7 @@ fn black_press_starts_white_clock_when_the_board_says_so() {
     let mut rig = Rig::linked_with(board_setup, spec("180+2"));
     step!(rig, rig.button(2_000, 0, Button::Right, 2_000) => [
         "store 1: start @2.000",
+        "running true",
         "display0: 3:02 [R] | 3:02",
         "leds L--",
     ]);
@@ -568,6 +569,7 @@ fn a_scheduled_start_starts_white_at_its_instant() {
     // Woken a little late: the start is at its instant all the same.
     step!(rig, rig.tick(90_004) => [
         "store 2: start @90.000",
+        "running true",
         "display0: 15:10 [R] | 15:10",
         "leds L--",
     ]);
@@ -588,6 +590,7 @@ fn a_reply_waits_for_its_commit_and_a_failed_commit_is_an_error_without_ack() {
         lines,
         [
             "store 3: pause @6.000",
+            "running false",
             "display0: 4:55 [P] | 4:59 [P] \"PAUSE\"",
             "leds ---"
         ]
