@@ -16,20 +16,20 @@
 
 pub mod decode;
 pub mod detect;
+pub mod follower;
 pub mod laws;
 pub mod link;
 pub mod pgn;
 pub mod placement;
 pub mod protocol;
 pub mod session;
-pub mod tracker;
 
 pub use decode::{decode_capture, render_moves, CaptureFormat, DecodeError, DecodedMove};
 pub use detect::{
     BoardEvent, DetectedMove, DetectorConfig, GameEndReason, MoveDetector, MoveStatus,
     SignalledResult,
 };
+pub use follower::{Follower, FollowerAction, FollowerConfig, StopReason};
 pub use laws::{can_checkmate, flag_report, FlagReport, FlagVerdict};
 pub use link::{EboardCommand, EboardEvent};
-pub use pgn::{LivePgn, MoveClock, PgnTags};
-pub use tracker::BoardTracker;
+pub use pgn::{GameResult, MoveClock, PgnGame, Termination};
