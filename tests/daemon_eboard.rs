@@ -75,6 +75,11 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
         eboard: Some(DeviceRef::Path(link.clone())),
         white_button: ButtonSide::Left,
         start_on_black_press: false,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
     });
     let (inject, events_rx) = mpsc::unbounded_channel();
     let runtime = Runtime::start(

@@ -40,12 +40,16 @@ use crate::control::{
 };
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use crate::display::{DisplayRules, Marks};
-use crate::eboard::{BoardTracker, EboardCommand, EboardEvent, GameEndReason, PgnTags};
+use crate::eboard::{EboardCommand, EboardEvent, Follower, FollowerConfig, GameEndReason};
 use crate::engine::report::StateReport;
 use crate::engine::{
     Adjustment, ClockState, Engine, EngineError, Ignored, Input, MatchControl, Micros, Notice,
     Settings, Side, MS, SECOND,
 };
+
+/// The electronic board's follower glue: every call the board core must
+/// make into [`Follower`] and every action it carries out, in one place.
+mod follow;
 
 /// How long after a deadline the engine is advanced (see the module docs).
 pub const LATE_GRACE: Micros = 100 * MS;
@@ -174,24 +178,25 @@ struct Board {
     last_beep_second: Option<Micros>,
     game_created_wall: i64,
     game_caller: Option<u32>,
-    /// The electronic board, when one is configured.
+    /// The electronic board's link, when one is configured.
     eboard: Option<EboardState>,
+    /// What the board core follows of the game for its PGN: the board's
+    /// moves (when it has an electronic board), presses, clocks, result, tags.
+    follower: Follower,
 }
 
-/// What the runtime follows of a board's DGT board.
+/// The link of a board's DGT board.
 struct EboardState {
     link: DeviceLink,
-    tracker: BoardTracker,
     /// Art. 6.4 / 6.9 at the last flag, as JSON.
     flag_report: Option<Value>,
+    /// What the daemon does with an attached DGT clock's lever, once seen:
+    /// `presses` (the board has no button unit) or `ignored`.
+    lever: Option<&'static str>,
 }
 
 impl EboardState {
-    fn new(device: &DeviceRef, engine: &Engine) -> EboardState {
-        let tags = PgnTags {
-            time_control: crate::eboard::pgn::time_control_tag(&engine.control().white),
-            ..PgnTags::default()
-        };
+    fn new(device: &DeviceRef) -> EboardState {
         EboardState {
             link: DeviceLink {
                 role: "eboard".into(),
@@ -199,20 +204,21 @@ impl EboardState {
                 connected: false,
                 serial: None,
             },
-            tracker: BoardTracker::with_pgn(tags),
             flag_report: None,
+            lever: None,
         }
     }
 
-    fn json(&self) -> Value {
+    fn json(&self, follower: &Follower) -> Value {
         json!({
             "name": self.link.name,
             "connected": self.link.connected,
             "serial": self.link.serial,
-            "usable": self.tracker.usable(),
-            "ply": self.tracker.ply(),
-            "fen": self.tracker.fen(),
-            "game_end": self.tracker.game_end().map(|(reason, winner)| json!({
+            "usable": follower.usable(),
+            "ply": follower.ply(),
+            "fen": follower.fen(),
+            "tentative": follower.tentative().map(|m| m.san.clone()),
+            "game_end": follower.game_end().map(|(reason, winner)| json!({
                 "reason": match reason {
                     GameEndReason::Checkmate => "checkmate",
                     GameEndReason::Stalemate => "stalemate",
@@ -220,6 +226,8 @@ impl EboardState {
                 "winner": winner,
             })),
             "flag_report": self.flag_report,
+            "next_game_waiting": follower.next_game_waiting(),
+            "dgt_clock_lever": self.lever,
         })
     }
 }
@@ -321,7 +329,9 @@ fn stored_input(event: &StoredEvent) -> Option<Input> {
         StoredEvent::StartAt { .. }
         | StoredEvent::Restart { .. }
         | StoredEvent::BoardMove { .. }
-        | StoredEvent::BoardTakeBack { .. } => None,
+        | StoredEvent::BoardTakeBack { .. }
+        | StoredEvent::Tags { .. }
+        | StoredEvent::GameResult { .. } => None,
     }
 }
 
@@ -423,10 +433,13 @@ impl Board {
                 sent: None,
             })
             .collect();
-        let eboard = board
-            .eboard
-            .as_ref()
-            .map(|device| EboardState::new(device, &engine));
+        let eboard = board.eboard.as_ref().map(EboardState::new);
+        let follower = Follower::new(
+            FollowerConfig::default(),
+            board.eboard.is_some(),
+            config.pgn_tags(board),
+            engine.control(),
+        );
         Board {
             config: board.clone(),
             control_text: control,
@@ -448,6 +461,7 @@ impl Board {
             game_created_wall: wall_now_us(),
             game_caller: None,
             eboard,
+            follower,
         }
     }
 
@@ -568,7 +582,11 @@ impl Board {
             "arbiter_called": self.marks.arbiter_called,
             "scheduled_start_ms": self.scheduled_start.map(|(at, _)| at.div_euclid(MS)),
             "devices": devices,
-            "eboard": self.eboard.as_ref().map(EboardState::json),
+            "eboard": self.eboard.as_ref().map(|e| e.json(&self.follower)),
+            "result": self.follower.result().map(|(result, termination)| json!({
+                "result": result.pgn(),
+                "termination": termination.pgn(),
+            })),
         });
         if let (Value::Object(map), Value::Object(extra)) = (&mut report, extra) {
             map.extend(extra);
@@ -774,8 +792,14 @@ impl Timing {
         board.game_created_wall = game.created_wall_us;
         board.game_caller = game.caller_uid;
         let mut last_start_at = None;
-        let mut board_moves: Vec<String> = Vec::new();
-        for row in &game.events {
+        // Inputs inserted at an earlier instant (the follower's corrections)
+        // were stored after later ones: the game's order is its instants'.
+        let mut rows = game.events.clone();
+        rows.sort_by_key(|row| row.offset_us);
+        // The follower counts on the monotonic base from the start.
+        board.epoch = now - game.alive_offset_us;
+        board.follower.begin_restore();
+        for row in &rows {
             let mut notices = Vec::new();
             if let Some(input) = stored_input(&row.event) {
                 let at = row.offset_us.max(board.floor);
@@ -795,42 +819,22 @@ impl Timing {
                 StoredEvent::Restart { down_us } => board.marks.down_time = Some(*down_us),
                 // A pause from a device is the arbiter button (Art. 6.12b).
                 StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
-                StoredEvent::BoardMove { .. } | StoredEvent::BoardTakeBack { .. } => {
-                    if let (Some(eboard), Some(event)) = (
-                        board.eboard.as_mut(),
-                        board_event_of(&row.event, row.offset_us),
-                    ) {
-                        eboard.tracker.apply_board(&event);
-                        match &row.event {
-                            StoredEvent::BoardMove { ply, uci, .. } => {
-                                board_moves.truncate(ply.saturating_sub(1) as usize);
-                                board_moves.push(uci.clone());
-                            }
-                            StoredEvent::BoardTakeBack { to_ply, .. } => {
-                                board_moves.truncate(*to_ply as usize)
-                            }
-                            _ => {}
-                        }
-                    }
-                }
                 _ => {}
             }
             if let Some(origin) = &row.origin {
                 board.remember(origin);
             }
-            follow_replayed_notices(&mut board, &notices);
+            follow::replay_row(&mut board, row, &notices);
             apply_marks(&mut board, &notices);
             board.log_entry(row.clone(), &notices);
         }
         let alive = game.alive_offset_us.max(board.floor);
         board.epoch = now - alive;
-        if board.eboard.is_some() && !board_moves.is_empty() {
-            tracing::info!(board = %config.id, plies = board_moves.len(), "the electronic board resumes the stored game");
-            outbox.eboard.push((
-                config.id.clone(),
-                EboardCommand::Resume { moves: board_moves },
-            ));
+        if let Some(command) = board.follower.end_restore() {
+            tracing::info!(board = %config.id, plies = board.follower.ply(), "the electronic board resumes the stored game");
+            outbox.eboard.push((config.id.clone(), command));
         }
+        follow::restore_marks(&mut board);
         let down_us = (wall_now_us() - game.alive_wall_us).max(0);
         outbox.jobs.push(Job {
             board: config.id.clone(),
@@ -1029,7 +1033,8 @@ impl Timing {
                     .map(|d| d + board.epoch)
                     .filter(|&d| d > now);
                 let start = board.scheduled_start.map(|(at, _)| at);
-                [engine, exact, displays, start]
+                let follower = board.follower.next_deadline();
+                [engine, exact, displays, start, follower]
             })
             .flatten()
             .min()
@@ -1079,6 +1084,11 @@ impl Timing {
                     }
                 }
             }
+            let board = &mut self.boards[index];
+            if board.follower.next_deadline().is_some_and(|due| due <= now) {
+                board.follower.tick(now);
+            }
+            Self::follow_actions_published(&self.config, board, &mut outbox);
             self.refresh(index, now, &mut outbox);
         }
         self.flush(outbox);
@@ -1280,6 +1290,7 @@ impl Timing {
             events,
             pgn: None,
         });
+        Self::follow_actions_published(config, board, outbox);
     }
 
     /// With `move-count = "eboard"`, corrects the engine's move count to
@@ -1295,16 +1306,11 @@ impl Timing {
         if config.engine.move_count != MoveCountSource::Eboard {
             return;
         }
-        let Some(eboard) = &board.eboard else {
-            return;
-        };
         let state = board.engine.state(t);
         if state.running != Some(side) {
             return;
         }
-        let Some(adjustment) = eboard
-            .tracker
-            .adjustment_before_press(side, state.side(side).moves)
+        let Some(adjustment) = follow::count_before_press(board, t, side, state.side(side).moves)
         else {
             return;
         };
@@ -1337,15 +1343,12 @@ impl Timing {
             return;
         };
         let mut outbox = Outbox::default();
-        let pgn_dir = self.config.daemon.pgn_dir.clone();
         let board = &mut self.boards[index];
         let t_now = board.t(now);
         let Some(eboard) = board.eboard.as_mut() else {
             return;
         };
-        eboard.tracker.apply(&event);
         let mut link_changed = false;
-        let mut game_end = None;
         match &event {
             EboardEvent::Connected { path, .. } => {
                 eboard.link.connected = true;
@@ -1361,56 +1364,28 @@ impl Timing {
                 eboard.link.serial = Some(serial.clone());
                 link_changed = true;
             }
-            EboardEvent::Board(crate::eboard::BoardEvent::GameEnd { reason, winner, .. }) => {
-                game_end = Some((*reason, *winner));
-            }
             EboardEvent::Board(crate::eboard::BoardEvent::Unrecognised { .. }) => {
                 tracing::warn!(board = id, "the electronic board shows a position that fits no legal move: the arbiter should look");
             }
             _ => {}
         }
         let link = eboard.link.clone();
-        let board_record = match &event {
-            EboardEvent::Board(crate::eboard::BoardEvent::MoveDetected(m)) => {
-                Some(StoredEvent::BoardMove {
-                    ply: m.ply,
-                    side: m.side,
-                    side_moves: m.side_moves,
-                    san: m.san.clone(),
-                    uci: m.uci.clone(),
-                    fen_after: m.fen_after.clone(),
-                    confirmed: m.status == crate::eboard::MoveStatus::Confirmed,
-                })
+        if board.follower.on_event(&event) {
+            if let Some(stored) = follow::board_record(&event) {
+                let row = EventRow {
+                    offset_us: t_now,
+                    wall_us: wall_now_us(),
+                    event: stored,
+                    caller_uid: None,
+                    origin: None,
+                };
+                board.log_entry(row.clone(), &[]);
+                outbox.jobs.push(Job {
+                    board: id.to_owned(),
+                    record: Some(Record::Event(row)),
+                    ..Job::default()
+                });
             }
-            EboardEvent::Board(crate::eboard::BoardEvent::TakeBack { to_ply, fen, .. }) => {
-                Some(StoredEvent::BoardTakeBack {
-                    to_ply: *to_ply,
-                    fen: fen.clone(),
-                })
-            }
-            _ => None,
-        };
-        let pgn = match (&event, &pgn_dir, eboard.tracker.pgn()) {
-            (EboardEvent::Board(_), Some(dir), Some(pgn)) => Some((dir.clone(), pgn.render())),
-            _ => None,
-        };
-        if let Some(stored) = board_record {
-            let row = EventRow {
-                offset_us: t_now,
-                wall_us: wall_now_us(),
-                event: stored,
-                caller_uid: None,
-                origin: None,
-            };
-            board.log_entry(row.clone(), &[]);
-            outbox.jobs.push(Job {
-                board: id.to_owned(),
-                record: Some(Record::Event(row)),
-                ..Job::default()
-            });
-        }
-        if let Some((dir, text)) = pgn {
-            outbox.pgn.push((id.to_owned(), dir, text));
         }
         let mut events = Vec::new();
         if link_changed {
@@ -1419,36 +1394,17 @@ impl Timing {
                 link,
             });
         }
-        if let Some((reason, winner)) = game_end {
-            // Art. 6.2a1: checkmate or stalemate on the board ends the game.
-            let text = match reason {
-                GameEndReason::Checkmate => "MATE",
-                GameEndReason::Stalemate => "STALEMATE",
-            };
-            board.marks.game_end = Some(text.to_owned());
-            tracing::info!(
-                board = id,
-                ?reason,
-                ?winner,
-                "the game ended on the electronic board: clock stopped"
-            );
-            if board.state(now).running.is_some() {
-                let t = board.t(now);
-                Self::apply_input(
-                    &self.config,
-                    board,
-                    t,
-                    Input::Pause,
-                    StoredEvent::Pause,
-                    Caller { uid: None },
-                    None,
-                    &mut events,
-                    &mut outbox,
-                    None,
-                    None,
-                );
-            }
+        if let EboardEvent::ClockPress { right_up, at } = event {
+            Self::lever_pressed(&self.config, board, right_up, at, &mut outbox);
         }
+        let board = &mut self.boards[index];
+        Self::follow_actions(
+            &self.config,
+            board,
+            Caller { uid: None },
+            &mut events,
+            &mut outbox,
+        );
         if !events.is_empty() {
             events.push(BoardEvent::StateChanged(self.boards[index].snapshot(now)));
             outbox.jobs.push(Job {
@@ -1575,16 +1531,52 @@ impl Timing {
             )),
             Command::History => Ok(Reply::Json(self.boards[index].history_json())),
             Command::Snapshot => Ok(Reply::Snapshot(self.boards[index].snapshot(now))),
-            Command::Pgn => match self.boards[index]
-                .eboard
-                .as_ref()
-                .and_then(|e| e.tracker.pgn())
-            {
-                Some(pgn) => Ok(Reply::Text(pgn.render())),
-                None => Err(ControlError::InvalidState(format!(
-                    "board `{id}` has no live PGN (it needs an electronic board in the config)"
-                ))),
-            },
+            Command::Pgn => Ok(Reply::Text(self.boards[index].follower.render())),
+            Command::SetTags { tags } => {
+                let board = &mut self.boards[index];
+                let mut events = Vec::new();
+                let answer = Self::set_tags(
+                    &self.config,
+                    board,
+                    &tags,
+                    caller,
+                    now,
+                    &mut events,
+                    &mut outbox,
+                );
+                if !events.is_empty() {
+                    outbox.jobs.push(Job {
+                        board: id.clone(),
+                        events,
+                        ..Job::default()
+                    });
+                }
+                answer
+            }
+            Command::SetResult {
+                result,
+                termination,
+            } => {
+                let board = &mut self.boards[index];
+                let mut events = Vec::new();
+                Self::set_result(
+                    &self.config,
+                    board,
+                    result,
+                    termination,
+                    caller,
+                    now,
+                    &mut events,
+                    &mut outbox,
+                );
+                events.push(BoardEvent::StateChanged(board.snapshot(now)));
+                outbox.jobs.push(Job {
+                    board: id.clone(),
+                    events,
+                    ..Job::default()
+                });
+                Ok(Reply::Done)
+            }
             Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => Ok(Reply::Done),
             _ => Err(ControlError::Internal("unexpected command".into())),
         };
@@ -1625,17 +1617,15 @@ impl Timing {
         board.game_caller = caller.uid;
         if let (Some(new), Some(old)) = (board.eboard.as_mut(), old.eboard.as_ref()) {
             new.link = old.link.clone();
-            if old.link.connected {
-                // The tracker follows the board again from the start position.
-                new.tracker.apply(&EboardEvent::Connected {
-                    path: std::path::PathBuf::from(&old.link.name),
-                    at: now,
-                });
-            }
-            outbox
-                .eboard
-                .push((board.id().to_owned(), EboardCommand::NewGame));
+            new.lever = old.lever;
         }
+        // The follower goes on to the next game (the board may already be
+        // following it: its moves come along).
+        let mut follower =
+            std::mem::replace(&mut self.boards[index].follower, board.follower.clone());
+        let promoted =
+            follower.new_game(self.config.pgn_tags(&board.config), board.engine.control());
+        board.follower = follower;
         outbox.jobs.push(Job {
             board: board.id().to_owned(),
             record: Some(Record::NewGame {
@@ -1649,6 +1639,16 @@ impl Timing {
             ..Job::default()
         });
         tracing::info!(board = %board.id(), control, uid = ?caller.uid, "new game");
+        follow::journal_promoted(&mut board, &promoted, outbox);
+        let mut events = Vec::new();
+        Self::follow_actions(&self.config, &mut board, caller, &mut events, outbox);
+        if !events.is_empty() {
+            outbox.jobs.push(Job {
+                board: board.id().to_owned(),
+                events,
+                ..Job::default()
+            });
+        }
         self.boards[index] = board;
         Ok(Reply::Done)
     }
@@ -2010,58 +2010,6 @@ fn apply_marks(board: &mut Board, notices: &[Notice]) {
     }
 }
 
-/// Rebuilding a stored game: the electronic board's PGN clocks and flag
-/// report follow the replayed notices as they followed the live ones.
-fn follow_replayed_notices(board: &mut Board, notices: &[Notice]) {
-    let Some(eboard) = board.eboard.as_mut() else {
-        return;
-    };
-    let state = board.engine.state(board.floor);
-    for notice in notices {
-        eboard.tracker.on_engine_notice(notice, &state);
-        follow_flag(eboard, &mut board.marks, &board.engine, notice);
-    }
-}
-
-/// At a flag fall, the board's Art. 6.4 / 6.9 report (kept for the State
-/// JSON and shown on the display); time given back after the flag
-/// withdraws it. Returns a new report.
-fn follow_flag(
-    eboard: &mut EboardState,
-    marks: &mut Marks,
-    engine: &Engine,
-    notice: &Notice,
-) -> Option<crate::eboard::FlagReport> {
-    match notice {
-        Notice::FlagFell { side, stage, .. } => {
-            let control = engine.control().for_side(*side);
-            let report = eboard.tracker.flag_report(*side, control, *stage);
-            eboard.flag_report = report.as_ref().map(super::eboard::flag_report_json);
-            if let Some(text) = report
-                .as_ref()
-                .and_then(super::eboard::verdict_display_text)
-            {
-                marks.game_end = Some(text.to_owned());
-            }
-            report
-        }
-        Notice::Adjusted(adjustment)
-            if adjustment.remaining.is_some_and(|r| r > 0)
-                && eboard
-                    .flag_report
-                    .as_ref()
-                    .is_some_and(|r| r["side"] == adjustment.side.as_str()) =>
-        {
-            eboard.flag_report = None;
-            if eboard.tracker.game_end().is_none() {
-                marks.game_end = None;
-            }
-            None
-        }
-        _ => None,
-    }
-}
-
 /// Turns engine notices into board events (and beeps); the marks were
 /// updated from them already ([`apply_marks`]).
 fn report_notices(
@@ -2072,31 +2020,7 @@ fn report_notices(
     outbox: &mut Outbox,
 ) {
     let id = board.id().to_owned();
-    let mut flag_reports = Vec::new();
-    if let Some(eboard) = board.eboard.as_mut() {
-        let state = board.engine.state(board.floor);
-        let mut pgn_changed = false;
-        for notice in notices {
-            pgn_changed |= eboard.tracker.on_engine_notice(notice, &state);
-            if let Notice::Pressed { .. } = notice {
-                outbox.eboard.push((
-                    id.clone(),
-                    EboardCommand::ClockPressed {
-                        at: board.floor + board.epoch,
-                    },
-                ));
-            }
-            if let Some(report) = follow_flag(eboard, &mut board.marks, &board.engine, notice) {
-                tracing::info!(board = %id, side = %report.flagged, ?report, "flag fall checked on the electronic board (Art. 6.4, 6.9)");
-                flag_reports.push(report);
-            }
-        }
-        if let (true, Some(dir), Some(pgn)) =
-            (pgn_changed, &config.daemon.pgn_dir, eboard.tracker.pgn())
-        {
-            outbox.pgn.push((id.clone(), dir.clone(), pgn.render()));
-        }
-    }
+    let flag_reports = follow::on_notices(board, notices, outbox);
     for notice in notices {
         match notice {
             Notice::Pressed {

@@ -25,8 +25,12 @@
 //!   unrecognised placement);
 //! * a checkmate or stalemate confirmed on the board, and the result signal
 //!   (kings in the centre), end the game: [`FollowerAction::StopClock`] at
-//!   the instant the final placement appeared; an unpressed last move gets
-//!   its `%clk` from the clocks at that stop;
+//!   the instant the final placement appeared (or at the press that
+//!   completed the final move, when it came before the follower knew); an
+//!   unpressed last move gets its `%clk` from the clocks at that stop;
+//! * the whole game taken back to the starting position (two half-moves or
+//!   more) is the pieces set up again: the game is kept as it was and the
+//!   board's next game begins, as after a finished game;
 //! * a finished game (any result) is kept as it was: no move, no takeback
 //!   is applied to it. The starting position after it begins the board's
 //!   next game, followed aside and offered ([`FollowerAction::OfferNewGame`])
@@ -535,6 +539,19 @@ impl Follower {
             .moves
             .get(ply.saturating_sub(1) as usize)
             .map_or(Side::White, |m| m.side);
+        // A press of the mover that completed the final move stops the
+        // clock by itself: the game ends there (the move counts), else at
+        // the instant the final placement appeared.
+        let at = self
+            .game
+            .presses
+            .iter()
+            .find(|p| {
+                p.side == side
+                    && p.at >= at
+                    && ply_of_side_move(Side::White, side, p.move_number) == ply
+            })
+            .map_or(at, |p| p.at);
         self.final_clock = Some(FinalClock { ply, side, at });
         self.act(FollowerAction::StopClock {
             at,

@@ -406,6 +406,30 @@ fn item3_an_unpressed_mate_stops_the_clock_when_it_appeared_and_gets_its_clock()
 }
 
 #[test]
+fn item3_a_pressed_mate_stops_the_clock_at_the_press_and_the_move_counts() {
+    let mut t = Table::new("60", true);
+    t.start(0);
+    t.play(ms(1_000), "f3");
+    t.press(ms(2_000), Side::White);
+    t.play(ms(3_000), "e5");
+    t.press(ms(4_000), Side::Black);
+    t.play(ms(5_000), "g4");
+    t.press(ms(6_000), Side::White);
+    t.play(ms(8_000), "Qh4#");
+    t.press(ms(8_300), Side::Black);
+    assert_eq!(t.stops, vec![(ms(8_300), StopReason::Checkmate)]);
+    let state = t.engine.state(ms(20_000));
+    assert_eq!(state.running, None);
+    assert_eq!(state.black.moves, 2);
+    assert_eq!(
+        state.white.remaining,
+        Some(ms(56_000)),
+        "White's clock never ran"
+    );
+    assert_eq!(t.broadcast()[3].1.map(|c| c.clk), Some(ms(55_700)));
+}
+
+#[test]
 fn item4_the_clock_tags_follow_every_change_of_the_clocks() {
     let mut t = Table::new("60", true);
     t.start(0);
