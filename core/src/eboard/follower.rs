@@ -1082,8 +1082,9 @@ impl Follower {
     /// the start unless set, `UTCDate`/`UTCTime`, the control's tags, the
     /// clock tags, `Termination` once there is a result) and the moves with
     /// their clocks. When the board never followed the game but presses were
-    /// made, the moves are unknown: each press is a null move `--` with its
-    /// clock comment, after a comment saying so.
+    /// made, the moves are unknown: the movetext is comments only (valid PGN
+    /// for every reader), one per press in order, `{1. White [%clk H:MM:SS]
+    /// [%emt H:MM:SS]}`, `{1... Black ...}`, after one saying so.
     pub fn pgn(&self, live: bool) -> PgnGame {
         let game = &self.game;
         let mut tags: Vec<(String, String)> = Vec::new();
@@ -1128,8 +1129,10 @@ impl Follower {
         if let Some((_, termination)) = game.result {
             tags.push(("Termination".into(), termination.pgn().into()));
         }
-        let (moves, comment) = if game.on_board || !game.moves.is_empty() {
-            let moves = game
+        let mut comments = Vec::new();
+        let mut moves = Vec::new();
+        if game.on_board || !game.moves.is_empty() {
+            moves = game
                 .moves
                 .iter()
                 .filter(|m| live || m.confirmed)
@@ -1138,26 +1141,28 @@ impl Follower {
                     clock: game.clocks.get(&m.ply).map(|c| c.clock),
                 })
                 .collect();
-            (moves, None)
         } else if !game.presses.is_empty() {
-            let moves = game
-                .presses
-                .iter()
-                .map(|p| PgnMove {
-                    san: "--".into(),
-                    clock: p.clock,
-                })
-                .collect();
-            (
-                moves,
-                Some("moves not recorded: each -- is a press of the clock".to_owned()),
-            )
-        } else {
-            (Vec::new(), None)
-        };
+            // The moves are unknown: the clock's record, one comment a press.
+            comments.push("moves not recorded; the presses of the clock:".to_owned());
+            for (i, press) in game.presses.iter().enumerate() {
+                let number = i / 2 + 1;
+                let mut text = match press.side {
+                    Side::White => format!("{number}. White"),
+                    Side::Black => format!("{number}... Black"),
+                };
+                if let Some(clock) = press.clock {
+                    text.push_str(&format!(
+                        " [%clk {}] [%emt {}]",
+                        clock_text(clock.clk),
+                        super::pgn::duration_text(clock.emt)
+                    ));
+                }
+                comments.push(text);
+            }
+        }
         PgnGame {
             tags,
-            comment,
+            comments,
             moves,
             result: game.result.map(|(r, _)| r),
         }

@@ -124,8 +124,7 @@ impl Termination {
     }
 }
 
-/// One half-move of the movetext: SAN, or `--` (a null move) for a move
-/// whose SAN is unknown (a press of a clock without an electronic board).
+/// One half-move of the movetext (SAN) and its clock times.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PgnMove {
     pub san: String,
@@ -142,8 +141,8 @@ pub struct PgnGame {
     /// Every tag but `Result` (the STR ones in any order; missing ones are
     /// written `?`). Later duplicates replace earlier ones.
     pub tags: Vec<(String, String)>,
-    /// A comment before the first move (`None`: none).
-    pub comment: Option<String>,
+    /// Comments before the first move, in order.
+    pub comments: Vec<String>,
     pub moves: Vec<PgnMove>,
     /// `None`: the game goes on (`*`).
     pub result: Option<GameResult>,
@@ -231,10 +230,10 @@ impl PgnGame {
         out.push('\n');
 
         let mut tokens: Vec<String> = Vec::new();
-        if let Some(comment) = &self.comment {
+        for comment in &self.comments {
             tokens.push(format!("{{{}}}", comment.replace('}', ")")));
         }
-        let mut after_comment = self.comment.is_some();
+        let mut after_comment = !self.comments.is_empty();
         for (i, m) in self.moves.iter().enumerate() {
             let number = i / 2 + 1;
             if i % 2 == 0 {
@@ -390,7 +389,7 @@ mod tests {
                 ("BlackClock".into(), "0:03:00".into()),
                 ("WhiteClock".into(), "0:02:53".into()),
             ],
-            comment: None,
+            comments: Vec::new(),
             moves: vec![
                 PgnMove {
                     san: "e4".into(),
@@ -454,16 +453,13 @@ mod tests {
             result: Some(GameResult::Draw),
             ..PgnGame::default()
         };
-        g.moves.push(PgnMove {
-            san: "--".into(),
-            clock: None,
-        });
+        g.comments.push("a {note}".into());
         let text = g.render();
         assert!(text.starts_with(
             "[Event \"?\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n[Round \"?\"]\n\
              [White \"?\"]\n[Black \"?\"]\n[Result \"1/2-1/2\"]\n\n"
         ));
-        assert!(text.ends_with("\n1. -- 1/2-1/2\n\n"), "{text}");
+        assert!(text.ends_with("\n{a {note)} 1/2-1/2\n\n"), "{text}");
     }
 
     #[test]

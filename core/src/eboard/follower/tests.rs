@@ -722,27 +722,29 @@ fn item11_the_replacement_of_a_pressed_move_taken_back_keeps_its_clock() {
 }
 
 #[test]
-fn without_a_board_every_press_is_a_null_move_with_its_clock() {
+fn without_a_board_the_movetext_is_the_clock_record_in_comments() {
     let mut t = Table::new("180+2", false);
     t.start(0);
     t.press(ms(3_000), Side::White);
     t.press(ms(7_000), Side::Black);
     t.press(ms(8_500), Side::White);
     let game = t.f.pgn(false);
-    assert_eq!(game.moves.len(), 3);
-    assert!(game.moves.iter().all(|m| m.san == "--"));
+    assert!(game.moves.is_empty());
     assert_eq!(
-        game.moves[1].clock,
-        Some(MoveClock {
-            clk: ms(180_000),
-            emt: ms(4_000)
-        })
+        game.comments,
+        vec![
+            "moves not recorded; the presses of the clock:",
+            "1. White [%clk 0:03:01] [%emt 0:00:03]",
+            "1... Black [%clk 0:03:00] [%emt 0:00:04]",
+            "2. White [%clk 0:03:02] [%emt 0:00:02]",
+        ]
     );
     let text = t.f.render();
     assert!(
-        flat(&text).contains(
-            "{moves not recorded: each -- is a press of the clock} 1. -- {[%clk 0:03:01] \
-             [%emt 0:00:03]} 1... -- {[%clk 0:03:00] [%emt 0:00:04]} 2. --"
+        flat(&text).ends_with(
+            "{moves not recorded; the presses of the clock:} \
+             {1. White [%clk 0:03:01] [%emt 0:00:03]} {1... Black [%clk 0:03:00] [%emt 0:00:04]} \
+             {2. White [%clk 0:03:02] [%emt 0:00:02]} *"
         ),
         "{text}"
     );
