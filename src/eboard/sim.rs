@@ -96,6 +96,11 @@ pub struct DgtSimOptions {
     pub move_events: Option<mpsc::Sender<SimMoveEvent>>,
     /// How long after telling `move_events` the move is put down.
     pub press_lead: Duration,
+    /// After a game whose PGN result is decided (`1-0`, `0-1`, `1/2-1/2`)
+    /// and that did not end in checkmate or stalemate, the players show the
+    /// result with both kings in the centre (DGT's signal: light squares
+    /// 1-0, dark 0-1, one of each a draw).
+    pub signal_results: bool,
 }
 
 impl DgtSimOptions {
@@ -114,6 +119,7 @@ impl DgtSimOptions {
             game_pause: Duration::from_secs(3),
             move_events: None,
             press_lead: Duration::from_millis(54),
+            signal_results: false,
         }
     }
 }
@@ -153,6 +159,9 @@ pub struct DgtSimArgs {
     /// Flip the attached clock's lever after every move (PGN).
     #[arg(long)]
     pub clock_presses: bool,
+    /// Show each decided game's result with both kings in the centre (PGN).
+    #[arg(long)]
+    pub signal_results: bool,
     /// Milliseconds after a game's last move before the pieces go back to
     /// the start (a PGN with several games).
     #[arg(long, default_value_t = 3000)]
@@ -195,6 +204,7 @@ impl DgtSimArgs {
         opts.clock_presses = self.clock_presses;
         opts.linger = self.linger_ms.map(Duration::from_millis);
         opts.game_pause = Duration::from_millis(self.game_pause_ms);
+        opts.signal_results = self.signal_results;
         Ok(opts)
     }
 }
@@ -403,8 +413,16 @@ fn serve(
     let mut summary = SimSummary::default();
     let mut served = Served {
         board: plan.initial,
-        // "No clock connected" until the script sends a clock message.
-        clock: encode_message(message_id::BWTIME, &[0, 0, 0, 0, 0, 0, 0x20]),
+        // With a clock: White's (the left one) about to run, its lever up;
+        // without: "no clock connected".
+        clock: if opts.clock_presses {
+            encode_message(
+                message_id::BWTIME,
+                &[0x00, 0x05, 0x00, 0x00, 0x05, 0x00, 0x09],
+            )
+        } else {
+            encode_message(message_id::BWTIME, &[0, 0, 0, 0, 0, 0, 0x20])
+        },
         parser: Parser::new(),
     };
     let mut update_mode = false;
@@ -602,6 +620,14 @@ pub fn pgn_sans(text: &str) -> Vec<String> {
 /// The SAN moves of every game of a PGN, in order: a game ends at its
 /// result (`1-0`, `0-1`, `1/2-1/2`, `*`) or at the next game's tags.
 pub fn pgn_games(text: &str) -> Vec<Vec<String>> {
+    pgn_games_with_results(text)
+        .into_iter()
+        .map(|(sans, _)| sans)
+        .collect()
+}
+
+/// [`pgn_games`] with each game's result token (`None`: none written).
+pub fn pgn_games_with_results(text: &str) -> Vec<(Vec<String>, Option<String>)> {
     let mut cleaned = String::new();
     let mut depth_comment = false;
     let mut depth_variation = 0u32;
@@ -630,7 +656,8 @@ pub fn pgn_games(text: &str) -> Vec<Vec<String>> {
     for token in cleaned.split_whitespace() {
         if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*" | "[") {
             if !sans.is_empty() {
-                games.push(std::mem::take(&mut sans));
+                let result = (token != "[").then(|| token.to_owned());
+                games.push((std::mem::take(&mut sans), result));
             }
             continue;
         }
@@ -643,7 +670,7 @@ pub fn pgn_games(text: &str) -> Vec<Vec<String>> {
         }
     }
     if !sans.is_empty() {
-        games.push(sans);
+        games.push((sans, None));
     }
     games
 }
@@ -663,7 +690,7 @@ pub fn pgn_plan(text: &str, opts: &DgtSimOptions) -> Result<SimPlan, String> {
         bytes: encode_field_update(orientation.canonical(index_of(square) as u8), code),
         lands: None,
     };
-    for (game, sans) in pgn_games(text).iter().enumerate() {
+    for (game, (sans, result)) in pgn_games_with_results(text).iter().enumerate() {
         let mut pos = Chess::default();
         if game > 0 {
             // The previous game's final position goes back to the start,
@@ -712,6 +739,32 @@ pub fn pgn_plan(text: &str, opts: &DgtSimOptions) -> Result<SimPlan, String> {
                 });
             }
             pos.play_unchecked(mv);
+        }
+        let decided = result.as_deref().filter(|r| *r != "*");
+        if let (true, Some(result), false) = (opts.signal_results, decided, pos.is_game_over()) {
+            let (white_to, black_to) = match result {
+                "1-0" => (Square::E4, Square::D5),
+                "0-1" => (Square::D4, Square::E5),
+                _ => (Square::D4, Square::D5),
+            };
+            let mut delay = opts.move_pause;
+            let board = pos.board().clone();
+            for square in [white_to, black_to] {
+                if board.piece_at(square).is_some() {
+                    steps.push(raw_step(square, 0, delay));
+                    delay = opts.step;
+                }
+            }
+            for (color, to) in [
+                (shakmaty::Color::White, white_to),
+                (shakmaty::Color::Black, black_to),
+            ] {
+                if let Some(king) = board.king_of(color) {
+                    steps.push(raw_step(king, 0, delay));
+                    delay = opts.step;
+                    steps.push(raw_step(to, code_of(Role::King.of(color)), delay));
+                }
+            }
         }
     }
     Ok(SimPlan {
