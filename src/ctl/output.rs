@@ -192,6 +192,16 @@ pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
             ));
         }
     }
+    if let Some(result) = state.get("result").filter(|r| !r.is_null()) {
+        notes.push(format!(
+            "{board}: result {} ({})",
+            result.get("result").and_then(Value::as_str).unwrap_or("?"),
+            result
+                .get("termination")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        ));
+    }
     if let Some(line) = state
         .get("eboard")
         .and_then(crate::runtime::eboard::status_line)
@@ -364,6 +374,14 @@ mod tests {
         );
         let without: Value = serde_json::from_str(r#"{"eboard":null}"#).unwrap();
         assert!(state_notes("b1", &without).is_empty());
+        let decided: Value = serde_json::from_str(
+            r#"{"eboard":null,"result":{"result":"1-0","termination":"time forfeit"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            state_notes("b2", &decided),
+            vec!["b2: result 1-0 (time forfeit)"]
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The runtime's electronic-board glue that needs no I/O: how an input
 //! taken from the board is marked in the store, and how an Art. 6.4 / 6.9
 //! flag report is published (State JSON, `chessclockctl status`, the
-//! display's text line). The timing thread owns the board trackers and
+//! display's text line). The timing thread owns each board's follower and
 //! calls these; they never look at a clock.
 
 use std::path::{Path, PathBuf};
@@ -89,6 +89,12 @@ pub fn status_line(eboard: &Value) -> Option<String> {
         if let Some(winner) = end.get("winner").and_then(Value::as_str) {
             line.push_str(&format!(" ({winner} wins)"));
         }
+    }
+    if eboard.get("next_game_waiting") == Some(&Value::Bool(true)) {
+        line.push_str("; the board shows a new game: set it up with `chessclockctl new`");
+    }
+    if let Some(lever) = eboard.get("dgt_clock_lever").and_then(Value::as_str) {
+        line.push_str(&format!("; DGT clock lever: {lever}"));
     }
     if let Some(report) = eboard.get("flag_report").filter(|v| !v.is_null()) {
         let side = report.get("side").and_then(Value::as_str).unwrap_or("?");
@@ -234,6 +240,13 @@ mod tests {
         assert_eq!(
             status_line(&mate).unwrap(),
             "e-board b: connected, 4 half-moves; game over on the board: checkmate (black wins)"
+        );
+        let next = json!({"name": "b", "connected": true, "ply": 33, "game_end": null,
+            "flag_report": null, "next_game_waiting": true, "dgt_clock_lever": "ignored"});
+        assert_eq!(
+            status_line(&next).unwrap(),
+            "e-board b: connected, 33 half-moves; the board shows a new game: set it up with \
+             `chessclockctl new`; DGT clock lever: ignored"
         );
     }
 }

@@ -336,7 +336,7 @@ fn stored_input(event: &StoredEvent) -> Option<Input> {
 }
 
 /// The detector event a stored board move stands for (to rebuild the
-/// tracker after a restart).
+/// follower after a restart).
 fn board_event_of(event: &StoredEvent, at: Micros) -> Option<crate::eboard::BoardEvent> {
     match event {
         StoredEvent::BoardMove {
