@@ -77,11 +77,11 @@
 //!    (`Command::Pgn`, the file, the hub's round PGN); [`Follower::render_live`]
 //!    adds the tentative move.
 //! 10. **Restart**: a fresh follower, [`Follower::begin_restore`], the
-//!    stored rows in the order of their instants as above (board rows to
-//!    [`Follower::on_board_event`], `Tags` to `set_tags`, `GameResult` to
-//!    [`Follower::restore_result`], the replayed notices as in step 5), then
-//!    [`Follower::end_restore`]: the command that makes the shell follow the
-//!    same game (`Resume { moves, finished }`).
+//!     stored rows in the order of their instants as above (board rows to
+//!     [`Follower::on_board_event`], `Tags` to `set_tags`, `GameResult` to
+//!     [`Follower::restore_result`], the replayed notices as in step 5),
+//!     then [`Follower::end_restore`]: the command that makes the shell
+//!     follow the same game (`Resume { moves, finished }`).
 //!
 //! Today `src/runtime/timing/follow.rs` in the daemon does exactly this.
 
