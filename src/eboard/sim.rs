@@ -522,9 +522,11 @@ fn serve(
         }
         if update_mode {
             if let Some(at) = next_at {
+                // One instant for both checks: a step never goes out untold.
+                let due = Instant::now() >= at;
                 let step = plan.steps.get(next_index);
                 if let (true, Some(event), Some(events)) = (
-                    Instant::now() >= at && notified != Some(next_index),
+                    due && notified != Some(next_index),
                     step.and_then(|s| s.lands),
                     opts.move_events.as_ref(),
                 ) {
@@ -534,7 +536,7 @@ fn serve(
                     next_at = Some(Instant::now() + opts.press_lead);
                     continue;
                 }
-                if Instant::now() >= at && next_index < plan.steps.len() {
+                if due && next_index < plan.steps.len() {
                     let bytes = &plan.steps[next_index].bytes;
                     send(&mut master, bytes)?;
                     served.track(bytes);
