@@ -418,13 +418,16 @@ impl Follower {
                         self.act(FollowerAction::OfferNewGame { at: *at });
                     }
                     self.next = Some(Vec::new());
+                } else if self.game.moves.len() >= 2 {
+                    // The detector saw the start again while this game had
+                    // moves (set up again while the daemon was away): the
+                    // game is kept as it was, the board's next game begins.
+                    self.next = Some(Vec::new());
+                    self.open.clear();
+                    self.act(FollowerAction::OfferNewGame { at: *at });
                 } else {
                     self.game.on_board = true;
-                    if !self.game.moves.is_empty() {
-                        // The detector began again from the start: so do we.
-                        self.game.moves.clear();
-                        self.game.clocks.clear();
-                    }
+                    self.game.moves.clear();
                     self.changed();
                 }
                 false

@@ -695,6 +695,27 @@ fn item1_new_before_the_reset_waits_for_the_start_then_follows() {
 }
 
 #[test]
+fn item1_the_start_seen_again_under_an_unfinished_game_keeps_it_and_offers_the_next() {
+    let mut t = Table::new("900", true);
+    t.start(0);
+    let at = play_pressed(&mut t, &["e4", "e5", "Nf3"], 0);
+    let before = t.f.render();
+    // A detector that began again (a restart while the pieces were reset).
+    t.f.on_board_event(&BoardEvent::StartPosition { at: at + ms(100) });
+    t.handle();
+    assert_eq!(t.offers, vec![at + ms(100)]);
+    assert!(t.f.next_game_waiting());
+    assert_eq!(t.f.render(), before, "kept as it was");
+    // The whole game taken back counts the same.
+    let mut t = Table::new("900", true);
+    t.start(0);
+    play_pressed(&mut t, &["d4", "d5"], 0);
+    t.show(ms(9_000), &Placement::START);
+    assert_eq!(t.offers, vec![ms(9_000)]);
+    assert_eq!(t.f.ply(), 2);
+}
+
+#[test]
 fn item11_the_replacement_of_a_pressed_move_taken_back_keeps_its_clock() {
     let mut t = Table::new("60", true);
     t.start(0);
