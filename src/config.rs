@@ -29,6 +29,8 @@ use crate::timecontrol::{self, TimeControl};
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Config {
     pub daemon: DaemonConfig,
+    /// `[event]`: the PGN tags every board's games start with.
+    pub event: EventConfig,
     pub engine: EngineConfig,
     pub display: DisplayConfig,
     /// Named time-control presets, in addition to the built-in ones.
@@ -63,6 +65,20 @@ pub struct DaemonConfig {
     pub pgn_dir: Option<PathBuf>,
     /// Extra directories watched for device hotplug (inotify).
     pub watch_dirs: Vec<PathBuf>,
+}
+
+/// `[event]`: defaults of the PGN tags of every board's games (a
+/// `[[board]]` key of the same name overrides one; `chessclockctl tags` sets
+/// them per game).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
+pub struct EventConfig {
+    /// The `Event` tag.
+    pub name: Option<String>,
+    /// The `Site` tag.
+    pub site: Option<String>,
+    /// The `Round` tag (`3`, or `3.1` for board 1 of round 3).
+    pub round: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -167,6 +183,39 @@ pub struct BoardConfig {
     /// starts the clocks); the `--demo` board has it on.
     #[serde(default)]
     pub start_on_black_press: bool,
+    /// PGN tags of this board's games: `Event` (over `[event] name`),
+    /// `Site`, `Round`, `White`, `Black`.
+    #[serde(default)]
+    pub event: Option<String>,
+    #[serde(default)]
+    pub site: Option<String>,
+    #[serde(default)]
+    pub round: Option<String>,
+    #[serde(default)]
+    pub white: Option<String>,
+    #[serde(default)]
+    pub black: Option<String>,
+}
+
+impl Config {
+    /// The PGN tags a new game of `board` starts with: `[event]`, then the
+    /// board's own keys.
+    pub fn pgn_tags(&self, board: &BoardConfig) -> BTreeMap<String, String> {
+        let mut tags = BTreeMap::new();
+        let pairs = [
+            ("Event", board.event.as_ref().or(self.event.name.as_ref())),
+            ("Site", board.site.as_ref().or(self.event.site.as_ref())),
+            ("Round", board.round.as_ref().or(self.event.round.as_ref())),
+            ("White", board.white.as_ref()),
+            ("Black", board.black.as_ref()),
+        ];
+        for (name, value) in pairs {
+            if let Some(value) = value.filter(|v| !v.is_empty()) {
+                tags.insert(name.to_owned(), value.clone());
+            }
+        }
+        tags
+    }
 }
 
 fn default_board_control() -> String {
@@ -625,6 +674,14 @@ impl Config {
             }
             self.resolve_control(&board.control)
                 .map_err(|e| (format!("board `{}`: control: {e}", board.id), at("control")))?;
+            for (name, value) in self.pgn_tags(board) {
+                chessclock_core::eboard::follower::check_tag(&name, &value).map_err(|e| {
+                    (
+                        format!("board `{}`: {e}", board.id),
+                        at(&name.to_lowercase()),
+                    )
+                })?;
+            }
             let mut own: Vec<&DeviceRef> = Vec::new();
             own.extend(board.buttons.iter());
             own.extend(board.displays.iter());

@@ -190,6 +190,67 @@ async fn changing_commands_reach_the_daemon() {
 }
 
 #[tokio::test]
+async fn tags_and_results_reach_the_daemon_and_bad_ones_do_not() {
+    let _serial = BUS_LOCK.lock().await;
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let s = served(false, NtpSource::Fixed(None)).await;
+        s.ok(&[
+            "tags",
+            "b1",
+            "--white",
+            "Carlsen, Magnus",
+            "--round",
+            "3.1",
+            "--tag",
+            "WhiteElo=2830",
+        ])
+        .await;
+        let last = history(&s.handle, "b1").await;
+        let command = last.last().unwrap()["command"].as_str().unwrap().to_owned();
+        assert!(command.starts_with("SetTags"), "{command}");
+        for part in [
+            "\"Round\", \"3.1\"",
+            "\"White\", \"Carlsen, Magnus\"",
+            "\"WhiteElo\", \"2830\"",
+        ] {
+            assert!(command.contains(part), "{part} in {command}");
+        }
+        s.ok(&["result", "b1", "1/2-1/2", "--termination", "agreement"])
+            .await;
+        let command = history(&s.handle, "b1").await.last().unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            command,
+            "SetResult { result: Some(Draw), termination: Some(Normal) }"
+        );
+        s.ok(&["result", "b1", "*"]).await;
+        // Refused before anything is sent: usage errors, exit status 2.
+        let before = history(&s.handle, "b1").await;
+        for args in [
+            &["tags", "b1"][..],
+            &["tags", "b1", "--tag", "Result=1-0"],
+            &["tags", "b1", "--tag", "no-equals"],
+            &["tags", "b1", "--date", "30.11.2026"],
+            &["result", "b1", "1-1"],
+            &["result", "b1", "1-0", "--termination", "boredom"],
+            &["result", "b1", "*", "--termination", "normal"],
+        ] {
+            let (ok, _, err) = s.ctl(args).await;
+            assert!(!ok, "{args:?} was accepted");
+            assert!(
+                err.starts_with("chessclockctl: ") || err.contains("error:"),
+                "{err}"
+            );
+        }
+        assert_eq!(history(&s.handle, "b1").await, before);
+    })
+    .await
+    .expect("test timed out");
+}
+
+#[tokio::test]
 async fn scheduled_start_of_all_boards_needs_ntp_or_force() {
     let _serial = BUS_LOCK.lock().await;
     tokio::time::timeout(TEST_TIMEOUT, async {

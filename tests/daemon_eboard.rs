@@ -75,6 +75,11 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
         eboard: Some(DeviceRef::Path(link.clone())),
         white_button: ButtonSide::Left,
         start_on_black_press: false,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
     });
     let (inject, events_rx) = mpsc::unbounded_channel();
     let runtime = Runtime::start(
@@ -172,10 +177,20 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
         .collect();
     assert_eq!(board_moves.last(), Some(&"b8c6"), "{board_moves:?}");
 
-    // The live PGN, by D-Bus command and on disk.
-    let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
-        Reply::Text(text) => text,
-        other => panic!("unexpected {other:?}"),
+    // The live PGN, by D-Bus command and on disk, once Black's last move
+    // is confirmed (by 1.5 s without change: the broadcast PGN holds
+    // confirmed moves only).
+    let confirmed = Instant::now() + Duration::from_secs(10);
+    let pgn = loop {
+        let pgn = match handle.call("b1", Command::Pgn, ROOT).await.unwrap() {
+            Reply::Text(text) => text,
+            other => panic!("unexpected {other:?}"),
+        };
+        if pgn.contains("2... Nc6") {
+            break pgn;
+        }
+        assert!(Instant::now() < confirmed, "Nc6 never confirmed: {pgn}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(pgn.contains("1. e4"), "{pgn}");
     assert!(pgn.contains("[%clk"), "{pgn}");

@@ -246,6 +246,11 @@ fn board(id: &str, buttons: Option<&Path>, displays: &[&Path]) -> BoardConfig {
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
     }
 }
 

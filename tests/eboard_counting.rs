@@ -7,11 +7,11 @@
 
 use chessclockd::eboard::detect::{BoardEvent, DetectorConfig, MoveDetector};
 use chessclockd::eboard::laws::FlagVerdict;
-use chessclockd::eboard::pgn::PgnTags;
 use chessclockd::eboard::placement::Placement;
-use chessclockd::eboard::tracker::BoardTracker;
-use chessclockd::eboard::EboardEvent;
-use chessclockd::engine::{Engine, Input, MatchControl, Notice, Settings, Side, SECOND};
+use chessclockd::eboard::{EboardEvent, Follower, FollowerConfig};
+use chessclockd::engine::{
+    Adjustment, Engine, Input, MatchControl, Notice, Settings, Side, SECOND,
+};
 use chessclockd::timecontrol;
 use shakmaty::{Chess, Position};
 
@@ -40,7 +40,7 @@ fn quiet_game(plies: usize) -> Vec<Chess> {
 
 struct Table {
     detector: MoveDetector,
-    tracker: BoardTracker,
+    tracker: Follower,
     engine: Engine,
     now: i64,
     /// Engine moves of each side when presses alone count.
@@ -49,18 +49,20 @@ struct Table {
 
 impl Table {
     fn new() -> Table {
-        let control = timecontrol::parse("40/5400:1800").unwrap();
+        let control = MatchControl::same(timecontrol::parse("40/5400:1800").unwrap());
         let mut table = Table {
             detector: MoveDetector::new(DetectorConfig::default()),
-            tracker: BoardTracker::with_pgn(PgnTags {
-                time_control: "40/5400:1800".into(),
-                ..PgnTags::default()
-            }),
-            engine: Engine::new(MatchControl::same(control), Settings::default()),
+            tracker: Follower::new(
+                FollowerConfig::default(),
+                true,
+                Default::default(),
+                &control,
+            ),
+            engine: Engine::new(control, Settings::default()),
             now: 0,
             stage_changes: Vec::new(),
         };
-        table.tracker.apply(&EboardEvent::Connected {
+        table.tracker.on_event(&EboardEvent::Connected {
             path: "/dev/null".into(),
             at: 0,
         });
@@ -72,20 +74,26 @@ impl Table {
     fn board(&mut self, placement: &Placement) {
         self.now += 7 * SECOND;
         for event in self.detector.placement(self.now, placement) {
-            self.tracker.apply_board(&event);
+            self.tracker.on_board_event(&event);
         }
     }
 
     /// A press of `side`'s button with the board's count applied first.
     fn press(&mut self, side: Side) {
         self.now += SECOND;
-        for event in self.detector.clock_pressed(self.now) {
-            self.tracker.apply_board(&event);
-        }
         let state = self.engine.state(self.now);
         if state.running == Some(side) {
             let engine_moves = state.side(side).moves;
-            if let Some(adjustment) = self.tracker.adjustment_before_press(side, engine_moves) {
+            if let Some(moves) = self
+                .tracker
+                .count_before_press(self.now, side, engine_moves)
+            {
+                let adjustment = Adjustment {
+                    side,
+                    remaining: None,
+                    moves: Some(moves),
+                    stage: None,
+                };
                 self.engine
                     .apply(self.now, Input::Adjust(adjustment))
                     .unwrap();
@@ -94,12 +102,33 @@ impl Table {
         let notices = self.engine.apply(self.now, Input::Press(side)).unwrap();
         let state = self.engine.state(self.now);
         for notice in notices {
-            self.tracker.on_engine_notice(&notice, &state);
+            if let Notice::Pressed {
+                side,
+                move_number,
+                used,
+            } = notice
+            {
+                self.tracker
+                    .on_press(self.now, side, move_number, used, &state);
+                for event in self.detector.clock_pressed(self.now) {
+                    self.tracker.on_board_event(&event);
+                }
+            }
             if let Notice::StageChanged { side, .. } = notice {
                 self.stage_changes
                     .push((side, self.tracker.side_moves(side)));
             }
         }
+        self.tracker.on_clocks(self.now, 0, &state);
+        // The follower asks nothing of this game: every press comes after
+        // its move and the board is never behind.
+        let asked: Vec<_> = self
+            .tracker
+            .drain()
+            .into_iter()
+            .filter(|a| *a != chessclockd::eboard::FollowerAction::PgnChanged)
+            .collect();
+        assert!(asked.is_empty(), "{asked:?}");
     }
 }
 
@@ -129,9 +158,8 @@ fn forgotten_press_does_not_shift_the_stage_change() {
     // The PGN carries every move, with clock times for every move completed
     // by a press of its own: not White's 39th (forgotten) nor Black's 39th
     // (its press came while White's clock ran).
-    let pgn = table.tracker.pgn().unwrap();
-    let text = pgn.render();
-    assert_eq!(pgn.ply(), 84);
+    let text = table.tracker.render();
+    assert_eq!(table.tracker.ply(), 84);
     assert_eq!(text.matches("[%clk ").count(), 82, "{text}");
     // White's clock ran from Black's 38th press through White's 39th move
     // (7 s), Black's reply and vain press (8 s) and White's 40th move and
@@ -167,7 +195,7 @@ fn without_the_board_the_stage_change_comes_a_move_late() {
     let game = quiet_game(84);
     let mut table = Table::new();
     // The board is not connected: presses alone count.
-    table.tracker.apply(&EboardEvent::Disconnected {
+    table.tracker.on_event(&EboardEvent::Disconnected {
         path: "/dev/null".into(),
         reason: "test".into(),
         at: 0,
@@ -199,18 +227,31 @@ fn flag_report_uses_the_board_count() {
     // White has made 39 moves: its flag in stage 1 is a loss (Art. 6.4 not
     // fulfilled, Black has mating material).
     let control = timecontrol::parse("40/5400:1800").unwrap();
-    let report = table.tracker.flag_report(Side::White, &control, 1).unwrap();
+    // (A copy of the follower for each question: a loss becomes the result.)
+    let report = table
+        .tracker
+        .clone()
+        .on_flag(table.now, Side::White, 1, &control)
+        .unwrap();
     assert_eq!(report.stage.unwrap().completed, 39);
     assert_eq!(report.stage.unwrap().required, 40);
     assert_eq!(report.verdict, FlagVerdict::Loss);
     // Black's flag after Black's 38 moves: also short of 40.
-    let report = table.tracker.flag_report(Side::Black, &control, 1).unwrap();
+    let report = table
+        .tracker
+        .clone()
+        .on_flag(table.now, Side::Black, 1, &control)
+        .unwrap();
     assert_eq!(report.stage.unwrap().missing, 2);
     // Sudden death stage: no move requirement.
-    let report = table.tracker.flag_report(Side::White, &control, 2).unwrap();
+    let report = table
+        .tracker
+        .clone()
+        .on_flag(table.now, Side::White, 2, &control)
+        .unwrap();
     assert_eq!(report.stage, None);
     // An unrecognised placement makes the board unusable for counting.
-    table.tracker.apply_board(&BoardEvent::Unrecognised {
+    table.tracker.on_board_event(&BoardEvent::Unrecognised {
         placement_fen: "8/8/8/8/8/8/8/8".into(),
         ply: 77,
         at: 0,
@@ -218,7 +259,11 @@ fn flag_report_uses_the_board_count() {
     assert!(!table.tracker.usable());
     assert!(table
         .tracker
-        .flag_report(Side::White, &control, 1)
+        .clone()
+        .on_flag(table.now, Side::White, 1, &control)
         .is_none());
-    assert_eq!(table.tracker.adjustment_before_press(Side::White, 10), None);
+    assert_eq!(
+        table.tracker.count_before_press(table.now, Side::White, 10),
+        None
+    );
 }

@@ -66,6 +66,11 @@ fn config(control: &str) -> Config {
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
     });
     config
 }

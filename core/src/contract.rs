@@ -69,8 +69,20 @@ pub enum Command {
     State,
     /// The game history as JSON.
     History,
-    /// The live PGN (with clock comments).
+    /// The game as PGN for broadcast (confirmed moves, clock comments).
     Pgn,
+    /// Sets PGN tags of the current game (`Event`, `Site`, `Date`, `Round`,
+    /// `White`, `Black`, or another valid tag name); an empty value gives a
+    /// tag back to its configured default. Recorded in the game's journal.
+    SetTags {
+        tags: Vec<(String, String)>,
+    },
+    /// The game's result decided by the arbiter (a resignation, a draw
+    /// agreed, a decision); `None` withdraws the result. The clock stops.
+    SetResult {
+        result: Option<crate::eboard::GameResult>,
+        termination: Option<crate::eboard::Termination>,
+    },
     /// The board's [`BoardSnapshot`].
     Snapshot,
     /// Manager level (the `board` of the request is ignored): a device node
@@ -209,6 +221,12 @@ pub enum BoardEvent {
         board: String,
         side: Side,
         late_ms: i64,
+    },
+    /// The electronic board shows the starting position after a finished
+    /// game while the clock still has that game: the arbiter may set up a
+    /// new game (`chessclockctl new`).
+    NewGameOffered {
+        board: String,
     },
     /// Any change of the properties (emit PropertiesChanged).
     StateChanged(BoardSnapshot),

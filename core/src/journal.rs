@@ -100,6 +100,19 @@ pub enum StoredEvent {
         to_ply: u32,
         fen: String,
     },
+    /// Tags of the game's PGN set by the arbiter or the hub (not an engine
+    /// input); an empty value gives a tag back to its configured default.
+    Tags {
+        tags: std::collections::BTreeMap<String, String>,
+    },
+    /// The game's result (not an engine input): from the board, a flag's
+    /// verdict or the arbiter; `result` absent: withdrawn.
+    GameResult {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<crate::eboard::GameResult>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        termination: Option<crate::eboard::Termination>,
+    },
 }
 
 /// Where a press came from, for duplicate detection after a crash.

@@ -86,8 +86,27 @@ pub struct EboardView {
     /// Half-moves seen on the board.
     pub ply: u32,
     pub fen: Option<String>,
+    /// The move the board shows that is not confirmed yet (SAN).
+    #[serde(default)]
+    pub tentative: Option<String>,
     pub game_end: Option<GameEndView>,
     pub flag_report: Option<FlagReportView>,
+    /// The board shows the starting position after a finished game while
+    /// the clock still has that game: the arbiter may set up a new one.
+    #[serde(default)]
+    pub next_game_waiting: bool,
+    /// What the attached DGT clock's lever does: `presses` or `ignored`.
+    #[serde(default)]
+    pub dgt_clock_lever: Option<String>,
+}
+
+/// The game's result, as the PGN has it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultView {
+    /// `1-0`, `0-1`, `1/2-1/2`.
+    pub result: String,
+    /// The PGN `Termination`: `normal`, `time forfeit`, ...
+    pub termination: String,
 }
 
 /// One flag fall, in the order they fell.
@@ -153,6 +172,8 @@ pub struct BoardModel {
     /// shown to the arbiter, not applied).
     pub unplaced_presses: u32,
     pub settings: Settings,
+    /// The game's result, once decided.
+    pub result: Option<ResultView>,
 }
 
 impl BoardModel {
@@ -268,6 +289,7 @@ impl BoardModel {
                 paused_at_game_ms: r.paused_at.map(floor_ms),
             }),
             unplaced_presses: self.unplaced_presses,
+            result: self.result.clone(),
         }
     }
 }
@@ -364,6 +386,10 @@ pub struct StateView {
     pub restart: Option<RestartView>,
     #[serde(default)]
     pub unplaced_presses: u32,
+    /// The game's result, once decided (on the board, by a flag verdict, by
+    /// the arbiter).
+    #[serde(default)]
+    pub result: Option<ResultView>,
 }
 
 /// One row of a board's history: a stored event with when it happened, who
@@ -387,6 +413,30 @@ pub struct HistoryRow {
     pub black_used_ms: i64,
     pub white_remaining_ms: Option<i64>,
     pub black_remaining_ms: Option<i64>,
+}
+
+/// A history row whose input was applied again by a re-run (a late input
+/// placed before it): what it caused now, and both clocks after it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowRevision {
+    /// The row's place in the game's history (0 = the first row).
+    pub index: u64,
+    pub outcome: Vec<String>,
+    pub white_used_ms: i64,
+    pub black_used_ms: i64,
+    pub white_remaining_ms: Option<i64>,
+    pub black_remaining_ms: Option<i64>,
+}
+
+impl RowRevision {
+    /// Applies it to `row`.
+    pub fn apply(&self, row: &mut HistoryRow) {
+        row.outcome.clone_from(&self.outcome);
+        row.white_used_ms = self.white_used_ms;
+        row.black_used_ms = self.black_used_ms;
+        row.white_remaining_ms = self.white_remaining_ms;
+        row.black_remaining_ms = self.black_remaining_ms;
+    }
 }
 
 /// Where a row came from when a device made it.

@@ -245,6 +245,11 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: true,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
     }];
 
     let private_bus = if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|a| !a.is_empty())

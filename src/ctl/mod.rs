@@ -176,6 +176,46 @@ pub enum Cmd {
         #[arg(long)]
         pgn: bool,
     },
+    /// Set PGN tags of a board's current game (players, round, event...);
+    /// an empty value gives a tag back to its configured default.
+    #[command(group(ArgGroup::new("which").required(true).multiple(true)
+        .args(["event", "site", "date", "round", "white", "black", "tag"])))]
+    Tags {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+        #[arg(long)]
+        event: Option<String>,
+        #[arg(long)]
+        site: Option<String>,
+        /// YYYY.MM.DD (? for unknown digits).
+        #[arg(long)]
+        date: Option<String>,
+        /// e.g. `3`, or `3.1` (round 3, board 1).
+        #[arg(long)]
+        round: Option<String>,
+        /// White's name, `Last, First`.
+        #[arg(long)]
+        white: Option<String>,
+        /// Black's name, `Last, First`.
+        #[arg(long)]
+        black: Option<String>,
+        /// Any other tag, e.g. `--tag WhiteElo=2750` (repeatable).
+        #[arg(long, value_name = "NAME=VALUE")]
+        tag: Vec<String>,
+    },
+    /// Enter a game's result (a resignation, a draw agreed, a decision): it
+    /// goes into the PGN with its termination, and the clock stops.
+    #[command(name = "result")]
+    GameResult {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+        /// `1-0`, `0-1`, `1/2-1/2`, or `*` to withdraw the result.
+        result: String,
+        /// `normal` (the default: resignation, agreement), `time-forfeit`,
+        /// `rules-infraction`, `adjudication`, `abandoned`, `emergency`.
+        #[arg(long)]
+        termination: Option<String>,
+    },
     /// Run the timing engine over a JSON Lines timeline (no daemon needed).
     Replay {
         /// The timeline; `-` or nothing reads standard input.
@@ -534,6 +574,59 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                     writeln!(stdout, "{}", history.trim_end())?;
                 }
             }
+        }
+        Cmd::Tags {
+            board,
+            event,
+            site,
+            date,
+            round,
+            white,
+            black,
+            tag,
+        } => {
+            let mut tags: Vec<(String, String)> = [
+                ("Event", event),
+                ("Site", site),
+                ("Date", date),
+                ("Round", round),
+                ("White", white),
+                ("Black", black),
+            ]
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|v| (name.to_owned(), v)))
+            .collect();
+            for pair in &tag {
+                let (name, value) = pair.split_once('=').ok_or_else(|| {
+                    CtlError::Usage(format!("--tag `{pair}`: expected NAME=VALUE"))
+                })?;
+                tags.push((name.to_owned(), value.to_owned()));
+            }
+            for (name, value) in &tags {
+                crate::eboard::follower::check_tag(name, value).map_err(CtlError::Usage)?;
+            }
+            let id = ctx.resolve(&board).await?;
+            let map: std::collections::HashMap<&str, &str> = tags
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str()))
+                .collect();
+            api(&id, ctx.board(&id).await?.set_tags(map).await)?;
+        }
+        Cmd::GameResult {
+            board,
+            result,
+            termination,
+        } => {
+            let termination = termination.unwrap_or_default();
+            crate::dbus::board::result_command(&result, &termination).map_err(CtlError::Usage)?;
+            let id = ctx.resolve(&board).await?;
+            api(
+                &id,
+                ctx.board(&id)
+                    .await?
+                    .set_result(&result, &termination)
+                    .await,
+            )?;
         }
         Cmd::Device { action } => match action {
             DeviceAction::Add { path } => api(&path, manager.add_device(&path).await)?,

@@ -192,6 +192,16 @@ pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
             ));
         }
     }
+    if let Some(result) = state.get("result").filter(|r| !r.is_null()) {
+        notes.push(format!(
+            "{board}: result {} ({})",
+            result.get("result").and_then(Value::as_str).unwrap_or("?"),
+            result
+                .get("termination")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        ));
+    }
     if let Some(line) = state.get("eboard").and_then(eboard_status_line) {
         notes.push(format!("{board}: {line}"));
     }
@@ -322,6 +332,12 @@ pub fn eboard_status_line(eboard: &Value) -> Option<String> {
             line.push_str(" (opponent cannot mate, Art. 6.9)");
         }
     }
+    if eboard.get("next_game_waiting") == Some(&Value::Bool(true)) {
+        line.push_str("; the board shows a new game: set it up with `chessclockctl new`");
+    }
+    if let Some(lever) = eboard.get("dgt_clock_lever").and_then(Value::as_str) {
+        line.push_str(&format!("; DGT clock lever: {lever}"));
+    }
     Some(line)
 }
 
@@ -398,6 +414,14 @@ mod tests {
         );
         let without: Value = serde_json::from_str(r#"{"eboard":null}"#).unwrap();
         assert!(state_notes("b1", &without).is_empty());
+        let decided: Value = serde_json::from_str(
+            r#"{"eboard":null,"result":{"result":"1-0","termination":"time forfeit"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            state_notes("b2", &decided),
+            vec!["b2: result 1-0 (time forfeit)"]
+        );
     }
 
     #[test]

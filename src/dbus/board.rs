@@ -237,6 +237,33 @@ pub fn adjust_command(
 }
 
 /// A scheduled start must be a plausible instant not in the past.
+/// `SetResult`'s arguments as a command: `1-0`, `0-1`, `1/2-1/2` or `*`,
+/// and a termination (empty: `normal`).
+pub fn result_command(result: &str, termination: &str) -> Result<Command, String> {
+    let parsed = match result {
+        "*" => None,
+        other => Some(crate::eboard::GameResult::parse(other).ok_or_else(|| {
+            format!("result `{other}`: expected 1-0, 0-1, 1/2-1/2 or * (to withdraw it)")
+        })?),
+    };
+    let termination = match termination {
+        "" => None,
+        text => Some(crate::eboard::Termination::parse(text).ok_or_else(|| {
+            format!(
+                "termination `{text}`: expected normal, resignation, agreement, time forfeit, \
+                 rules infraction, adjudication, abandoned, death or emergency"
+            )
+        })?),
+    };
+    if parsed.is_none() && termination.is_some() {
+        return Err("a withdrawn result (*) takes no termination".into());
+    }
+    Ok(Command::SetResult {
+        result: parsed,
+        termination,
+    })
+}
+
 pub fn validate_start_time(unix_time_usec: i64, now_usec: i64) -> Result<(), Error> {
     // One second of slack for the call's own transit.
     if unix_time_usec < now_usec - 1_000_000 {
@@ -449,9 +476,48 @@ impl Board {
         self.read_text(&header, Command::History).await
     }
 
-    /// The game so far as PGN with clock comments.
+    /// The game so far as PGN with clock comments (the broadcast text:
+    /// confirmed moves only).
     async fn pgn(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
         self.read_text(&header, Command::Pgn).await
+    }
+
+    /// Sets PGN tags of the current game (`Event`, `Site`, `Date`, `Round`,
+    /// `White`, `Black`, or another valid tag name; an empty value gives a
+    /// tag back to its configured default). Recorded in the game's journal.
+    async fn set_tags(
+        &self,
+        tags: HashMap<String, String>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        let mut tags: Vec<(String, String)> = tags.into_iter().collect();
+        tags.sort();
+        for (name, value) in &tags {
+            crate::eboard::follower::check_tag(name, value).map_err(Error::InvalidArgument)?;
+        }
+        self.handle
+            .call(&self.id, Command::SetTags { tags }, caller)
+            .await?;
+        Ok(())
+    }
+
+    /// The game's result decided by the arbiter: `1-0`, `0-1`, `1/2-1/2`,
+    /// or `*` to withdraw it; `termination` a PGN Termination value
+    /// (`normal`, `time forfeit`, `rules infraction`, `adjudication`, ...,
+    /// also `resignation`, `agreement`; empty: `normal`). The clock stops.
+    async fn set_result(
+        &self,
+        result: String,
+        termination: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        let command = result_command(&result, &termination).map_err(Error::InvalidArgument)?;
+        self.handle.call(&self.id, command, caller).await?;
+        Ok(())
     }
 
     /// Every property at once, as JSON (consistent: one snapshot).
@@ -622,6 +688,11 @@ impl Board {
         connected: bool,
         serial: &str,
     ) -> zbus::Result<()>;
+
+    /// The electronic board shows the starting position after a finished
+    /// game: the arbiter may set up the next game (`NewGame`).
+    #[zbus(signal)]
+    pub async fn new_game_offered(emitter: &SignalEmitter<'_>) -> zbus::Result<()>;
 
     /// A player called the arbiter at this board.
     #[zbus(signal, name = "ArbiterCalled")]

@@ -58,6 +58,8 @@ pub mod board {
         fn state(&self) -> Result<String, Error>;
         fn history(&self) -> Result<String, Error>;
         fn pgn(&self) -> Result<String, Error>;
+        fn set_tags(&self, tags: std::collections::HashMap<&str, &str>) -> Result<(), Error>;
+        fn set_result(&self, result: &str, termination: &str) -> Result<(), Error>;
         fn snapshot(&self) -> Result<String, Error>;
 
         #[zbus(property)]
@@ -119,6 +121,8 @@ pub mod board {
             connected: bool,
             serial: String,
         ) -> zbus::Result<()>;
+        #[zbus(signal)]
+        fn new_game_offered(&self) -> zbus::Result<()>;
         #[zbus(signal, name = "ArbiterCalled")]
         fn arbiter_called_signal(&self) -> zbus::Result<()>;
     }

@@ -392,6 +392,7 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         | BoardEvent::ArbiterCalled { board }
         | BoardEvent::FlagWithdrawn { board, .. }
         | BoardEvent::PressNotPlaced { board, .. }
+        | BoardEvent::NewGameOffered { board }
         | BoardEvent::FlagReport { board, .. } => board.clone(),
         BoardEvent::StateChanged(snapshot) => snapshot.board.clone(),
     };
@@ -458,6 +459,7 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             )
             .await
         }
+        BoardEvent::NewGameOffered { .. } => Board::new_game_offered(emitter).await,
         BoardEvent::ArbiterCalled { board: id } => {
             Board::arbiter_called_signal(emitter).await?;
             let manager = zbus::object_server::SignalEmitter::new(connection, MANAGER_PATH)?;

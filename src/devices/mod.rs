@@ -362,6 +362,11 @@ mod tests {
             eboard: None,
             white_button: ButtonSide::Left,
             start_on_black_press: false,
+            event: None,
+            site: None,
+            round: None,
+            white: None,
+            black: None,
         }
     }
 

@@ -181,13 +181,30 @@ impl Shell {
                 false
             }
             Some(EboardCommand::NewGame) => {
-                self.detector = MoveDetector::new(self.config.detector);
+                let events = self.detector.new_game(monotonic_now_us());
+                self.emit_board(events);
                 false
             }
-            Some(EboardCommand::Resume { moves }) => {
+            Some(EboardCommand::Finish) => {
+                let events = self.detector.finish(monotonic_now_us());
+                self.emit_board(events);
+                false
+            }
+            Some(EboardCommand::Resume { moves, finished }) => {
                 let moves: Vec<&str> = moves.iter().map(String::as_str).collect();
                 match MoveDetector::resume(self.config.detector, None, &moves) {
-                    Ok(detector) => self.detector = detector,
+                    Ok(mut detector) => {
+                        let now = monotonic_now_us();
+                        detector.adopt_placement(self.detector.last_placement(), now);
+                        if finished {
+                            // The start may already stand: the next game.
+                            let events = detector.finish(now);
+                            self.detector = detector;
+                            self.emit_board(events);
+                        } else {
+                            self.detector = detector;
+                        }
+                    }
                     Err(e) => tracing::error!(%e, "cannot resume the board's game"),
                 }
                 false

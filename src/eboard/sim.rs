@@ -10,6 +10,12 @@
 //! first, castling king first or rook first, en passant in either order, a
 //! pawn put on the last rank before the new piece. The variations come from
 //! a seeded random generator, so a seed always gives the same byte stream.
+//! A PGN of several games is played game after game: after each game's last
+//! move a pause ([`DgtSimOptions::game_pause`]), then the pieces go back to
+//! the starting position one by one (every piece off a square it does not
+//! start on, then every missing piece put back), as players reset a board.
+//! [`DgtSimOptions::move_events`] tells a test the moment a move is about to
+//! be put down (so it can press a clock before the board reports the move).
 //!
 //! The PTY slave is set raw at once and kept open by the simulator, so the
 //! host can open, close and reopen it; an optional symlink gives it a stable
@@ -50,8 +56,17 @@ pub enum SimScript {
     Pgn { text: String },
 }
 
+/// A move about to be put down on the simulated board: the last placement
+/// change of `ply` (1-based) of game `game` (0-based) follows after
+/// [`DgtSimOptions::press_lead`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimMoveEvent {
+    pub game: usize,
+    pub ply: usize,
+}
+
 /// Options of [`run_sim`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct DgtSimOptions {
     pub script: SimScript,
     /// A symlink to create to the PTY slave (replaced if it exists).
@@ -74,6 +89,18 @@ pub struct DgtSimOptions {
     pub linger: Option<Duration>,
     /// Five ASCII digits.
     pub serial_number: String,
+    /// Pause after a game's last move before the pieces go back (PGN with
+    /// several games).
+    pub game_pause: Duration,
+    /// Told of every move just before its last placement change.
+    pub move_events: Option<mpsc::Sender<SimMoveEvent>>,
+    /// How long after telling `move_events` the move is put down.
+    pub press_lead: Duration,
+    /// After a game whose PGN result is decided (`1-0`, `0-1`, `1/2-1/2`)
+    /// and that did not end in checkmate or stalemate, the players show the
+    /// result with both kings in the centre (DGT's signal: light squares
+    /// 1-0, dark 0-1, one of each a draw).
+    pub signal_results: bool,
 }
 
 impl DgtSimOptions {
@@ -89,6 +116,10 @@ impl DgtSimOptions {
             clock_presses: false,
             linger: None,
             serial_number: "24055".into(),
+            game_pause: Duration::from_secs(3),
+            move_events: None,
+            press_lead: Duration::from_millis(54),
+            signal_results: false,
         }
     }
 }
@@ -128,6 +159,13 @@ pub struct DgtSimArgs {
     /// Flip the attached clock's lever after every move (PGN).
     #[arg(long)]
     pub clock_presses: bool,
+    /// Show each decided game's result with both kings in the centre (PGN).
+    #[arg(long)]
+    pub signal_results: bool,
+    /// Milliseconds after a game's last move before the pieces go back to
+    /// the start (a PGN with several games).
+    #[arg(long, default_value_t = 3000)]
+    pub game_pause_ms: u64,
     /// Stop this many milliseconds after the script ends (default: run
     /// until killed).
     #[arg(long)]
@@ -165,6 +203,8 @@ impl DgtSimArgs {
         opts.turned_round = self.turned_round;
         opts.clock_presses = self.clock_presses;
         opts.linger = self.linger_ms.map(Duration::from_millis);
+        opts.game_pause = Duration::from_millis(self.game_pause_ms);
+        opts.signal_results = self.signal_results;
         Ok(opts)
     }
 }
@@ -251,6 +291,8 @@ fn remove_link(link: Option<&Path>) {
 pub struct SimStep {
     pub delay: Duration,
     pub bytes: Vec<u8>,
+    /// The step puts this move down (its last placement change).
+    pub lands: Option<SimMoveEvent>,
 }
 
 /// The prepared script: the initial placement (raw board order) and steps.
@@ -371,8 +413,16 @@ fn serve(
     let mut summary = SimSummary::default();
     let mut served = Served {
         board: plan.initial,
-        // "No clock connected" until the script sends a clock message.
-        clock: encode_message(message_id::BWTIME, &[0, 0, 0, 0, 0, 0, 0x20]),
+        // With a clock: White's (the left one) about to run, its lever up;
+        // without: "no clock connected".
+        clock: if opts.clock_presses {
+            encode_message(
+                message_id::BWTIME,
+                &[0x00, 0x05, 0x00, 0x00, 0x05, 0x00, 0x09],
+            )
+        } else {
+            encode_message(message_id::BWTIME, &[0, 0, 0, 0, 0, 0, 0x20])
+        },
         parser: Parser::new(),
     };
     let mut update_mode = false;
@@ -381,6 +431,7 @@ fn serve(
     let mut done_at: Option<Instant> = None;
     let mut skip = 0usize; // bytes of a clock message still to swallow
     let mut clock_size_pending = false;
+    let mut notified: Option<usize> = None;
     let mut buf = [0u8; 256];
     loop {
         match stop.try_recv() {
@@ -471,7 +522,21 @@ fn serve(
         }
         if update_mode {
             if let Some(at) = next_at {
-                if Instant::now() >= at && next_index < plan.steps.len() {
+                // One instant for both checks: a step never goes out untold.
+                let due = Instant::now() >= at;
+                let step = plan.steps.get(next_index);
+                if let (true, Some(event), Some(events)) = (
+                    due && notified != Some(next_index),
+                    step.and_then(|s| s.lands),
+                    opts.move_events.as_ref(),
+                ) {
+                    // Tell the test, then put the move down a little later.
+                    notified = Some(next_index);
+                    let _ = events.send(event);
+                    next_at = Some(Instant::now() + opts.press_lead);
+                    continue;
+                }
+                if due && next_index < plan.steps.len() {
                     let bytes = &plan.steps[next_index].bytes;
                     send(&mut master, bytes)?;
                     served.track(bytes);
@@ -513,7 +578,11 @@ pub fn capture_plan(
                 }
                 _ => continue,
             };
-            steps.push(SimStep { delay: step, bytes });
+            steps.push(SimStep {
+                delay: step,
+                bytes,
+                lands: None,
+            });
         }
     }
     let initial = initial.ok_or("the capture has no board dump to start from")?;
@@ -544,14 +613,30 @@ fn reencode(message: &Message) -> Vec<u8> {
     }
 }
 
-/// The SAN moves of a PGN's main line (tags, comments, variations, NAGs,
-/// move numbers and the result skipped).
+/// The SAN moves of a PGN's first game's main line (tags, comments,
+/// variations, NAGs, move numbers and the result skipped).
 pub fn pgn_sans(text: &str) -> Vec<String> {
+    pgn_games(text).into_iter().next().unwrap_or_default()
+}
+
+/// The SAN moves of every game of a PGN, in order: a game ends at its
+/// result (`1-0`, `0-1`, `1/2-1/2`, `*`) or at the next game's tags.
+pub fn pgn_games(text: &str) -> Vec<Vec<String>> {
+    pgn_games_with_results(text)
+        .into_iter()
+        .map(|(sans, _)| sans)
+        .collect()
+}
+
+/// [`pgn_games`] with each game's result token (`None`: none written).
+pub fn pgn_games_with_results(text: &str) -> Vec<(Vec<String>, Option<String>)> {
     let mut cleaned = String::new();
     let mut depth_comment = false;
     let mut depth_variation = 0u32;
     for line in text.lines() {
         if line.trim_start().starts_with('[') && !depth_comment {
+            // A tag line: a game boundary when moves came before.
+            cleaned.push_str(" [ ");
             continue;
         }
         for c in line.chars() {
@@ -568,10 +653,15 @@ pub fn pgn_sans(text: &str) -> Vec<String> {
         }
         cleaned.push(' ');
     }
-    let mut sans = Vec::new();
+    let mut games = Vec::new();
+    let mut sans: Vec<String> = Vec::new();
     for token in cleaned.split_whitespace() {
-        if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*") {
-            break;
+        if matches!(token, "1-0" | "0-1" | "1/2-1/2" | "*" | "[") {
+            if !sans.is_empty() {
+                let result = (token != "[").then(|| token.to_owned());
+                games.push((std::mem::take(&mut sans), result));
+            }
+            continue;
         }
         if token.starts_with('$') {
             continue;
@@ -581,10 +671,14 @@ pub fn pgn_sans(text: &str) -> Vec<String> {
             sans.push(token.to_owned());
         }
     }
-    sans
+    if !sans.is_empty() {
+        games.push((sans, None));
+    }
+    games
 }
 
-/// The moves of a PGN as placement changes the way hands make them.
+/// The moves of a PGN's games as placement changes the way hands make
+/// them, the pieces set back up between games.
 pub fn pgn_plan(text: &str, opts: &DgtSimOptions) -> Result<SimPlan, String> {
     let orientation = if opts.turned_round {
         Orientation::TurnedRound
@@ -592,45 +686,127 @@ pub fn pgn_plan(text: &str, opts: &DgtSimOptions) -> Result<SimPlan, String> {
         Orientation::Normal
     };
     let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut pos = Chess::default();
     let mut steps = Vec::new();
-    for (i, san) in pgn_sans(text).iter().enumerate() {
-        let parsed: SanPlus = san
-            .parse()
-            .map_err(|_| format!("move {}: `{san}` is not SAN", i + 1))?;
-        let mv = parsed
-            .san
-            .to_move(&pos)
-            .map_err(|_| format!("move {}: `{san}` is not legal here", i + 1))?;
-        let changes = gestures(&pos, mv, &mut rng);
-        for (j, (square, code)) in changes.into_iter().enumerate() {
-            let raw = orientation.canonical(index_of(square) as u8);
-            steps.push(SimStep {
-                delay: if j == 0 {
+    let raw_step = |square: Square, code: u8, delay: Duration| SimStep {
+        delay,
+        bytes: encode_field_update(orientation.canonical(index_of(square) as u8), code),
+        lands: None,
+    };
+    for (game, (sans, result)) in pgn_games_with_results(text).iter().enumerate() {
+        let mut pos = Chess::default();
+        if game > 0 {
+            // The previous game's final position goes back to the start,
+            // one piece at a time, after a pause.
+            let mut delay = opts.game_pause;
+            for (square, code) in reset_gestures(&steps_placement(&steps, orientation)) {
+                steps.push(raw_step(square, code, delay));
+                delay = opts.step;
+            }
+        }
+        for (i, san) in sans.iter().enumerate() {
+            let parsed: SanPlus = san
+                .parse()
+                .map_err(|_| format!("game {}, move {}: `{san}` is not SAN", game + 1, i + 1))?;
+            let mv = parsed.san.to_move(&pos).map_err(|_| {
+                format!(
+                    "game {}, move {}: `{san}` is not legal here",
+                    game + 1,
+                    i + 1
+                )
+            })?;
+            let changes = gestures(&pos, mv, &mut rng);
+            let last = changes.len().saturating_sub(1);
+            for (j, (square, code)) in changes.into_iter().enumerate() {
+                let delay = if j == 0 {
                     opts.move_pause + opts.step
                 } else {
                     opts.step
-                },
-                bytes: encode_field_update(raw, code),
-            });
+                };
+                let mut step = raw_step(square, code, delay);
+                if j == last {
+                    step.lands = Some(SimMoveEvent { game, ply: i + 1 });
+                }
+                steps.push(step);
+            }
+            if opts.clock_presses {
+                // White just moved: the right clock (Black's) runs, lever up right.
+                let status = if i % 2 == 0 { 0x13 } else { 0x09 };
+                steps.push(SimStep {
+                    delay: opts.step,
+                    bytes: encode_message(
+                        message_id::BWTIME,
+                        &[0x00, 0x05, 0x00, 0x00, 0x05, 0x00, status],
+                    ),
+                    lands: None,
+                });
+            }
+            pos.play_unchecked(mv);
         }
-        if opts.clock_presses {
-            // White just moved: the right clock (Black's) runs, lever up right.
-            let status = if i % 2 == 0 { 0x13 } else { 0x09 };
-            steps.push(SimStep {
-                delay: opts.step,
-                bytes: encode_message(
-                    message_id::BWTIME,
-                    &[0x00, 0x05, 0x00, 0x00, 0x05, 0x00, status],
-                ),
-            });
+        let decided = result.as_deref().filter(|r| *r != "*");
+        if let (true, Some(result), false) = (opts.signal_results, decided, pos.is_game_over()) {
+            let (white_to, black_to) = match result {
+                "1-0" => (Square::E4, Square::D5),
+                "0-1" => (Square::D4, Square::E5),
+                _ => (Square::D4, Square::D5),
+            };
+            let mut delay = opts.move_pause;
+            let board = pos.board().clone();
+            for square in [white_to, black_to] {
+                if board.piece_at(square).is_some() {
+                    steps.push(raw_step(square, 0, delay));
+                    delay = opts.step;
+                }
+            }
+            for (color, to) in [
+                (shakmaty::Color::White, white_to),
+                (shakmaty::Color::Black, black_to),
+            ] {
+                if let Some(king) = board.king_of(color) {
+                    steps.push(raw_step(king, 0, delay));
+                    delay = opts.step;
+                    steps.push(raw_step(to, code_of(Role::King.of(color)), delay));
+                }
+            }
         }
-        pos.play_unchecked(mv);
     }
     Ok(SimPlan {
         initial: Placement::START.to_raw(orientation),
         steps,
     })
+}
+
+/// The canonical placement after the field updates of `steps` so far.
+fn steps_placement(steps: &[SimStep], orientation: Orientation) -> Placement {
+    let mut raw = Placement::START.to_raw(orientation);
+    let mut parser = Parser::new();
+    for step in steps {
+        for parsed in parser.push(&step.bytes) {
+            if let Parsed::Message(Message::FieldUpdate { square, piece }) = parsed {
+                raw[usize::from(square & 63)] = piece & 0x0f;
+            }
+        }
+    }
+    Placement::from_raw(&raw, orientation)
+}
+
+/// Setting a board back up: every piece off a square where it does not
+/// stand at the start, then every start square filled.
+fn reset_gestures(from: &Placement) -> Vec<(Square, u8)> {
+    let mut out = Vec::new();
+    for index in 0..64 {
+        if from.0[index] != 0 && from.0[index] != Placement::START.0[index] {
+            out.push((super::placement::square_of(index), 0));
+        }
+    }
+    for index in 0..64 {
+        if Placement::START.0[index] != 0 && from.0[index] != Placement::START.0[index] {
+            out.push((
+                super::placement::square_of(index),
+                Placement::START.0[index],
+            ));
+        }
+    }
+    out
 }
 
 /// The placement changes of one move: (square, new code), 0 = lifted.
@@ -777,6 +953,57 @@ mod tests {
                     .collect();
                 assert_eq!(got, want, "seed {seed}, turned round {turned_round}");
             }
+        }
+    }
+
+    #[test]
+    fn several_games_are_played_with_the_board_set_up_again_between_them() {
+        let text = "[Event \"a\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n[Event \"b\"]\n\n1. d4 d5 *\n";
+        assert_eq!(
+            pgn_games(text),
+            vec![vec!["f3", "e5", "g4", "Qh4#"], vec!["d4", "d5"]]
+        );
+        for seed in 0..10 {
+            let mut opts = DgtSimOptions::new(SimScript::Pgn { text: text.into() });
+            opts.seed = seed;
+            let plan = pgn_plan(text, &opts).unwrap();
+            // Every move's last change is marked, in order.
+            let lands: Vec<SimMoveEvent> = plan.steps.iter().filter_map(|s| s.lands).collect();
+            assert_eq!(lands.len(), 6);
+            assert_eq!(lands[4], SimMoveEvent { game: 1, ply: 1 });
+            // Fed to a detector: the first game, mate; the pieces go back;
+            // the start begins the second game, which is followed.
+            let mut session = DgtSession::new(SessionConfig::default());
+            let mut detector = MoveDetector::new(DetectorConfig::default());
+            session.start(0);
+            let mut now = 0;
+            let mut events = Vec::new();
+            let mut feed = |bytes: &[u8], now: i64, events: &mut Vec<_>| {
+                for out in session.on_bytes(now, bytes) {
+                    if let SessionOutput::Placement(p) = out {
+                        events.extend(detector.tick(now));
+                        events.extend(detector.placement(now, &p));
+                    }
+                }
+            };
+            feed(&encode_board_dump(&plan.initial), now, &mut events);
+            for step in &plan.steps {
+                now += i64::try_from(step.delay.as_micros()).unwrap();
+                feed(&step.bytes, now, &mut events);
+            }
+            let starts = events
+                .iter()
+                .filter(|e| matches!(e, crate::eboard::BoardEvent::StartPosition { .. }))
+                .count();
+            assert_eq!(starts, 2, "seed {seed}: {events:?}");
+            assert!(events
+                .iter()
+                .any(|e| matches!(e, crate::eboard::BoardEvent::GameEnd { .. })));
+            assert!(!events
+                .iter()
+                .any(|e| matches!(e, crate::eboard::BoardEvent::TakeBack { .. })));
+            let sans: Vec<String> = detector.moves().into_iter().map(|m| m.san).collect();
+            assert_eq!(sans, vec!["d4", "d5"], "seed {seed}");
         }
     }
 

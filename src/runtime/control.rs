@@ -138,6 +138,15 @@ impl Control {
                     view.history.push(*row);
                 }
             }
+            ControlMsg::ReviseHistory { board, revision } => {
+                if let Some(row) = self
+                    .views
+                    .get_mut(board)
+                    .and_then(|view| view.history.get_mut(revision.index as usize))
+                {
+                    revision.apply(row);
+                }
+            }
             ControlMsg::NewHistory { board, header } => {
                 if let Some(view) = self.views.get_mut(board) {
                     view.header = Some(*header);
@@ -206,6 +215,14 @@ impl Control {
                     let _ = reply.send(Err(error));
                     return;
                 }
+            },
+            Command::SetTags { tags } => BoardCommand::SetTags(tags),
+            Command::SetResult {
+                result,
+                termination,
+            } => BoardCommand::SetResult {
+                result,
+                termination,
             },
             Command::Start => BoardCommand::Start,
             Command::StartAt {

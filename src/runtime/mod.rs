@@ -436,6 +436,7 @@ pub fn board_setup(config: &Config, board: &crate::config::BoardConfig) -> Board
         default_time_ms: config.daemon.default_time_ms,
         resume_after_restart: config.daemon.resume_after_restart,
         pgn_file: config.daemon.pgn_dir.is_some(),
+        pgn_tags: config.pgn_tags(board),
     }
 }
 

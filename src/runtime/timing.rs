@@ -80,6 +80,10 @@ pub enum ControlMsg {
         board: usize,
         row: Box<HistoryRow>,
     },
+    ReviseHistory {
+        board: usize,
+        revision: Box<chessclock_core::views::RowRevision>,
+    },
     NewHistory {
         board: usize,
         header: Box<GameHeader>,
@@ -181,6 +185,10 @@ impl Timing {
                     model,
                 },
                 Action::History(row) => ControlMsg::History { board: index, row },
+                Action::ReviseHistory(revision) => ControlMsg::ReviseHistory {
+                    board: index,
+                    revision,
+                },
                 Action::NewHistory(header) => ControlMsg::NewHistory {
                     board: index,
                     header,

@@ -301,6 +301,8 @@ fn answer(
                 });
             }
         }
+        // Recorded (below): tests read them back from the history.
+        Command::SetTags { .. } | Command::SetResult { .. } => {}
         Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => unreachable!(),
     }
     snap.snapshot_ms = now_ms();

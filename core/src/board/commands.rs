@@ -57,6 +57,33 @@ impl Board {
                 }
                 return;
             }
+            BoardCommand::SetTags(tags) => {
+                match self.set_tags(now, wall, &tags, &caller) {
+                    Ok(()) => {
+                        if let Some(token) = token {
+                            self.outbox.after_commit(Action::Reply {
+                                token,
+                                result: Ok(Reply::Done),
+                            });
+                        }
+                    }
+                    Err(error) => self.reply_now(token, Err(error)),
+                }
+                return;
+            }
+            BoardCommand::SetResult {
+                result,
+                termination,
+            } => {
+                self.set_result(now, wall, result, termination, &caller);
+                if let Some(token) = token {
+                    self.outbox.after_commit(Action::Reply {
+                        token,
+                        result: Ok(Reply::Done),
+                    });
+                }
+                return;
+            }
             BoardCommand::Start => (Input::Start, StoredEvent::Start),
             BoardCommand::Pause => (Input::Pause, StoredEvent::Pause),
             BoardCommand::Resume => (Input::Resume, StoredEvent::Resume),
@@ -129,10 +156,12 @@ impl Board {
         fresh.devices.carry_over(&self.devices);
         fresh.marks.buttons_lost = self.marks.buttons_lost;
         fresh.outbox = std::mem::take(&mut self.outbox);
-        if let Some(old) = &self.eboard {
-            fresh.eboard = Some(old.renew(&fresh.spec.control, now));
-            fresh.outbox.soon(Action::Eboard(EboardCommand::NewGame));
-        }
+        fresh.eboard.clone_from(&self.eboard);
+        // The follower goes on to the next game: the board may already be
+        // following it (its moves come along into the new game's journal).
+        let mut follower = std::mem::replace(&mut self.follower, fresh.follower.clone());
+        let promoted = follower.new_game(self.setup.pgn_tags.clone(), &fresh.spec.control);
+        fresh.follower = follower;
         *self = fresh;
         self.outbox.record(Record::NewGame {
             control: self.spec.text.clone(),
@@ -144,9 +173,13 @@ impl Board {
         });
         self.outbox
             .after_commit(Action::NewHistory(Box::new(self.header.clone())));
-        if let Some(pgn) = self.pgn() {
-            self.outbox.after_commit(Action::Pgn(pgn));
+        for m in promoted {
+            let event = EboardEvent::Board(crate::eboard::BoardEvent::MoveDetected(m));
+            if let Some(stored) = follow::board_record(&event) {
+                self.write_row(0, wall, stored, &Caller::DAEMON, None, &[]);
+            }
         }
+        self.outbox.after_commit(Action::Pgn(self.pgn()));
         self.dirty = true;
     }
 

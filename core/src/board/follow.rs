@@ -1,37 +1,60 @@
-//! What the board core follows of a board's DGT electronic board: the link,
-//! the game the board shows ([`BoardTracker`]), the live PGN and the Art.
-//! 6.4 / 6.9 report at a flag fall. Pure glue between the board's events,
-//! the engine's notices and the board core's record.
+//! The board core and its game's [`Follower`] (`crate::eboard::follower`):
+//! what the board tells it (the board's events, every press the engine
+//! accepted, every change of the clocks, flags, the arbiter's results and
+//! tags) and how the board carries out what it asks (a move count or a stop
+//! placed at an earlier instant and the game re-run, commands for the
+//! board's shell, the offer of a new game, journal rows, the PGN).
+//!
+//! Every board has a follower: without an electronic board it keeps the
+//! clock record as PGN. Instants given to the follower are monotonic µs
+//! (game time + the board's epoch), the base of the e-board's own events.
 
-use crate::contract::BoardEvent;
-use crate::display::Marks;
-use crate::eboard::{
-    BoardEvent as DetectorEvent, BoardTracker, EboardEvent, FlagReport, FlagVerdict, GameEndReason,
-    MoveStatus, PgnTags,
-};
-use crate::engine::{Adjustment, ClockState, MatchControl, Notice, Side};
-use crate::journal::StoredEvent;
+use super::*;
+use crate::eboard::{FlagReport, FlagVerdict, FollowerAction, GameResult, StopReason};
 use crate::views::{EboardView, FlagReportView, GameEndView};
 
-/// A board's electronic board.
+/// The link to a board's electronic board.
 #[derive(Clone, Debug)]
-pub(super) struct Follow {
+pub(super) struct EboardLink {
     pub name: String,
     pub connected: bool,
     pub serial: Option<String>,
-    pub tracker: BoardTracker,
-    pub flag_report: Option<FlagReport>,
+    /// What the attached DGT clock's lever does: `presses` (a board
+    /// without a button unit) or `ignored`; `None` until it moved.
+    pub lever: Option<&'static str>,
 }
 
-/// What one event of the board changed.
-#[derive(Debug, Default)]
-pub(super) struct Followed {
-    pub link_changed: bool,
-    /// A journal row to keep (a move or a takeback), so a restart can follow
-    /// the game again.
-    pub record: Option<StoredEvent>,
-    pub game_end: Option<(GameEndReason, Option<Side>)>,
-    pub pgn_changed: bool,
+impl EboardLink {
+    pub fn new(name: &str) -> EboardLink {
+        EboardLink {
+            name: name.to_owned(),
+            connected: false,
+            serial: None,
+            lever: None,
+        }
+    }
+
+    pub fn view(&self, follower: &Follower) -> EboardView {
+        EboardView {
+            name: self.name.clone(),
+            connected: self.connected,
+            serial: self.serial.clone(),
+            usable: follower.usable(),
+            ply: follower.ply(),
+            fen: follower.fen().map(str::to_owned),
+            tentative: follower.tentative().map(|m| m.san.clone()),
+            game_end: follower.game_end().map(|(reason, winner)| GameEndView {
+                reason: match reason {
+                    GameEndReason::Checkmate => "checkmate".into(),
+                    GameEndReason::Stalemate => "stalemate".into(),
+                },
+                winner,
+            }),
+            flag_report: follower.flag_report().as_ref().map(flag_report_view),
+            next_game_waiting: follower.next_game_waiting(),
+            dgt_clock_lever: self.lever.map(str::to_owned),
+        }
+    }
 }
 
 /// The verdict's stable name, as in the State view and the D-Bus signal.
@@ -79,153 +102,358 @@ pub fn flag_report_event(board: &str, report: &FlagReport) -> BoardEvent {
     }
 }
 
-impl Follow {
-    pub fn new(name: &str, control: &MatchControl) -> Follow {
-        let tags = PgnTags {
-            time_control: crate::eboard::pgn::time_control_tag(&control.white),
-            ..PgnTags::default()
-        };
-        Follow {
-            name: name.to_owned(),
-            connected: false,
-            serial: None,
-            tracker: BoardTracker::with_pgn(tags),
-            flag_report: None,
-        }
+/// The display's text for a result.
+fn result_text(result: GameResult) -> &'static str {
+    match result {
+        GameResult::WhiteWins => "1-0",
+        GameResult::BlackWins => "0-1",
+        GameResult::Draw => "1/2",
     }
+}
 
-    /// A new game on the clock: the board follows it from the start
-    /// position again; the link stays as it is.
-    pub fn renew(&self, control: &MatchControl, at: crate::time::Micros) -> Follow {
-        let mut new = Follow::new(&self.name, control);
-        new.connected = self.connected;
-        new.serial.clone_from(&self.serial);
-        if self.connected {
-            new.tracker.apply(&EboardEvent::Connected {
-                path: std::path::PathBuf::from(&self.name),
-                at,
-            });
-        }
-        new
-    }
-
-    pub fn view(&self) -> EboardView {
-        EboardView {
-            name: self.name.clone(),
-            connected: self.connected,
-            serial: self.serial.clone(),
-            usable: self.tracker.usable(),
-            ply: self.tracker.ply(),
-            fen: self.tracker.fen().map(str::to_owned),
-            game_end: self.tracker.game_end().map(|(reason, winner)| GameEndView {
-                reason: match reason {
-                    GameEndReason::Checkmate => "checkmate".into(),
-                    GameEndReason::Stalemate => "stalemate".into(),
-                },
-                winner,
-            }),
-            flag_report: self.flag_report.as_ref().map(flag_report_view),
-        }
-    }
-
-    /// Follows one event of the board's task.
-    pub fn on_event(&mut self, event: &EboardEvent) -> Followed {
-        self.tracker.apply(event);
-        let mut followed = Followed::default();
-        match event {
-            EboardEvent::Connected { .. } => {
-                self.connected = true;
-                followed.link_changed = true;
-            }
-            EboardEvent::Disconnected { .. } => {
-                self.connected = false;
-                followed.link_changed = true;
-            }
-            EboardEvent::SerialNumber(serial) => {
-                self.serial = Some(serial.clone());
-                followed.link_changed = true;
-            }
-            EboardEvent::Board(DetectorEvent::GameEnd { reason, winner, .. }) => {
-                followed.game_end = Some((*reason, *winner));
-            }
-            _ => {}
-        }
-        followed.record = match event {
-            EboardEvent::Board(DetectorEvent::MoveDetected(m)) => Some(StoredEvent::BoardMove {
+/// The journal row of a board event that belongs to the current game.
+pub(super) fn board_record(event: &EboardEvent) -> Option<StoredEvent> {
+    match event {
+        EboardEvent::Board(crate::eboard::BoardEvent::MoveDetected(m)) => {
+            Some(StoredEvent::BoardMove {
                 ply: m.ply,
                 side: m.side,
                 side_moves: m.side_moves,
                 san: m.san.clone(),
                 uci: m.uci.clone(),
                 fen_after: m.fen_after.clone(),
-                confirmed: m.status == MoveStatus::Confirmed,
-            }),
-            EboardEvent::Board(DetectorEvent::TakeBack { to_ply, fen, .. }) => {
-                Some(StoredEvent::BoardTakeBack {
-                    to_ply: *to_ply,
-                    fen: fen.clone(),
-                })
-            }
-            _ => None,
-        };
-        followed.pgn_changed = matches!(event, EboardEvent::Board(_));
-        followed
+                confirmed: m.status == crate::eboard::MoveStatus::Confirmed,
+            })
+        }
+        EboardEvent::Board(crate::eboard::BoardEvent::TakeBack { to_ply, fen, .. }) => {
+            Some(StoredEvent::BoardTakeBack {
+                to_ply: *to_ply,
+                fen: fen.clone(),
+            })
+        }
+        _ => None,
+    }
+}
+
+impl Board {
+    /// Monotonic µs of game time `t`.
+    pub(super) fn mono(&self, t: Micros) -> Micros {
+        t.saturating_add(self.epoch)
     }
 
-    /// With `move-count = "eboard"`: the correction to apply just before a
-    /// press of `side`, whose clock runs with `engine_moves` completed.
-    pub fn adjustment_before_press(&self, side: Side, engine_moves: u32) -> Option<Adjustment> {
-        self.tracker.adjustment_before_press(side, engine_moves)
+    /// The wall clock of game time `t`, from the instant handled now.
+    pub(super) fn wall_of(&self, t: Micros, now: Micros, wall: i64) -> i64 {
+        wall.saturating_sub(now.saturating_sub(self.mono(t)))
     }
 
-    /// Follows the engine's notices (the PGN's clock comments, the flag
-    /// report). `state` is the engine's state right after them. Returns
-    /// whether the PGN changed and the new flag reports.
-    pub fn on_notices(
+    /// The follower hears what an input (at game time `t`) or the passing
+    /// of time caused, then the clocks as they are after it. Returns the
+    /// flag reports to publish.
+    pub(super) fn follower_hears(
         &mut self,
+        t: Micros,
+        wall_at_t: i64,
         notices: &[Notice],
-        state: &ClockState,
-        control: &MatchControl,
-        marks: &mut Marks,
-    ) -> (bool, Vec<FlagReport>) {
-        let mut pgn_changed = false;
+        acting: bool,
+    ) -> Vec<FlagReport> {
+        let at = self.mono(t);
+        let state = self.game.state(t);
         let mut reports = Vec::new();
         for notice in notices {
-            pgn_changed |= self.tracker.on_engine_notice(notice, state);
             match notice {
-                Notice::FlagFell { side, stage, .. } => {
-                    let report = self
-                        .tracker
-                        .flag_report(*side, control.for_side(*side), *stage);
-                    if let Some(text) = report.as_ref().and_then(verdict_display_text) {
-                        marks.game_end = Some(text.to_owned());
+                Notice::Started => self.follower.on_started(wall_at_t),
+                Notice::Pressed {
+                    side,
+                    move_number,
+                    used,
+                } => {
+                    self.follower
+                        .on_press(at, *side, *move_number, *used, &state);
+                    if acting && self.eboard.is_some() {
+                        // The press confirms a tentative move on the board.
+                        self.outbox
+                            .soon(Action::Eboard(EboardCommand::ClockPressed { at }));
                     }
+                }
+                Notice::FlagFell {
+                    side,
+                    at: flag_at,
+                    stage,
+                    ..
+                } => {
+                    let control = self.spec.control.for_side(*side).clone();
+                    let report =
+                        self.follower
+                            .on_flag(self.mono(*flag_at), *side, *stage, &control);
                     if let Some(report) = report {
+                        if let Some(text) = verdict_display_text(&report) {
+                            self.marks.game_end = Some(text.to_owned());
+                        }
                         reports.push(report);
                     }
-                    self.flag_report = report;
                 }
-                // Time given back after the flag withdraws its report.
-                Notice::Adjusted(adjustment)
-                    if adjustment.remaining.is_some_and(|r| r > 0)
-                        && self
-                            .flag_report
-                            .as_ref()
-                            .is_some_and(|r| r.flagged == adjustment.side) =>
-                {
-                    self.flag_report = None;
-                    if self.tracker.game_end().is_none() {
-                        marks.game_end = None;
-                    }
+                Notice::Adjusted(adjustment) if adjustment.remaining.is_some_and(|r| r > 0) => {
+                    self.withdraw_flag_report(adjustment.side)
                 }
                 _ => {}
             }
         }
-        (pgn_changed, reports)
+        self.follower.on_clocks(at, wall_at_t, &state);
+        reports
     }
 
-    /// The live PGN's text.
-    pub fn pgn(&self) -> Option<String> {
-        self.tracker.pgn().map(|pgn| pgn.render())
+    /// Time given back after a flag withdraws its report and verdict.
+    pub(super) fn withdraw_flag_report(&mut self, side: Side) {
+        if self
+            .follower
+            .flag_report()
+            .is_some_and(|r| r.flagged == side)
+        {
+            self.follower.on_flag_withdrawn(side);
+            if self.follower.result().is_none() && self.follower.game_end().is_none() {
+                self.marks.game_end = None;
+            }
+        }
+    }
+
+    /// After a re-run: the follower forgets the presses from the late
+    /// input's instant on and hears the re-run ones, then the clocks.
+    pub(super) fn follower_rerun(&mut self, from: Micros, rerun: &game::Rerun, wall: i64) {
+        self.follower.rewind(self.mono(from));
+        for replayed in &rerun.replayed {
+            for notice in &replayed.notices {
+                if let Notice::Pressed {
+                    side,
+                    move_number,
+                    used,
+                } = notice
+                {
+                    self.follower.on_press(
+                        self.mono(replayed.t),
+                        *side,
+                        *move_number,
+                        *used,
+                        &replayed.state,
+                    );
+                }
+            }
+        }
+        for fall in &rerun.withdrawn {
+            self.withdraw_flag_report(fall.side);
+        }
+        let t = self.game.processed_to();
+        let state = self.game.state(t);
+        self.follower.on_clocks(self.mono(t), wall, &state);
+    }
+
+    /// Carries out what the follower asks, until it asks nothing more.
+    /// `caller` is recorded with a result row.
+    pub(super) fn follow_actions(&mut self, now: Micros, wall: i64, caller: &Caller) {
+        for _ in 0..64 {
+            let actions = self.follower.drain();
+            if actions.is_empty() {
+                return;
+            }
+            for action in actions {
+                self.follow_action(now, wall, caller, action);
+            }
+        }
+        tracing::error!(board = %self.setup.id, "the e-board follower keeps asking; stopped after 64 rounds");
+    }
+
+    fn follow_action(&mut self, now: Micros, wall: i64, caller: &Caller, action: FollowerAction) {
+        match action {
+            FollowerAction::AdjustMoves { at, side, moves } => {
+                if !self.setup.moves_from_eboard {
+                    return;
+                }
+                // Just before the press it corrects: a replay in the order
+                // of instants puts it there too.
+                let t = at.saturating_sub(self.epoch).saturating_sub(1);
+                tracing::info!(board = %self.setup.id, %side, board_moves = moves + 1,
+                    "move count taken from the electronic board, before the press it corrects");
+                let _ = self.input(
+                    now,
+                    wall,
+                    t,
+                    Input::Adjust(Adjustment {
+                        side,
+                        remaining: None,
+                        moves: Some(moves),
+                        stage: None,
+                    }),
+                    StoredEvent::Adjust {
+                        side,
+                        remaining_us: None,
+                        moves: Some(moves),
+                        stage: None,
+                        source: Some(InputSource::Eboard),
+                    },
+                    Caller::DAEMON,
+                    None,
+                    None,
+                );
+            }
+            FollowerAction::StopClock { at, reason } => {
+                self.marks.game_end = match reason {
+                    StopReason::Checkmate => Some("MATE".to_owned()),
+                    StopReason::Stalemate => Some("STALEMATE".to_owned()),
+                    StopReason::ResultSignal | StopReason::Result => self.end_text(),
+                };
+                self.dirty = true;
+                tracing::info!(board = %self.setup.id, ?reason, "the game is over: the clock stops");
+                let t = at.saturating_sub(self.epoch).max(0);
+                if self.game.state(t).running.is_none() {
+                    return;
+                }
+                let _ = self.input(
+                    now,
+                    wall,
+                    t,
+                    Input::Pause,
+                    StoredEvent::Pause,
+                    Caller::DAEMON,
+                    None,
+                    None,
+                );
+            }
+            FollowerAction::Command(command) => {
+                if self.eboard.is_some() {
+                    self.outbox.soon(Action::Eboard(command));
+                }
+            }
+            FollowerAction::OfferNewGame { .. } => {
+                tracing::info!(board = %self.setup.id, "the electronic board shows a new game's starting position: `chessclockctl new {} ...` sets up the clock", self.setup.id);
+                self.dirty = true;
+                self.outbox
+                    .after_commit(Action::Publish(BoardEvent::NewGameOffered {
+                        board: self.setup.id.clone(),
+                    }));
+            }
+            FollowerAction::ResultChanged {
+                result,
+                termination,
+            } => {
+                if result.is_none() {
+                    self.marks.game_end = None;
+                }
+                self.dirty = true;
+                let t = self.t(now).max(self.game.processed_to());
+                self.write_row(
+                    t,
+                    wall,
+                    StoredEvent::GameResult {
+                        result,
+                        termination,
+                    },
+                    caller,
+                    None,
+                    &[],
+                );
+            }
+            FollowerAction::PgnChanged => {
+                self.outbox
+                    .after_commit(Action::Pgn(self.follower.render()));
+            }
+        }
+    }
+
+    /// The display's end-of-game text from the follower's game.
+    pub(super) fn end_text(&self) -> Option<String> {
+        if let Some((reason, _)) = self.follower.game_end() {
+            return Some(
+                match reason {
+                    GameEndReason::Checkmate => "MATE",
+                    GameEndReason::Stalemate => "STALEMATE",
+                }
+                .to_owned(),
+            );
+        }
+        self.follower
+            .result()
+            .map(|(result, _)| result_text(result).to_owned())
+    }
+
+    /// A DGT clock's lever on the board: a press of the side whose lever
+    /// went down when the board has no button unit (White's lever is on the
+    /// `white-button` side); ignored, and said so, when it has one.
+    pub(super) fn lever_pressed(&mut self, now: Micros, wall: i64, right_up: bool, at: Micros) {
+        let has_buttons = self.devices.buttons.is_some();
+        let Some(eboard) = self.eboard.as_mut() else {
+            return;
+        };
+        if has_buttons {
+            if eboard.lever.is_none() {
+                tracing::warn!(board = %self.setup.id,
+                    "the DGT clock's lever is ignored: this board's button unit is its clock");
+                self.dirty = true;
+            }
+            eboard.lever = Some("ignored");
+            return;
+        }
+        if eboard.lever.is_none() {
+            self.dirty = true;
+        }
+        eboard.lever = Some("presses");
+        let left = match self.setup.white_button {
+            ButtonSide::Left => Side::White,
+            ButtonSide::Right => Side::Black,
+        };
+        // The right lever up: the left one went down.
+        let side = if right_up { left } else { left.other() };
+        let t = self.t(at.min(now)).max(self.game.processed_to());
+        let (input, stored) = if side == Side::Black
+            && self.setup.start_on_black_press
+            && !self.game.state(t).started
+        {
+            (Input::Start, StoredEvent::Start)
+        } else {
+            (Input::Press(side), StoredEvent::Press { side })
+        };
+        tracing::info!(board = %self.setup.id, %side, "press from the DGT clock's lever");
+        let _ = self.input(now, wall, t, input, stored, Caller::DAEMON, None, None);
+    }
+
+    /// `SetTags`: the follower checks and takes them; the journal keeps them.
+    pub(super) fn set_tags(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        tags: &[(String, String)],
+        caller: &Caller,
+    ) -> Result<(), ControlError> {
+        self.follower
+            .set_tags(tags)
+            .map_err(ControlError::InvalidArgument)?;
+        let t = self.t(now).max(self.game.processed_to());
+        self.write_row(
+            t,
+            wall,
+            StoredEvent::Tags {
+                tags: tags.iter().cloned().collect(),
+            },
+            caller,
+            None,
+            &[],
+        );
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// `SetResult`: the arbiter's result (the follower stops the clock).
+    pub(super) fn set_result(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        result: Option<GameResult>,
+        termination: Option<crate::eboard::Termination>,
+        caller: &Caller,
+    ) {
+        let at = self.mono(self.t(now).max(self.game.processed_to()));
+        self.follower.set_result(at, result, termination);
+        tracing::info!(board = %self.setup.id, result = ?result, termination = ?termination,
+            uid = ?caller.uid, "result entered");
+        self.follow_actions(now, wall, caller);
+        self.dirty = true;
     }
 }

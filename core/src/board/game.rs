@@ -45,13 +45,31 @@ pub struct Rerun {
     pub withdrawn: Vec<FlagFall>,
     /// Flags that now stand and had not been shown.
     pub added: Vec<FlagFall>,
+    /// From the late input on, every input applied again (for the record
+    /// and for those who follow the presses, such as the e-board's PGN).
+    pub replayed: Vec<Replayed>,
+}
+
+/// One input applied again by a re-run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replayed {
+    /// Its instant.
+    pub t: Micros,
+    /// The tag it was applied with ([`Game::apply_tagged`]).
+    pub tag: u64,
+    /// What it caused this time.
+    pub notices: Vec<Notice>,
+    /// The state right after it.
+    pub state: ClockState,
 }
 
 /// See the module docs.
 #[derive(Clone, Debug)]
 pub struct Game {
     engine: Engine,
-    inputs: Vec<(Micros, Input)>,
+    /// `(instant, input, tag)`; the tag is the caller's (the board core's
+    /// history row of the input).
+    inputs: Vec<(Micros, Input, u64)>,
     /// `checkpoints[k]` is the engine after `inputs[..k * CHECKPOINT_EVERY]`.
     checkpoints: Vec<Engine>,
     /// Time passing was processed up to here (>= every input's instant).
@@ -79,7 +97,7 @@ impl Game {
     }
 
     /// The inputs so far, in game order.
-    pub fn inputs(&self) -> &[(Micros, Input)] {
+    pub fn inputs(&self) -> &[(Micros, Input, u64)] {
         &self.inputs
     }
 
@@ -114,12 +132,22 @@ impl Game {
 
     /// Applies `input` at game time `t`, in its place among the inputs.
     pub fn apply(&mut self, t: Micros, input: Input) -> Result<Applied, EngineError> {
+        self.apply_tagged(t, input, 0)
+    }
+
+    /// [`Game::apply`], with a tag a re-run hands back with the input.
+    pub fn apply_tagged(
+        &mut self,
+        t: Micros,
+        input: Input,
+        tag: u64,
+    ) -> Result<Applied, EngineError> {
         self.check(input)?;
         if t >= self.processed_to {
             let elapsed = self.advance(t);
             let caused = self.engine.apply(t, input)?;
             self.processed_to = t;
-            self.inputs.push((t, input));
+            self.inputs.push((t, input, tag));
             self.keep_checkpoint();
             return Ok(Applied {
                 elapsed,
@@ -127,7 +155,7 @@ impl Game {
                 rerun: None,
             });
         }
-        self.insert(t, input)
+        self.insert(t, input, tag)
     }
 
     fn keep_checkpoint(&mut self) {
@@ -139,8 +167,8 @@ impl Game {
     }
 
     /// The late path: re-run from the last checkpoint before `t`.
-    fn insert(&mut self, t: Micros, input: Input) -> Result<Applied, EngineError> {
-        let index = self.inputs.partition_point(|&(at, _)| at <= t);
+    fn insert(&mut self, t: Micros, input: Input, tag: u64) -> Result<Applied, EngineError> {
+        let index = self.inputs.partition_point(|&(at, _, _)| at <= t);
         let shown = flag_falls(&self.engine.state(self.processed_to));
         let first = (index / CHECKPOINT_EVERY).min(self.checkpoints.len().saturating_sub(1));
         let mut engine = match self.checkpoints.get(first) {
@@ -148,14 +176,24 @@ impl Game {
             None => self.checkpoints[0].clone(),
         };
         let mut inputs = self.inputs.clone();
-        inputs.insert(index, (t, input));
+        inputs.insert(index, (t, input, tag));
         let mut checkpoints: Vec<Engine> = self.checkpoints[..=first].to_vec();
         let mut caused = Vec::new();
-        for (position, &(at, replayed)) in inputs.iter().enumerate().skip(first * CHECKPOINT_EVERY)
+        let mut replayed = Vec::new();
+        for (position, &(at, input_again, tag_again)) in
+            inputs.iter().enumerate().skip(first * CHECKPOINT_EVERY)
         {
-            let notices = engine.apply(at, replayed)?;
+            let notices = engine.apply(at, input_again)?;
             if position == index {
-                caused = notices;
+                caused = notices.clone();
+            }
+            if position >= index {
+                replayed.push(Replayed {
+                    t: at,
+                    tag: tag_again,
+                    state: engine.state(at),
+                    notices,
+                });
             }
             let applied = position + 1;
             if applied % CHECKPOINT_EVERY == 0 && checkpoints.len() == applied / CHECKPOINT_EVERY {
@@ -176,6 +214,7 @@ impl Game {
                 .filter(|fall| !shown.contains(fall))
                 .copied()
                 .collect(),
+            replayed,
         };
         self.engine = engine;
         self.inputs = inputs;

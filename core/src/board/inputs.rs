@@ -25,7 +25,13 @@ impl Board {
                 self.count_from_eboard(now, wall, t, side);
             }
         }
-        let applied = match self.game.apply(t, input) {
+        // What time caused before the input comes first, as its own records.
+        if t >= self.game.processed_to() {
+            let elapsed = self.game.advance(t);
+            self.time_notices(now, wall, &elapsed);
+        }
+        let row = self.history_len;
+        let applied = match self.game.apply_tagged(t, input, row) {
             Ok(applied) => applied,
             Err(error) => {
                 tracing::warn!(board = %self.setup.id, %error, ?input, "the engine refused an input");
@@ -53,7 +59,16 @@ impl Board {
             None => Ok(Reply::Done),
         };
         self.write_row(t, wall, stored, &caller, origin, &outcome);
+        let rerun_happened = applied.rerun.is_some();
         if let Some(rerun) = applied.rerun {
+            // The rows of the inputs applied again say what they caused now.
+            for replayed in rerun.replayed.iter().filter(|r| r.tag != row) {
+                self.outbox
+                    .after_commit(Action::ReviseHistory(Box::new(revision(replayed))));
+            }
+            // The follower hears the game again from the late input on.
+            let wall_now = self.wall_of(self.game.processed_to(), now, wall);
+            self.follower_rerun(t, &rerun, wall_now);
             for fall in &rerun.withdrawn {
                 self.flag_falls
                     .retain(|f| !(f.side == fall.side && f.at == fall.at));
@@ -89,7 +104,7 @@ impl Board {
             // Flags the re-run made fall at instants already passed.
             self.time_notices(now, wall, &added);
         }
-        self.report(now, &outcome);
+        self.report(now, t, wall, &outcome, !rerun_happened);
         if let Some(token) = token {
             self.outbox.after_commit(Action::Reply {
                 token,
@@ -99,7 +114,8 @@ impl Board {
         Ok(applied.caused)
     }
 
-    /// Appends a row to the journal and (after its commit) to the history.
+    /// Appends a row to the journal and (after its commit) to the history;
+    /// returns its index in the history.
     pub(super) fn write_row(
         &mut self,
         t: Micros,
@@ -108,7 +124,7 @@ impl Board {
         caller: &Caller,
         origin: Option<DeviceOrigin>,
         notices: &[Notice],
-    ) {
+    ) -> u64 {
         let state = self.game.state(t);
         let row = HistoryRow {
             event: event.clone(),
@@ -133,6 +149,8 @@ impl Board {
             origin,
         }));
         self.outbox.after_commit(Action::History(Box::new(row)));
+        self.history_len += 1;
+        self.history_len - 1
     }
 
     pub(super) fn known_flag(&self, notice: &Notice) -> bool {
@@ -200,38 +218,30 @@ impl Board {
             self.marks.stage_flag_black = false;
         }
         if state.flags.is_empty() {
-            if let Some(eboard) = self.eboard.as_mut() {
-                eboard.flag_report = None;
-                if eboard.tracker.game_end().is_none() {
-                    self.marks.game_end = None;
-                }
-            }
+            // No flag stands: only the game's own end (or result) shows.
+            self.marks.game_end = self.end_text();
         }
     }
 
     /// Turns notices into board events, beeps, the e-board's PGN clocks and
     /// flag reports.
-    pub(super) fn report(&mut self, now: Micros, notices: &[Notice]) {
-        if notices.is_empty() {
-            return;
-        }
+    /// `notices` happened at game time `t`; `follow`: the follower hears
+    /// them (not after a re-run, which replayed them to it already).
+    pub(super) fn report(
+        &mut self,
+        now: Micros,
+        t: Micros,
+        wall: i64,
+        notices: &[Notice],
+        follow: bool,
+    ) {
         let id = self.setup.id.clone();
-        let state = self.game.state(self.game.processed_to());
-        let mut flag_reports = Vec::new();
-        if let Some(eboard) = self.eboard.as_mut() {
-            let (pgn_changed, reports) =
-                eboard.on_notices(notices, &state, &self.spec.control, &mut self.marks);
-            flag_reports = reports;
-            if notices.iter().any(|n| matches!(n, Notice::Pressed { .. })) {
-                self.outbox
-                    .soon(Action::Eboard(EboardCommand::ClockPressed { at: now }));
-            }
-            if pgn_changed {
-                if let Some(pgn) = eboard.pgn() {
-                    self.outbox.after_commit(Action::Pgn(pgn));
-                }
-            }
-        }
+        let flag_reports = if follow {
+            let wall_at_t = self.wall_of(t, now, wall);
+            self.follower_hears(t, wall_at_t, notices, true)
+        } else {
+            Vec::new()
+        };
         for notice in notices {
             match notice {
                 Notice::Pressed {
@@ -297,12 +307,17 @@ impl Board {
         if state.running != Some(side) {
             return;
         }
-        let Some(adjustment) = self
-            .eboard
-            .as_ref()
-            .and_then(|e| e.adjustment_before_press(side, state.side(side).moves))
+        let Some(moves) =
+            self.follower
+                .count_before_press(self.mono(t), side, state.side(side).moves)
         else {
             return;
+        };
+        let adjustment = Adjustment {
+            side,
+            remaining: None,
+            moves: Some(moves),
+            stage: None,
         };
         tracing::info!(board = %self.setup.id, %side, engine_moves = state.side(side).moves,
             board_moves = ?adjustment.moves.map(|m| m + 1), "move count taken from the electronic board");
@@ -322,5 +337,18 @@ impl Board {
             None,
             None,
         );
+    }
+}
+
+/// The revision of a history row from its input's re-run.
+pub(super) fn revision(replayed: &game::Replayed) -> crate::views::RowRevision {
+    let state = &replayed.state;
+    crate::views::RowRevision {
+        index: replayed.tag,
+        outcome: replayed.notices.iter().map(record::describe).collect(),
+        white_used_ms: state.white.used.div_euclid(MS),
+        black_used_ms: state.black.used.div_euclid(MS),
+        white_remaining_ms: state.white.remaining.map(crate::engine::report::ceil_ms),
+        black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
     }
 }

@@ -70,9 +70,10 @@ use crate::views::{
 };
 
 use self::devices::{Devices, Verdict};
-use self::follow::Follow;
+use self::follow::EboardLink;
 use self::game::Game;
 use self::outbox::Outbox;
+use crate::eboard::{Follower, FollowerConfig};
 
 pub use self::restore::Resumed;
 
@@ -103,6 +104,9 @@ pub struct BoardSetup {
     pub resume_after_restart: bool,
     /// Whether the live PGN is written for broadcast tools.
     pub pgn_file: bool,
+    /// The PGN tags of the board's games from the configuration (`Event`,
+    /// `Site`, `Round`, `White`, `Black`).
+    pub pgn_tags: std::collections::BTreeMap<String, String>,
 }
 
 /// A game's control, resolved by the shell from its text.
@@ -122,6 +126,14 @@ pub struct ReplyToken(pub u64);
 #[derive(Clone, Debug, PartialEq)]
 pub enum BoardCommand {
     NewGame(GameSpec),
+    /// PGN tags of the current game (an empty value gives a tag back to its
+    /// configured default).
+    SetTags(Vec<(String, String)>),
+    /// The arbiter's result; `None` withdraws it.
+    SetResult {
+        result: Option<crate::eboard::GameResult>,
+        termination: Option<crate::eboard::Termination>,
+    },
     Start,
     /// Start at a wall-clock instant (Art. 6.6).
     StartAt {
@@ -219,6 +231,8 @@ pub enum Action {
     View(Box<BoardModel>),
     /// A row of the history, once committed.
     History(Box<HistoryRow>),
+    /// An earlier row of the history, changed by a re-run.
+    ReviseHistory(Box<crate::views::RowRevision>),
     /// A new game replaced the board's game: readers start a new history.
     NewHistory(Box<GameHeader>),
     /// For the board's electronic board task.
@@ -250,7 +264,10 @@ pub struct Board {
     scheduled: Option<Scheduled>,
     marks: Marks,
     devices: Devices,
-    eboard: Option<Follow>,
+    eboard: Option<EboardLink>,
+    /// What the board core follows of the game's moves and its PGN (also
+    /// without an electronic board: then the clock record).
+    follower: Follower,
     header: GameHeader,
     flag_falls: Vec<FlagFall>,
     restart: Option<RestartInfo>,
@@ -269,6 +286,8 @@ pub struct Board {
     /// Whether the store was last told that a clock runs (it keeps the
     /// game's "alive" checkpoint only then).
     store_running: bool,
+    /// Rows in the game's history so far (the next row's index).
+    history_len: u64,
 }
 
 /// The engine's refusal as the caller's error.
@@ -303,9 +322,8 @@ impl Board {
         board
             .outbox
             .immediately(Action::NewHistory(Box::new(board.header.clone())));
-        if let Some(pgn) = board.pgn() {
-            board.outbox.immediately(Action::Pgn(pgn));
-        }
+        let pgn = board.pgn();
+        board.outbox.immediately(Action::Pgn(pgn));
         board.dirty = true;
         let mut actions = board.finish(now);
         board.publish_first_view(now, &mut actions);
@@ -326,10 +344,13 @@ impl Board {
             &setup.display,
             setup.white_button,
         );
-        let eboard = setup
-            .eboard
-            .as_deref()
-            .map(|name| Follow::new(name, &spec.control));
+        let eboard = setup.eboard.as_deref().map(EboardLink::new);
+        let follower = Follower::new(
+            FollowerConfig::default(),
+            setup.eboard.is_some(),
+            setup.pgn_tags.clone(),
+            &spec.control,
+        );
         let header = GameHeader {
             board: setup.id.clone(),
             control: spec.text.clone(),
@@ -349,6 +370,7 @@ impl Board {
             scheduled: None,
             devices,
             eboard,
+            follower,
             header,
             flag_falls: Vec::new(),
             restart: None,
@@ -360,6 +382,7 @@ impl Board {
             dirty: true,
             last_now: epoch,
             store_running: false,
+            history_len: 0,
             setup,
         }
     }
@@ -394,12 +417,19 @@ impl Board {
             scheduled_start: self.scheduled.as_ref().map(|s| s.start.clone()),
             marks: self.marks.clone(),
             devices: self.devices.views(),
-            eboard: self.eboard.as_ref().map(Follow::view),
+            eboard: self.eboard.as_ref().map(|e| e.view(&self.follower)),
             default_time_ms: self.setup.default_time_ms,
             flag_falls: self.flag_falls.clone(),
             restart: self.restart.clone(),
             unplaced_presses: self.unplaced,
             settings: self.spec.settings,
+            result: self
+                .follower
+                .result()
+                .map(|(result, termination)| crate::views::ResultView {
+                    result: result.pgn().to_owned(),
+                    termination: termination.pgn().to_owned(),
+                }),
         }
     }
 
@@ -408,9 +438,10 @@ impl Board {
         self.outbox.waiting()
     }
 
-    /// The live PGN, when the board has an electronic board.
-    pub fn pgn(&self) -> Option<String> {
-        self.eboard.as_ref().and_then(Follow::pgn)
+    /// The board's PGN for broadcast (confirmed moves; without an
+    /// electronic board, the clock record).
+    pub fn pgn(&self) -> String {
+        self.follower.render()
     }
 
     /// The earliest monotonic instant at which [`BoardInput::Tick`] is due.
@@ -444,7 +475,11 @@ impl Board {
             .min();
         let beep = self.next_beep(&state);
         let start = self.scheduled.as_ref().map(|s| s.start.at);
-        [engine, displays, beep, start].into_iter().flatten().min()
+        let follower = self.follower.next_deadline();
+        [engine, displays, beep, start, follower]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Takes one input at monotonic `now`, wall-clock `wall`.
@@ -462,6 +497,7 @@ impl Board {
             BoardInput::Eboard(event) => self.eboard_event(now, wall, event),
             BoardInput::Reconfigure(setup, spec) => self.reconfigure(now, wall, *setup, *spec),
         }
+        self.follow_actions(now, wall, &Caller::DAEMON);
         self.finish(now)
     }
 

@@ -22,7 +22,6 @@
 
 use super::{Action, Board, BoardSetup, GameSpec};
 use crate::contract::Caller;
-use crate::eboard::EboardCommand;
 use crate::engine::{Input, Notice};
 use crate::journal::{Record, StoredEvent, StoredGame};
 use crate::time::Micros;
@@ -77,11 +76,16 @@ impl Board {
         };
         let mut rows = Vec::with_capacity(stored.events.len());
         let mut last_start_at = None;
-        let mut board_moves: Vec<String> = Vec::new();
+        // The follower hears every row as it heard it live, acting on
+        // nothing (the stored rows hold what was done).
+        board.follower.begin_restore();
         for row in &stored.events {
             let mut outcome: Vec<Notice> = Vec::new();
             if let Some(input) = row.event.input() {
-                match board.game.apply(row.offset_us, input) {
+                match board
+                    .game
+                    .apply_tagged(row.offset_us, input, rows.len() as u64)
+                {
                     Ok(applied) => {
                         board.apply_marks(&applied.caused);
                         if let Some(rerun) = &applied.rerun {
@@ -90,6 +94,19 @@ impl Board {
                                     .flag_falls
                                     .retain(|f| !(f.side == fall.side && f.at == fall.at));
                             }
+                            board.follower_rerun(row.offset_us, rerun, row.wall_us);
+                            for replayed in &rerun.replayed {
+                                if let Some(earlier) = rows.get_mut(replayed.tag as usize) {
+                                    super::inputs::revision(replayed).apply(earlier);
+                                }
+                            }
+                        } else {
+                            board.follower_hears(
+                                row.offset_us,
+                                row.wall_us,
+                                &applied.caused,
+                                false,
+                            );
                         }
                         outcome = applied.caused;
                     }
@@ -140,22 +157,25 @@ impl Board {
                 StoredEvent::PressNotPlaced { .. } => {
                     board.unplaced = board.unplaced.saturating_add(1)
                 }
-                StoredEvent::BoardMove { ply, uci, .. } => {
-                    if let Some(eboard) = board.eboard.as_mut() {
-                        if let Some(event) = board_event_of(&row.event, row.offset_us) {
-                            eboard.tracker.apply_board(&event);
-                        }
-                        board_moves.truncate(ply.saturating_sub(1) as usize);
-                        board_moves.push(uci.clone());
+                StoredEvent::BoardMove { .. } | StoredEvent::BoardTakeBack { .. } => {
+                    if let Some(event) = board_event_of(&row.event, board.mono(row.offset_us)) {
+                        board.follower.on_board_event(&event);
                     }
                 }
-                StoredEvent::BoardTakeBack { to_ply, .. } => {
-                    if let Some(eboard) = board.eboard.as_mut() {
-                        if let Some(event) = board_event_of(&row.event, row.offset_us) {
-                            eboard.tracker.apply_board(&event);
-                        }
-                        board_moves.truncate(*to_ply as usize);
+                StoredEvent::Tags { tags } => {
+                    let tags: Vec<(String, String)> =
+                        tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    if let Err(error) = board.follower.set_tags(&tags) {
+                        tracing::warn!(board = %board.setup.id, %error, "a stored tag was refused");
                     }
+                }
+                StoredEvent::GameResult {
+                    result,
+                    termination,
+                } => {
+                    board
+                        .follower
+                        .restore_result(board.mono(row.offset_us), *result, *termination)
                 }
                 _ => {}
             }
@@ -163,12 +183,6 @@ impl Board {
                 board
                     .devices
                     .resume(&origin.serial, origin.boot_id, origin.event);
-            }
-            if let Some(eboard) = board.eboard.as_mut() {
-                let state = board.game.state(row.offset_us);
-                for notice in &outcome {
-                    eboard.tracker.on_engine_notice(notice, &state);
-                }
             }
             let state = board.game.state(row.offset_us);
             rows.push(HistoryRow {
@@ -186,6 +200,7 @@ impl Board {
                 black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
             });
         }
+        board.history_len = rows.len() as u64;
         // The record as it was: every row committed already.
         board
             .outbox
@@ -198,11 +213,13 @@ impl Board {
             epoch,
             boot_id: boot_id.clone(),
         });
-        if board.eboard.is_some() && !board_moves.is_empty() {
-            tracing::info!(board = %board.setup.id, plies = board_moves.len(), "the electronic board resumes the stored game");
-            board
-                .outbox
-                .soon(Action::Eboard(EboardCommand::Resume { moves: board_moves }));
+        let resume = board.follower.end_restore();
+        if board.marks.game_end.is_none() {
+            board.marks.game_end = board.end_text();
+        }
+        if let (Some(_), Some(resume)) = (&board.eboard, resume) {
+            tracing::info!(board = %board.setup.id, plies = board.follower.ply(), "the electronic board resumes the stored game");
+            board.outbox.soon(Action::Eboard(resume));
         }
         let t_restart = now.saturating_sub(epoch).max(board.game.processed_to());
         let was_running = board.game.state(alive).running;
@@ -278,10 +295,9 @@ impl Board {
                 tracing::info!(board = %board.setup.id, unix_time_us, "scheduled start restored");
             }
         }
-        if let Some(pgn) = board.pgn() {
-            // Built from committed rows only.
-            board.outbox.immediately(Action::Pgn(pgn));
-        }
+        // Built from committed rows only.
+        let pgn = board.pgn();
+        board.outbox.immediately(Action::Pgn(pgn));
         board.dirty = true;
         let mut actions = board.finish(now);
         board.publish_first_view(now, &mut actions);

@@ -22,6 +22,9 @@ impl Board {
                 );
             }
         }
+        if self.follower.next_deadline().is_some_and(|d| d <= now) {
+            self.follower.tick(now);
+        }
         let t = self.t(now);
         if self
             .game
@@ -84,7 +87,7 @@ impl Board {
                     );
                 }
             }
-            self.report(now, &group);
+            self.report(now, at, wall, &group, true);
         }
     }
 }

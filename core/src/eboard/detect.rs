@@ -19,7 +19,14 @@
 //! * a stable placement that fits nothing is reported
 //!   ([`BoardEvent::Unrecognised`]) for the arbiter, never guessed;
 //! * both kings on the centre squares (or a "magic" result piece) is the
-//!   result signal, never a move.
+//!   result signal, never a move;
+//! * a game ends on the board (checkmate or stalemate confirmed, the result
+//!   signal) or when the shell says so ([`MoveDetector::finish`]: a flag, an
+//!   arbiter's result). A finished game is kept as it was: no move, no
+//!   takeback, no report follows; the starting position standing complete
+//!   after it begins the board's next game ([`BoardEvent::StartPosition`]);
+//! * [`MoveDetector::new_game`] forgets the game and follows the next one
+//!   from the starting position, at once when it already stands.
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
@@ -100,7 +107,9 @@ impl SignalledResult {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum BoardEvent {
-    /// The starting position stands on the board: the game can be followed.
+    /// The starting position stands on the board: a game can be followed
+    /// (the first one, the one after [`MoveDetector::new_game`], or the
+    /// board's next game after a finished one).
     StartPosition { at: Micros },
     /// A move, tentative or confirmed. A tentative move with the same `ply`
     /// as an earlier one replaces it; a confirmed one fixes it.
@@ -123,7 +132,9 @@ pub enum BoardEvent {
     Synchronised { ply: u32, at: Micros },
     /// Both kings on the centre squares (or a magic result piece).
     ResultSignal { result: SignalledResult, at: Micros },
-    /// Checkmate or stalemate on the board, after a confirmed move.
+    /// Checkmate or stalemate on the board, after a confirmed move. `at` is
+    /// the instant the final placement appeared (when the game ended), not
+    /// the confirmation.
     GameEnd {
         reason: GameEndReason,
         winner: Option<Side>,
@@ -151,6 +162,8 @@ pub struct MoveDetector {
     stable_handled: bool,
     out_of_sync: bool,
     signal_shown: bool,
+    /// The game is over: the board is watched only for the next start.
+    finished: bool,
 }
 
 /// A move list could not be applied (resuming a game).
@@ -179,6 +192,7 @@ impl MoveDetector {
             stable_handled: true,
             out_of_sync: false,
             signal_shown: false,
+            finished: false,
         }
     }
 
@@ -224,6 +238,63 @@ impl MoveDetector {
     /// True once the starting position (or a resumed game) is known.
     pub fn started(&self) -> bool {
         self.start.is_some()
+    }
+
+    /// Whether the game is over (see [`MoveDetector::finish`]).
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The placement last read (canonical orientation).
+    pub fn last_placement(&self) -> Option<Placement> {
+        self.placement
+    }
+
+    /// Takes over the placement a previous detector last read (after a
+    /// resume in a running shell), without judging it: the next change is
+    /// compared with the resumed game.
+    pub fn adopt_placement(&mut self, placement: Option<Placement>, now: Micros) {
+        self.placement = placement;
+        self.last_change = now;
+        self.stable_handled = true;
+    }
+
+    /// The game is over (a flag, an arbiter's result): a tentative move is
+    /// confirmed, nothing else is followed, and the starting position (at
+    /// once if it already stands) begins the next game.
+    pub fn finish(&mut self, now: Micros) -> Vec<BoardEvent> {
+        let mut out = Vec::new();
+        self.confirm(now, &mut out);
+        self.finished = true;
+        self.out_of_sync = false;
+        if self.placement == Some(Placement::START) {
+            self.begin(now, &mut out);
+        }
+        out
+    }
+
+    /// Forgets the game and waits for the starting position; when it already
+    /// stands, the new game begins at once (`StartPosition` at `now`).
+    pub fn new_game(&mut self, now: Micros) -> Vec<BoardEvent> {
+        let placement = self.placement;
+        *self = MoveDetector::new(self.config);
+        self.placement = placement;
+        self.last_change = now;
+        let mut out = Vec::new();
+        if placement == Some(Placement::START) {
+            self.begin(now, &mut out);
+        }
+        out
+    }
+
+    fn begin(&mut self, now: Micros, out: &mut Vec<BoardEvent>) {
+        self.start = Some(Chess::default());
+        self.moves.clear();
+        self.tentative_since = None;
+        self.stable_handled = true;
+        self.out_of_sync = false;
+        self.finished = false;
+        out.push(BoardEvent::StartPosition { at: now });
     }
 
     /// The position after every detected move (tentative included).
@@ -333,19 +404,23 @@ impl MoveDetector {
         self.stable_handled = false;
 
         if let Some(result) = result_signal(placement) {
-            if !self.signal_shown {
+            if !self.signal_shown && !self.finished {
                 self.signal_shown = true;
+                // The signal ends the game: a tentative move stands.
+                self.confirm(now, &mut out);
+                self.finished = true;
+                self.out_of_sync = false;
                 out.push(BoardEvent::ResultSignal { result, at: now });
             }
             return out;
         }
         self.signal_shown = false;
 
-        if self.start.is_none() {
+        if self.start.is_none() || self.finished {
             if *placement == Placement::START {
-                self.start = Some(Chess::default());
+                self.begin(now, &mut out);
+            } else {
                 self.stable_handled = true;
-                out.push(BoardEvent::StartPosition { at: now });
             }
             return out;
         }
@@ -425,7 +500,7 @@ impl MoveDetector {
         )));
     }
 
-    fn confirm(&mut self, now: Micros, out: &mut Vec<BoardEvent>) {
+    fn confirm(&mut self, _now: Micros, out: &mut Vec<BoardEvent>) {
         let Some(since) = self.tentative_since.take() else {
             return;
         };
@@ -436,11 +511,12 @@ impl MoveDetector {
             since,
         )));
         if let Some((reason, winner)) = game_end(&self.moves[ply - 1].after) {
+            self.finished = true;
             out.push(BoardEvent::GameEnd {
                 reason,
                 winner,
                 ply: ply as u32,
-                at: now,
+                at: since,
             });
         }
     }
@@ -449,6 +525,9 @@ impl MoveDetector {
         let (Some(placement), true) = (self.placement, self.start.is_some()) else {
             return;
         };
+        if self.finished {
+            return;
+        }
         if result_signal(&placement).is_some() {
             return;
         }

@@ -51,11 +51,18 @@ pub enum EboardCommand {
     ClockPressed {
         at: Micros,
     },
-    /// Forget the game: wait for the starting position again.
+    /// Forget the game and follow the next one from the starting position
+    /// (at once when it already stands on the board).
     NewGame,
-    /// Follow a game already under way (after a daemon restart).
+    /// The game is over (a flag, an arbiter's result): keep it as it is;
+    /// the starting position begins the board's next game.
+    Finish,
+    /// Follow a game already under way (after a daemon restart, or after a
+    /// result was withdrawn): these UCI moves from the starting position,
+    /// `finished` when the game is over.
     Resume {
         moves: Vec<String>,
+        finished: bool,
     },
     Stop,
 }

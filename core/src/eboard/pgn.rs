@@ -1,51 +1,30 @@
-//! A live PGN of the game on an electronic board, with clock times, for
-//! broadcast tools (DGT LiveChess, lichess broadcasts read exactly this).
+//! PGN text of a game with clock times, for broadcast tools (DGT LiveChess
+//! and lichess broadcasts read exactly these tags and comments).
 //!
 //! Promises:
-//! * pure string building ([`LivePgn::render`]), tested byte for byte;
-//! * tags: the Seven Tag Roster, then `TimeControl` (PGN notation of the
-//!   game's control), `WhiteClock` and `BlackClock` (each side's time left
-//!   when the PGN was rendered, `H:MM:SS`);
-//! * after every move whose times are known: `{[%clk H:MM:SS] [%emt H:MM:SS]}`,
+//! * pure string building ([`PgnGame::render`]), tested byte for byte;
+//! * PGN export format (PGN standard 8.2): the Seven Tag Roster first, in
+//!   its order (`Event`, `Site`, `Date`, `Round`, `White`, `Black`,
+//!   `Result`; `?` / `????.??.??` where unknown), then every other tag in
+//!   ASCII order of its name; an empty line; the movetext in lines of at most
+//!   79 characters ending with the game termination marker; an empty line.
+//!   So files concatenated with `cat` are a valid multi-game PGN (a blank
+//!   line between games, as lichess push wants);
+//! * after a move whose times are known: `{[%clk H:MM:SS] [%emt H:MM:SS]}`,
 //!   `%clk` the time left on the mover's clock after the move (after any
 //!   increment), rounded *up* to the second like the display (so 0:00:00
 //!   only when the flag fell), `%emt` the time the move took, rounded to the
 //!   nearest second;
-//! * [`write_atomic`] replaces the file in one step (temp file, fsync,
-//!   rename, fsync of the directory): a reader never sees half a file.
+//! * tag values escaped (`\\`, `\"`), control characters dropped;
+//! * [`time_control_tag`] is always a valid PGN TimeControl value (PGN
+//!   9.6.1, with the common `moves/seconds+increment` field), and
+//!   [`control_tags`] keeps the exact control in the project's notation in
+//!   `ClockControl` (see its docs for per-side controls).
 
-use super::detect::{BoardEvent, GameEndReason, MoveStatus};
-use crate::engine::{Micros, Side, SECOND};
+use std::fmt::Write as _;
+
+use crate::engine::{MatchControl, Micros, SECOND};
 use crate::timecontrol::{Bonus, TimeControl};
-
-/// The tags a board's PGN starts with (`?` where unknown, as PGN wants).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PgnTags {
-    pub event: String,
-    pub site: String,
-    /// `YYYY.MM.DD` (`????.??.??` unknown).
-    pub date: String,
-    pub round: String,
-    pub white: String,
-    pub black: String,
-    /// The PGN TimeControl value, e.g. `40/5400+30:1800+30` (see
-    /// [`time_control_tag`]).
-    pub time_control: String,
-}
-
-impl Default for PgnTags {
-    fn default() -> Self {
-        PgnTags {
-            event: "?".into(),
-            site: "?".into(),
-            date: "????.??.??".into(),
-            round: "?".into(),
-            white: "?".into(),
-            black: "?".into(),
-            time_control: "?".into(),
-        }
-    }
-}
 
 /// The clock times of one move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,20 +35,117 @@ pub struct MoveClock {
     pub emt: Micros,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct PgnMove {
-    san: String,
-    clock: Option<MoveClock>,
+/// A game's result (the termination marker and the `Result` tag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum GameResult {
+    #[serde(rename = "1-0")]
+    WhiteWins,
+    #[serde(rename = "0-1")]
+    BlackWins,
+    #[serde(rename = "1/2-1/2")]
+    Draw,
 }
 
-/// The PGN of one game, kept up to date move by move.
+impl GameResult {
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub fn pgn(self) -> &'static str {
+        match self {
+            GameResult::WhiteWins => "1-0",
+            GameResult::BlackWins => "0-1",
+            GameResult::Draw => "1/2-1/2",
+        }
+    }
+
+    /// Reads `1-0`, `0-1`, `1/2-1/2` (also `½-½`).
+    pub fn parse(text: &str) -> Option<GameResult> {
+        match text {
+            "1-0" => Some(GameResult::WhiteWins),
+            "0-1" => Some(GameResult::BlackWins),
+            "1/2-1/2" | "½-½" => Some(GameResult::Draw),
+            _ => None,
+        }
+    }
+
+    /// The result of a win by `side`.
+    pub fn win(side: crate::engine::Side) -> GameResult {
+        match side {
+            crate::engine::Side::White => GameResult::WhiteWins,
+            crate::engine::Side::Black => GameResult::BlackWins,
+        }
+    }
+}
+
+/// The PGN `Termination` tag's standard values (PGN standard 9.8.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Termination {
+    /// Checkmate, stalemate, resignation, a draw agreed or claimed.
+    Normal,
+    /// A flag fell (a loss, or a draw by Art. 6.9).
+    TimeForfeit,
+    RulesInfraction,
+    Adjudication,
+    Abandoned,
+    Death,
+    Emergency,
+}
+
+impl Termination {
+    /// The tag's value (`normal`, `time forfeit`, ...).
+    pub fn pgn(self) -> &'static str {
+        match self {
+            Termination::Normal => "normal",
+            Termination::TimeForfeit => "time forfeit",
+            Termination::RulesInfraction => "rules infraction",
+            Termination::Adjudication => "adjudication",
+            Termination::Abandoned => "abandoned",
+            Termination::Death => "death",
+            Termination::Emergency => "emergency",
+        }
+    }
+
+    /// Reads a tag value or the CLI's words: the PGN values with a space or
+    /// a hyphen (`time-forfeit`), and `resignation`, `agreement`,
+    /// `checkmate`, `stalemate` (all `normal`).
+    pub fn parse(text: &str) -> Option<Termination> {
+        let text = text.trim().to_ascii_lowercase().replace('-', " ");
+        Some(match text.as_str() {
+            "normal" | "resignation" | "agreement" | "checkmate" | "stalemate" | "draw" => {
+                Termination::Normal
+            }
+            "time forfeit" | "time" | "flag" => Termination::TimeForfeit,
+            "rules infraction" => Termination::RulesInfraction,
+            "adjudication" => Termination::Adjudication,
+            "abandoned" => Termination::Abandoned,
+            "death" => Termination::Death,
+            "emergency" => Termination::Emergency,
+            _ => return None,
+        })
+    }
+}
+
+/// One half-move of the movetext (SAN) and its clock times.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LivePgn {
-    pub tags: PgnTags,
-    moves: Vec<PgnMove>,
-    result: String,
-    white_clock: Option<Micros>,
-    black_clock: Option<Micros>,
+pub struct PgnMove {
+    pub san: String,
+    pub clock: Option<MoveClock>,
+}
+
+/// The tags of the Seven Tag Roster, in order (`Result` comes from the game).
+pub const SEVEN_TAG_ROSTER: [&str; 7] =
+    ["Event", "Site", "Date", "Round", "White", "Black", "Result"];
+
+/// A game ready to render.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PgnGame {
+    /// Every tag but `Result` (the STR ones in any order; missing ones are
+    /// written `?`). Later duplicates replace earlier ones.
+    pub tags: Vec<(String, String)>,
+    /// Comments before the first move, in order.
+    pub comments: Vec<String>,
+    pub moves: Vec<PgnMove>,
+    /// `None`: the game goes on (`*`).
+    pub result: Option<GameResult>,
 }
 
 /// `H:MM:SS`, rounding up to the second (negative shows as 0:00:00).
@@ -91,118 +167,73 @@ fn hms(seconds: i64) -> String {
     )
 }
 
-fn escape(value: &str) -> String {
-    value
-        .chars()
-        .filter(|c| !c.is_control())
-        .flat_map(|c| match c {
-            '\\' => vec!['\\', '\\'],
-            '"' => vec!['\\', '"'],
-            c => vec![c],
-        })
-        .collect()
+/// A tag value as written between the quotes.
+pub fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars().filter(|c| !c.is_control()) {
+        if c == '\\' || c == '"' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
-impl LivePgn {
-    pub fn new(tags: PgnTags) -> LivePgn {
-        LivePgn {
-            tags,
-            moves: Vec::new(),
-            result: "*".into(),
-            white_clock: None,
-            black_clock: None,
-        }
+/// Whether `name` is a PGN tag name: a letter, then letters, digits and
+/// underscores (at most 64 characters).
+pub fn valid_tag_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 64
+}
+
+impl PgnGame {
+    fn tag(&self, name: &str) -> Option<&str> {
+        self.tags
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
-    /// Half-moves recorded.
-    pub fn ply(&self) -> u32 {
-        self.moves.len() as u32
+    /// The result token: `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub fn result_text(&self) -> &'static str {
+        self.result.map_or("*", GameResult::pgn)
     }
 
-    /// Records move `ply` (1-based): a new move, or a replacement of a
-    /// tentative one (its clock times are then kept).
-    pub fn set_move(&mut self, ply: u32, san: &str) {
-        let index = ply.saturating_sub(1) as usize;
-        if index < self.moves.len() {
-            self.moves[index].san = san.to_owned();
-        } else if index == self.moves.len() {
-            self.moves.push(PgnMove {
-                san: san.to_owned(),
-                clock: None,
-            });
-        }
-    }
-
-    /// The clock times of move `ply` (known when the press comes).
-    pub fn set_clock(&mut self, ply: u32, clock: MoveClock) {
-        if let Some(m) = self.moves.get_mut(ply.saturating_sub(1) as usize) {
-            m.clock = Some(clock);
-        }
-    }
-
-    /// Keeps the first `ply` half-moves (a takeback).
-    pub fn truncate(&mut self, ply: u32) {
-        self.moves.truncate(ply as usize);
-        self.result = "*".into();
-    }
-
-    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
-    pub fn set_result(&mut self, result: &str) {
-        self.result = result.to_owned();
-    }
-
-    /// Each side's time left, for the `WhiteClock`/`BlackClock` tags.
-    pub fn set_clocks(&mut self, white: Micros, black: Micros) {
-        self.white_clock = Some(white);
-        self.black_clock = Some(black);
-    }
-
-    /// Follows the board: moves (tentative ones too, replaced as they
-    /// change), takebacks, and the result of a checkmate, stalemate or a
-    /// result signal.
-    pub fn apply(&mut self, event: &BoardEvent) {
-        match event {
-            BoardEvent::MoveDetected(m)
-                if m.status == MoveStatus::Tentative || m.ply > self.ply() =>
-            {
-                self.set_move(m.ply, &m.san);
-            }
-            BoardEvent::TakeBack { to_ply, .. } => self.truncate(*to_ply),
-            BoardEvent::GameEnd { reason, winner, .. } => {
-                self.set_result(match (reason, winner) {
-                    (GameEndReason::Checkmate, Some(Side::White)) => "1-0",
-                    (GameEndReason::Checkmate, Some(Side::Black)) => "0-1",
-                    _ => "1/2-1/2",
-                });
-            }
-            BoardEvent::ResultSignal { result, .. } => self.set_result(result.pgn()),
-            _ => {}
-        }
-    }
-
-    /// The PGN text (ends with a newline).
+    /// The game in PGN export format (see the module docs).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let clock_tag = |t: Option<Micros>| t.map_or_else(|| "?".to_owned(), clock_text);
-        let tags: [(&str, String); 10] = [
-            ("Event", self.tags.event.clone()),
-            ("Site", self.tags.site.clone()),
-            ("Date", self.tags.date.clone()),
-            ("Round", self.tags.round.clone()),
-            ("White", self.tags.white.clone()),
-            ("Black", self.tags.black.clone()),
-            ("Result", self.result.clone()),
-            ("TimeControl", self.tags.time_control.clone()),
-            ("WhiteClock", clock_tag(self.white_clock)),
-            ("BlackClock", clock_tag(self.black_clock)),
-        ];
-        for (name, value) in tags {
-            out.push_str(&format!("[{name} \"{}\"]\n", escape(&value)));
+        for name in SEVEN_TAG_ROSTER {
+            let value = match name {
+                "Result" => self.result_text().to_owned(),
+                "Date" => self.tag(name).unwrap_or("????.??.??").to_owned(),
+                _ => self.tag(name).unwrap_or("?").to_owned(),
+            };
+            let _ = writeln!(out, "[{name} \"{}\"]", escape(&value));
+        }
+        let mut others: Vec<(&str, &str)> = Vec::new();
+        for (name, value) in &self.tags {
+            if SEVEN_TAG_ROSTER.contains(&name.as_str()) || !valid_tag_name(name) {
+                continue;
+            }
+            match others.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = value,
+                None => others.push((name, value)),
+            }
+        }
+        others.sort_by(|a, b| a.0.cmp(b.0));
+        for (name, value) in others {
+            let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
         }
         out.push('\n');
 
-        let mut tokens = Vec::new();
-        let mut after_comment = false;
+        let mut tokens: Vec<String> = Vec::new();
+        for comment in &self.comments {
+            tokens.push(format!("{{{}}}", comment.replace('}', ")")));
+        }
+        let mut after_comment = !self.comments.is_empty();
         for (i, m) in self.moves.iter().enumerate() {
             let number = i / 2 + 1;
             if i % 2 == 0 {
@@ -221,9 +252,9 @@ impl LivePgn {
                 after_comment = true;
             }
         }
-        tokens.push(self.result.clone());
+        tokens.push(self.result_text().to_owned());
 
-        // PGN export format: lines of at most 79 characters.
+        // Export format: lines of at most 79 characters.
         let mut line = String::new();
         for token in tokens {
             if !line.is_empty() && line.len() + 1 + token.len() > 79 {
@@ -237,20 +268,27 @@ impl LivePgn {
             line.push_str(&token);
         }
         out.push_str(&line);
-        out.push('\n');
+        out.push_str("\n\n");
         out
     }
 }
 
-/// The PGN TimeControl value of a control (PGN 9.6.1; a simple or Bronstein
-/// delay uses the project's `d`/`b` extension; byo-yomi and Canadian
-/// overtime, which PGN cannot express, give `?`).
+/// The PGN TimeControl value of one side's control (PGN 9.6.1), always
+/// valid: fields `moves/seconds`, `seconds`, `seconds+increment` (also
+/// inside a moves field, the common extension `40/5400+30`), `*seconds`
+/// (hourglass) and `-` (no limit), joined by `:`. Forms PGN cannot express
+/// are written as their closest valid form:
+/// * a simple (US) or Bronstein delay of `d` seconds as `+d`: the most a
+///   move can give back (`G/25;d5` is `1500+5`);
+/// * byo-yomi and Canadian overtime as their main time (`600`): PGN has no
+///   overtime; the exact control is in `ClockControl` ([`control_tags`]).
 pub fn time_control_tag(control: &TimeControl) -> String {
-    let secs = |t: Micros| (t / SECOND).to_string();
+    let secs = |t: Micros| (t.max(0) / SECOND).to_string();
     match control {
         TimeControl::Upcount => "-".into(),
         TimeControl::Hourglass { time } => format!("*{}", secs(*time)),
-        TimeControl::ByoYomi { .. } | TimeControl::Canadian { .. } => "?".into(),
+        TimeControl::ByoYomi { main, .. } | TimeControl::Canadian { main, .. } => secs(*main),
+        TimeControl::Stages(stages) if stages.is_empty() => "?".into(),
         TimeControl::Stages(stages) => stages
             .iter()
             .map(|stage| {
@@ -261,9 +299,9 @@ pub fn time_control_tag(control: &TimeControl) -> String {
                 field.push_str(&secs(stage.time));
                 match stage.bonus {
                     Bonus::None => {}
-                    Bonus::Increment(t) => field.push_str(&format!("+{}", secs(t))),
-                    Bonus::Delay(t) => field.push_str(&format!("d{}", secs(t))),
-                    Bonus::Bronstein(t) => field.push_str(&format!("b{}", secs(t))),
+                    Bonus::Increment(t) | Bonus::Delay(t) | Bonus::Bronstein(t) => {
+                        field.push_str(&format!("+{}", secs(t)))
+                    }
                 }
                 field
             })
@@ -272,21 +310,107 @@ pub fn time_control_tag(control: &TimeControl) -> String {
     }
 }
 
+/// The tags that describe a game's control:
+/// * the same control for both sides: `TimeControl` (the valid PGN form,
+///   [`time_control_tag`]) and `ClockControl` (the exact control in the
+///   project's notation, as `chessclockctl new` takes it: `G/25;d5` is
+///   `1500d5`, `byoyomi:600:5x30`);
+/// * a different control per side (Armageddon, handicap): `TimeControl "?"`
+///   (no single value is right), `WhiteTimeControl` / `BlackTimeControl`
+///   (each side's valid PGN form) and `WhiteClockControl` /
+///   `BlackClockControl` (each side's exact control).
+pub fn control_tags(control: &MatchControl) -> Vec<(String, String)> {
+    if control.white == control.black {
+        vec![
+            ("TimeControl".into(), time_control_tag(&control.white)),
+            ("ClockControl".into(), control.white.to_string()),
+        ]
+    } else {
+        vec![
+            ("TimeControl".into(), "?".into()),
+            ("WhiteTimeControl".into(), time_control_tag(&control.white)),
+            ("BlackTimeControl".into(), time_control_tag(&control.black)),
+            ("WhiteClockControl".into(), control.white.to_string()),
+            ("BlackClockControl".into(), control.black.to_string()),
+        ]
+    }
+}
+
+/// `YYYY.MM.DD` and `HH:MM:SS` (UTC) of a wall-clock instant in µs since the
+/// Unix epoch (the `Date`/`UTCDate` and `UTCTime` tags).
+pub fn utc_date_time(wall_us: i64) -> (String, String) {
+    let seconds = wall_us.div_euclid(SECOND);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        format!("{year:04}.{month:02}.{day:02}"),
+        format!(
+            "{:02}:{:02}:{:02}",
+            of_day / 3600,
+            (of_day / 60) % 60,
+            of_day % 60
+        ),
+    )
+}
+
+/// RFC 3339 UTC with milliseconds (`2026-11-30T13:02:03.456Z`), as DGT
+/// LiveChess writes `ReferenceTime`.
+pub fn rfc3339_utc_ms(wall_us: i64) -> String {
+    let (date, time) = utc_date_time(wall_us);
+    let ms = wall_us.div_euclid(1000).rem_euclid(1000);
+    format!("{}T{time}.{ms:03}Z", date.replace('.', "-"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eboard::detect::{DetectedMove, SignalledResult};
-    use crate::timecontrol::Stage;
+    use crate::timecontrol::{parse, Stage};
 
-    fn tags() -> PgnTags {
-        PgnTags {
-            event: "Club \"Open\"".into(),
-            site: "Utrecht".into(),
-            date: "2026.11.30".into(),
-            round: "3".into(),
-            white: "Aap, A.".into(),
-            black: "Noot, B.".into(),
-            time_control: "180+2".into(),
+    fn game() -> PgnGame {
+        PgnGame {
+            tags: vec![
+                ("White".into(), "Aap, A.".into()),
+                ("TimeControl".into(), "180+2".into()),
+                ("Event".into(), "Club \"Open\"".into()),
+                ("Site".into(), "Utrecht".into()),
+                ("Date".into(), "2026.11.30".into()),
+                ("Round".into(), "3".into()),
+                ("Black".into(), "Noot, B.".into()),
+                ("BlackClock".into(), "0:03:00".into()),
+                ("WhiteClock".into(), "0:02:53".into()),
+            ],
+            comments: Vec::new(),
+            moves: vec![
+                PgnMove {
+                    san: "e4".into(),
+                    clock: Some(MoveClock {
+                        clk: 174_000_000,
+                        emt: 10_000_000,
+                    }),
+                },
+                PgnMove {
+                    san: "e5".into(),
+                    clock: Some(MoveClock {
+                        clk: 179_200_000,
+                        emt: 4_800_000,
+                    }),
+                },
+                PgnMove {
+                    san: "Nf3".into(),
+                    clock: None,
+                },
+            ],
+            result: None,
         }
     }
 
@@ -303,28 +427,9 @@ mod tests {
     }
 
     #[test]
-    fn renders_tags_moves_and_clock_comments_exactly() {
-        let mut pgn = LivePgn::new(tags());
-        pgn.set_move(1, "e4");
-        pgn.set_clock(
-            1,
-            MoveClock {
-                clk: 174_000_000,
-                emt: 10_000_000,
-            },
-        );
-        pgn.set_move(2, "e5");
-        pgn.set_clock(
-            2,
-            MoveClock {
-                clk: 179_200_000,
-                emt: 4_800_000,
-            },
-        );
-        pgn.set_move(3, "Nf3");
-        pgn.set_clocks(172_500_000, 179_200_000);
+    fn renders_the_seven_tag_roster_first_then_sorted_tags_and_a_closing_blank_line() {
         assert_eq!(
-            pgn.render(),
+            game().render(),
             "[Event \"Club \\\"Open\\\"\"]\n\
              [Site \"Utrecht\"]\n\
              [Date \"2026.11.30\"]\n\
@@ -332,105 +437,168 @@ mod tests {
              [White \"Aap, A.\"]\n\
              [Black \"Noot, B.\"]\n\
              [Result \"*\"]\n\
+             [BlackClock \"0:03:00\"]\n\
              [TimeControl \"180+2\"]\n\
              [WhiteClock \"0:02:53\"]\n\
-             [BlackClock \"0:03:00\"]\n\
              \n\
              1. e4 {[%clk 0:02:54] [%emt 0:00:10]} 1... e5 {[%clk 0:03:00] [%emt 0:00:05]}\n\
-             2. Nf3 *\n"
+             2. Nf3 *\n\
+             \n"
         );
     }
 
     #[test]
-    fn follows_board_events() {
-        let mut pgn = LivePgn::new(PgnTags::default());
-        let mv = |ply: u32, san: &str, status| {
-            BoardEvent::MoveDetected(DetectedMove {
-                ply,
-                side: Side::White,
-                side_moves: 1,
-                san: san.into(),
-                uci: String::new(),
-                fen_after: String::new(),
-                status,
-                at: 0,
-            })
+    fn missing_roster_tags_are_unknown_and_the_result_is_the_marker() {
+        let mut g = PgnGame {
+            result: Some(GameResult::Draw),
+            ..PgnGame::default()
         };
-        pgn.apply(&mv(1, "d3", MoveStatus::Tentative));
-        pgn.apply(&mv(1, "d4", MoveStatus::Tentative));
-        pgn.set_clock(
-            1,
-            MoveClock {
-                clk: 60_000_000,
-                emt: 0,
-            },
-        );
-        pgn.apply(&mv(1, "d4", MoveStatus::Confirmed));
-        pgn.apply(&mv(2, "d5", MoveStatus::Tentative));
-        pgn.apply(&mv(3, "c4", MoveStatus::Tentative));
-        pgn.apply(&BoardEvent::TakeBack {
-            to_ply: 2,
-            fen: String::new(),
-            at: 0,
-        });
-        pgn.apply(&BoardEvent::ResultSignal {
-            result: SignalledResult::Draw,
-            at: 0,
-        });
-        let text = pgn.render();
-        assert!(text.contains("[Result \"1/2-1/2\"]"), "{text}");
-        assert!(text.contains("[WhiteClock \"?\"]"), "{text}");
-        assert!(
-            text.ends_with("\n1. d4 {[%clk 0:01:00] [%emt 0:00:00]} 1... d5 1/2-1/2\n"),
-            "{text}"
-        );
-        pgn.apply(&BoardEvent::GameEnd {
-            reason: GameEndReason::Checkmate,
-            winner: Some(Side::Black),
-            ply: 2,
-            at: 0,
-        });
-        assert!(pgn.render().ends_with(" 0-1\n"));
+        g.comments.push("a {note}".into());
+        let text = g.render();
+        assert!(text.starts_with(
+            "[Event \"?\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n[Round \"?\"]\n\
+             [White \"?\"]\n[Black \"?\"]\n[Result \"1/2-1/2\"]\n\n"
+        ));
+        assert!(text.ends_with("\n{a {note)} 1/2-1/2\n\n"), "{text}");
     }
 
     #[test]
     fn long_games_wrap_below_80_columns() {
-        let mut pgn = LivePgn::new(PgnTags::default());
+        let mut g = PgnGame::default();
         for ply in 1..=80 {
-            pgn.set_move(ply, if ply % 2 == 1 { "Nf3" } else { "Nf6" });
-            pgn.set_clock(
-                ply,
-                MoveClock {
+            g.moves.push(PgnMove {
+                san: if ply % 2 == 1 { "Nf3" } else { "Nf6" }.into(),
+                clock: Some(MoveClock {
                     clk: 3_600_000_000,
                     emt: 1_000_000,
-                },
-            );
+                }),
+            });
         }
-        let text = pgn.render();
+        let text = g.render();
         assert!(text.lines().all(|l| l.len() <= 79));
         assert!(text.contains("40... Nf6"));
     }
 
     #[test]
-    fn time_control_tags() {
-        let stage = |moves, time, bonus| Stage { moves, time, bonus };
-        let classical = TimeControl::Stages(vec![
-            stage(Some(40), 5_400 * SECOND, Bonus::Increment(30 * SECOND)),
-            stage(None, 1_800 * SECOND, Bonus::Increment(30 * SECOND)),
-        ]);
-        assert_eq!(time_control_tag(&classical), "40/5400+30:1800+30");
+    fn time_control_tags_are_valid_pgn_for_every_control() {
+        let tc = |text: &str| time_control_tag(&parse(text).unwrap());
+        assert_eq!(tc("40/5400+30:1800+30"), "40/5400+30:1800+30");
+        assert_eq!(tc("180+2"), "180+2");
+        assert_eq!(tc("300d5"), "300+5");
+        assert_eq!(tc("G/25;d5"), "1500+5");
+        assert_eq!(tc("40/120, SD/30;d5"), "40/7200+5:1800+5");
+        assert_eq!(tc("300b3"), "300+3");
+        assert_eq!(tc("-"), "-");
+        assert_eq!(tc("*60"), "*60");
+        assert_eq!(tc("byoyomi:600:5x30"), "600");
+        assert_eq!(tc("canadian:600:25/300"), "600");
+        assert_eq!(time_control_tag(&TimeControl::Stages(vec![])), "?");
+        let stage = Stage {
+            moves: Some(40),
+            time: 7_200 * SECOND,
+            bonus: Bonus::None,
+        };
         assert_eq!(
-            time_control_tag(&TimeControl::Stages(vec![stage(
-                None,
-                300 * SECOND,
-                Bonus::Delay(5 * SECOND)
-            )])),
-            "300d5"
+            time_control_tag(&TimeControl::Stages(vec![stage])),
+            "40/7200"
         );
-        assert_eq!(time_control_tag(&TimeControl::Upcount), "-");
+        // Every value matches PGN 9.6.1's grammar (with the increment in a
+        // moves field).
+        let valid = |v: &str| {
+            v == "?"
+                || v == "-"
+                || v.split(':').all(|field| {
+                    let field = field.strip_prefix('*').unwrap_or(field);
+                    let (moves, rest) = field.split_once('/').unwrap_or(("1", field));
+                    let (secs, inc) = rest.split_once('+').unwrap_or((rest, "0"));
+                    [moves, secs, inc]
+                        .iter()
+                        .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                })
+        };
+        for text in [
+            "40/5400+30:1800+30",
+            "G/25;d5",
+            "40/120, SD/30;d5",
+            "G/3;inc2",
+            "byoyomi:600:5x30",
+            "canadian:600:25/300",
+            "*180",
+            "-",
+            "300b3",
+        ] {
+            assert!(valid(&tc(text)), "{text} -> {}", tc(text));
+        }
+    }
+
+    #[test]
+    fn the_exact_control_is_kept_per_side_when_the_sides_differ() {
+        let same = MatchControl::same(parse("G/25;d5").unwrap());
         assert_eq!(
-            time_control_tag(&TimeControl::Hourglass { time: 60 * SECOND }),
-            "*60"
+            control_tags(&same),
+            vec![
+                ("TimeControl".to_owned(), "1500+5".to_owned()),
+                ("ClockControl".to_owned(), "1500d5".to_owned())
+            ]
         );
+        let armageddon = MatchControl {
+            white: parse("300").unwrap(),
+            black: parse("240").unwrap(),
+        };
+        let tags = control_tags(&armageddon);
+        assert_eq!(tags[0], ("TimeControl".to_owned(), "?".to_owned()));
+        assert!(tags.contains(&("WhiteTimeControl".to_owned(), "300".to_owned())));
+        assert!(tags.contains(&("BlackTimeControl".to_owned(), "240".to_owned())));
+        assert!(tags.contains(&("BlackClockControl".to_owned(), "240".to_owned())));
+        let byo = MatchControl::same(parse("byoyomi:600:5x30").unwrap());
+        assert_eq!(control_tags(&byo)[1].1, "byoyomi:600:5x30");
+    }
+
+    #[test]
+    fn results_terminations_and_dates() {
+        for r in [
+            GameResult::WhiteWins,
+            GameResult::BlackWins,
+            GameResult::Draw,
+        ] {
+            assert_eq!(GameResult::parse(r.pgn()), Some(r));
+        }
+        assert_eq!(GameResult::parse("*"), None);
+        assert_eq!(
+            Termination::parse("time-forfeit"),
+            Some(Termination::TimeForfeit)
+        );
+        assert_eq!(Termination::parse("resignation"), Some(Termination::Normal));
+        assert_eq!(Termination::parse("bored"), None);
+        for t in [
+            Termination::Normal,
+            Termination::TimeForfeit,
+            Termination::RulesInfraction,
+            Termination::Adjudication,
+            Termination::Abandoned,
+            Termination::Death,
+            Termination::Emergency,
+        ] {
+            assert_eq!(Termination::parse(t.pgn()), Some(t));
+        }
+        // 2026-11-30T13:02:03.456Z
+        let wall = 1_796_043_723_456_000;
+        assert_eq!(
+            utc_date_time(wall),
+            ("2026.11.30".to_owned(), "13:02:03".to_owned())
+        );
+        assert_eq!(rfc3339_utc_ms(wall), "2026-11-30T13:02:03.456Z");
+        assert_eq!(utc_date_time(0).0, "1970.01.01");
+        assert_eq!(utc_date_time(951_782_400 * SECOND).0, "2000.02.29");
+    }
+
+    #[test]
+    fn tag_names_and_values() {
+        assert!(valid_tag_name("WhiteElo"));
+        assert!(valid_tag_name("Board_1"));
+        assert!(!valid_tag_name("1abc"));
+        assert!(!valid_tag_name("White Elo"));
+        assert!(!valid_tag_name(""));
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\cd");
     }
 }

@@ -22,6 +22,7 @@ fn a_late_press_before_a_flag_counts_and_withdraws_the_flag() {
     step!(rig, rig.commit_all(1_001) => [
         "history flag white @1.000: white's flag fell at 1.000 s in stage 1",
         "event flag white @1.000 stage 1",
+        "pgn",
         "view",
     ]);
     // The press made at 0.850 s arrives at 1.150 s.
@@ -37,6 +38,7 @@ fn a_late_press_before_a_flag_counts_and_withdraws_the_flag() {
         "event flag-withdrawn white @1.000",
         "event pressed white #1 850ms",
         "buttons: ack 0",
+        "pgn",
         "view",
     ]);
     let state = rig.state(1_150);
@@ -58,6 +60,12 @@ fn a_press_made_before_an_arbiter_pause_counts() {
         "store 3: press white @9.950",
         "display0: 4:51 [P] | 5:00 [P] \"PAUSE\"",
     ]);
+    // The pause's row now says what it does after the press.
+    let lines = rig.commit_all(10_080);
+    assert!(
+        lines.contains(&"revise row 1: clock paused".to_owned()),
+        "{lines:?}"
+    );
     let state = rig.state(20_000);
     assert!(state.paused);
     assert_eq!(state.white.moves, 1);

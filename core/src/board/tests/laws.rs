@@ -23,6 +23,7 @@ fn art_6_12b_the_arbiter_button_pauses_and_is_marked() {
         "history pause @3.000: clock paused",
         "event arbiter-called",
         "buttons: ack 0",
+        "pgn",
         "view",
     ]);
     let lines = rig.command(10_000, BoardCommand::Resume);

@@ -41,6 +41,7 @@ fn setup() -> BoardSetup {
         default_time_ms: 0,
         resume_after_restart: false,
         pgn_file: false,
+        pgn_tags: Default::default(),
     }
 }
 
@@ -236,6 +237,7 @@ fn line(action: &Action) -> String {
                 if link.connected { "up" } else { "down" }
             ),
             BoardEvent::ArbiterCalled { .. } => "event arbiter-called".into(),
+            BoardEvent::NewGameOffered { .. } => "event new-game-offered".into(),
             BoardEvent::FlagReport { side, verdict, .. } => {
                 format!("event flag-report {side} {verdict}")
             }
@@ -253,6 +255,11 @@ fn line(action: &Action) -> String {
             }
         ),
         Action::NewHistory(_) => "new-history".into(),
+        Action::ReviseHistory(revision) => format!(
+            "revise row {}: {}",
+            revision.index,
+            revision.outcome.join("; ")
+        ),
         Action::Eboard(command) => format!("eboard {command:?}"),
         Action::Pgn(_) => "pgn".into(),
         Action::Running(running) => format!("running {running}"),
@@ -496,6 +503,7 @@ fn a_new_game_is_recorded_and_reported_after_its_commit() {
     step!(rig, created => [
         "store 0: new-game 300+2",
         "new-history",
+        "pgn",
         "display0: 5:02 [L] | 5:02 [L] \"NO BUTTONS\"",
         "leds ---",
         "view",
@@ -515,6 +523,7 @@ fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit
     step!(rig, rig.commit_all(1_000) => [
         "history start @1.000: White's clock started",
         "reply 1: ok",
+        "pgn",
         "view",
     ]);
     // White presses at 13.5 s; the frame is read 20 ms later.
@@ -527,6 +536,7 @@ fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit
         "history press white @13.500: white completed move 1 in 12.500 s",
         "event pressed white #1 12500ms",
         "buttons: ack 0",
+        "pgn",
         "view",
     ]);
     assert_eq!(rig.state(13_530).black.used, 30 * MS);
@@ -546,6 +556,7 @@ fn black_press_starts_white_clock_when_the_board_says_so() {
     step!(rig, rig.commit_all(2_000) => [
         "history start @2.000: White's clock started",
         "buttons: ack 0",
+        "pgn",
         "view",
     ]);
     // A second press of Black's is a press, not a start.

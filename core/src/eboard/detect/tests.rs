@@ -426,18 +426,90 @@ fn kings_in_the_centre_signal_the_result_not_a_move() {
             ..
         }]
     ));
+    assert!(h.det.finished());
     // Unchanged for long: still no move, no report.
     assert_eq!(h.wait(5_000), vec![]);
     assert_eq!(h.ucis(), vec!["e2e4"]);
-    // Kings back home: the game's position again, nothing happened.
+    // The game is over: the kings going back, pieces lifted, nothing is
+    // followed and nothing is reported; the game stays as it was.
     h.slide("d4", "e1");
     h.slide("e5", "e8");
+    h.lift("a7");
     assert_eq!(h.wait(5_000), vec![]);
     assert_eq!(h.ucis(), vec!["e2e4"]);
-    assert!(!h
-        .events
-        .iter()
-        .any(|e| matches!(e, BoardEvent::TakeBack { .. })));
+    assert!(!h.events.iter().any(|e| matches!(
+        e,
+        BoardEvent::TakeBack { .. } | BoardEvent::Unrecognised { .. }
+    )));
+    // The start position complete: the board's next game begins.
+    h.put("a7", 'p');
+    let events = h.slide("e4", "e2");
+    assert!(
+        matches!(events.as_slice(), [BoardEvent::StartPosition { .. }]),
+        "{events:?}"
+    );
+    assert!(!h.det.finished());
+    assert_eq!(h.det.ply(), 0);
+    let events = h.slide("d2", "d4");
+    assert_eq!(moves_in(&events), vec![(1, "d2d4".into(), Tentative)]);
+}
+
+#[test]
+fn a_finished_game_survives_the_reset_and_the_start_begins_the_next_one() {
+    let mut h = Hand::new();
+    h.slide("f2", "f3");
+    h.slide("e7", "e5");
+    h.slide("g2", "g4");
+    h.slide("d8", "h4");
+    let mate_at = h.now;
+    let events = h.wait(1_500);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, BoardEvent::GameEnd { at, .. } if *at == mate_at)),
+        "the game ends at the mating placement's instant: {events:?}"
+    );
+    h.events.clear();
+    // The pieces go back one by one: the last one completes the start.
+    h.slide("h4", "d8");
+    h.slide("g4", "g2");
+    h.slide("e5", "e7");
+    assert_eq!(h.wait(3_000), vec![]);
+    assert_eq!(h.det.ply(), 4, "the finished game is kept as it was");
+    let events = h.slide("f3", "f2");
+    assert_eq!(events, vec![BoardEvent::StartPosition { at: h.now }]);
+    let events = h.slide("e2", "e4");
+    assert_eq!(moves_in(&events), vec![(1, "e2e4".into(), Tentative)]);
+}
+
+#[test]
+fn finish_from_outside_and_new_game_with_the_start_already_standing() {
+    let mut h = Hand::new();
+    h.slide("e2", "e4");
+    // A flag falls: the shell finishes the game, the tentative move stands.
+    let events = h.det.finish(h.now);
+    assert_eq!(moves_in(&events), vec![(1, "e2e4".into(), Confirmed)]);
+    h.events.clear();
+    h.slide("e4", "e2");
+    assert_eq!(h.det.ply(), 0, "the start after a finished game: next game");
+    assert!(matches!(
+        h.events.as_slice(),
+        [BoardEvent::StartPosition { .. }]
+    ));
+    // The arbiter's `new` with the start already on the board: followed at
+    // once, with no change of placement needed.
+    let events = h.det.new_game(h.now);
+    assert_eq!(events, vec![BoardEvent::StartPosition { at: h.now }]);
+    let events = h.slide("g1", "f3");
+    assert_eq!(moves_in(&events), vec![(1, "g1f3".into(), Tentative)]);
+    // `new` in the middle of a game: wait for the start position.
+    assert_eq!(h.det.new_game(h.now), vec![]);
+    assert!(!h.det.started());
+    let events = h.slide("f3", "g1");
+    assert!(matches!(
+        events.as_slice(),
+        [BoardEvent::StartPosition { .. }]
+    ));
 }
 
 #[test]
