@@ -57,7 +57,7 @@ fn config(control: &str) -> Config {
         id: "b1".into(),
         control: control.into(),
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
-        displays: vec![DeviceRef::Path("/dev/fake-display".into())],
+        displays: vec![DeviceRef::Path("/dev/fake-display".into()).into()],
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,

@@ -241,7 +241,7 @@ fn board(id: &str, buttons: Option<&Path>, displays: &[&Path]) -> BoardConfig {
         buttons: buttons.map(|p| DeviceRef::Path(p.to_path_buf())),
         displays: displays
             .iter()
-            .map(|p| DeviceRef::Path(p.to_path_buf()))
+            .map(|p| DeviceRef::Path(p.to_path_buf()).into())
             .collect(),
         eboard: None,
         white_button: ButtonSide::Left,

@@ -241,7 +241,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         id: "demo".into(),
         control: "300+3".into(),
         buttons: Some(device("buttons")?),
-        displays: vec![device("display")?],
+        displays: vec![device("display")?.into()],
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: true,

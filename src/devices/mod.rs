@@ -156,8 +156,8 @@ pub fn group_slots(boards: &[BoardConfig]) -> Vec<(DeviceRef, Vec<DeviceKey>)> {
         if let Some(device) = &board.buttons {
             add(device, DeviceKey::new(&board.id, DeviceRole::Buttons));
         }
-        for (n, device) in board.displays.iter().enumerate() {
-            add(device, DeviceKey::new(&board.id, DeviceRole::Display(n)));
+        for (n, display) in board.displays.iter().enumerate() {
+            add(&display.device, DeviceKey::new(&board.id, DeviceRole::Display(n)));
         }
     }
     groups
@@ -391,7 +391,7 @@ mod tests {
             id: id.to_owned(),
             control: "fide-rapid".to_owned(),
             buttons: buttons.map(device),
-            displays: displays.iter().map(|s| device(s)).collect(),
+            displays: displays.iter().map(|s| device(s).into()).collect(),
             eboard: None,
             white_button: ButtonSide::Left,
             start_on_black_press: false,

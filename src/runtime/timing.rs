@@ -413,12 +413,13 @@ impl Board {
             .displays
             .iter()
             .enumerate()
-            .map(|(index, device)| DisplaySlot {
-                slot: Slot::new(&board.id, DeviceRole::Display(index), device),
-                rules: DisplayRules::new(
+            .map(|(index, display)| DisplaySlot {
+                slot: Slot::new(&board.id, DeviceRole::Display(index), &display.device),
+                rules: DisplayRules::for_side(
                     &config.display,
                     &default_display_caps(),
                     board.white_button,
+                    display.side,
                 ),
                 sent: None,
             })
@@ -1796,9 +1797,14 @@ impl Timing {
                 board.leds_sent = None;
             }
             DeviceRole::Display(n) => {
+                let side = board.config.displays.get(n).map(|d| d.side).unwrap_or_default();
                 if let Some(display) = board.displays.get_mut(n) {
-                    display.rules =
-                        DisplayRules::new(&display_config, &hello.capabilities, white_button);
+                    display.rules = DisplayRules::for_side(
+                        &display_config,
+                        &hello.capabilities,
+                        white_button,
+                        side,
+                    );
                     // Restore at once, whatever was sent before.
                     display.sent = None;
                 }
@@ -1938,9 +1944,14 @@ impl Timing {
             board.config.white_button = new.white_button;
             let control_changed = board.config.control != new.control;
             board.config.control = new.control.clone();
-            for display in &mut board.displays {
-                display.rules =
-                    DisplayRules::new(&self.config.display, &display.slot.caps, new.white_button);
+            for (n, display) in board.displays.iter_mut().enumerate() {
+                let side = board.config.displays.get(n).map(|d| d.side).unwrap_or_default();
+                display.rules = DisplayRules::for_side(
+                    &self.config.display,
+                    &display.slot.caps,
+                    new.white_button,
+                    side,
+                );
                 if !display.slot.connected {
                     display.rules.tenths = true;
                     display.rules.text_chars = 16;
