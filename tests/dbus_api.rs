@@ -270,6 +270,7 @@ async fn errors_carry_their_dbus_names() {
             requests,
             events: tokio::sync::broadcast::channel(4).0,
             boards: vec!["b1".into()],
+            health: Default::default(),
         };
         let (_gone_server, gone_client) =
             p2p(gone, test_config(false), NtpSource::Fixed(None)).await;

@@ -1320,3 +1320,60 @@ fn spec_9_2_a_press_stamped_in_the_future_does_not_move_the_mapping() {
         }
     });
 }
+
+/// SPEC 6.1 item 2 with the whole runtime behind the port: after WELCOME the
+/// unit gets its DISPLAY and its LEDS once each (the runtime's rendering for
+/// this unit), and nothing more until the host falls idle (its first
+/// HOST_HEARTBEAT); the picture fits the unit's 4 digits (SPEC 8.1) and its
+/// 8 brightness levels (SPEC 5.7).
+#[test]
+fn spec_6_1_display_and_leds_go_out_once_after_welcome_from_the_runtime() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("clock");
+        let mut device = FakeDevice::plug(&link);
+        let mut config = chessclockd::config::Config::default();
+        config.daemon.rt_priority = 0;
+        config.daemon.mlock = false;
+        let mut b = board("b30", Some(&link), &[&link]);
+        b.control = "fide-classical".into();
+        config.boards.push(b);
+        let runtime = chessclockd::runtime::Runtime::start(
+            config,
+            Some(dir.path().join("state")),
+            chessclockd::runtime::Devices::Manager,
+        )
+        .unwrap();
+        let unit = Hello {
+            capabilities: Capabilities {
+                displays: 2,
+                digits: 4,
+                tenths: true,
+                brightness_levels: 8,
+                text_chars: 8,
+                ..Capabilities::default()
+            },
+            ..hello(COMBINED, "CC0030")
+        };
+        device.handshake(unit).await;
+        let mut displays = Vec::new();
+        let mut leds = 0;
+        loop {
+            match device.recv(Duration::from_secs(5)).await.map(|f| f.message) {
+                Some(Message::Display(state)) => displays.push(state),
+                Some(Message::Leds(_)) => leds += 1,
+                Some(Message::HostHeartbeat) => break,
+                Some(Message::Welcome { .. }) => {} // an answer to an earlier HELLO
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(displays.len(), 1, "{displays:?}");
+        assert_eq!(leds, 1);
+        // 90 min + 30 s shown on 4 digits: hours and minutes, rounded up.
+        assert_eq!(displays[0].left.time.as_str(), "1.31");
+        assert_eq!(displays[0].right.time.as_str(), "1.31");
+        assert_eq!(displays[0].brightness, 5, "200 of 255 on 8 levels");
+        assert!(!displays[0].left.icons.contains(chessclock_protocol::Icons::LINK_LOST));
+        runtime.shutdown().await;
+    });
+}

@@ -431,24 +431,30 @@ impl Board {
             .await
     }
 
+    // The read methods take the header only so that zbus checks the call's
+    // signature: a method with no parameter at all accepts (and drops) any
+    // arguments, and a caller must hear that `State("x")` is wrong.
+
     /// The state as JSON (the replay output schema plus additions; `t` is
-    /// the daemon's monotonic milliseconds).
-    async fn state(&self) -> Result<String, Error> {
-        self.read_text(Command::State).await
+    /// the daemon's monotonic milliseconds), with the state store's health
+    /// under `"state_health"`.
+    async fn state(&self, #[zbus(header)] _header: Header<'_>) -> Result<String, Error> {
+        let text = self.read_text(Command::State).await?;
+        Ok(self.context.with_state_health(&text))
     }
 
     /// The game history as JSON, each change with the caller's uid.
-    async fn history(&self) -> Result<String, Error> {
+    async fn history(&self, #[zbus(header)] _header: Header<'_>) -> Result<String, Error> {
         self.read_text(Command::History).await
     }
 
     /// The game so far as PGN with clock comments.
-    async fn pgn(&self) -> Result<String, Error> {
+    async fn pgn(&self, #[zbus(header)] _header: Header<'_>) -> Result<String, Error> {
         self.read_text(Command::Pgn).await
     }
 
     /// Every property at once, as JSON (consistent: one snapshot).
-    async fn snapshot(&self) -> Result<String, Error> {
+    async fn snapshot(&self, #[zbus(header)] _header: Header<'_>) -> Result<String, Error> {
         let snapshot = match &self.snapshot {
             Some(snapshot) => snapshot.clone(),
             None => fetch_snapshot(&self.handle, &self.id).await?,
@@ -677,6 +683,7 @@ mod tests {
                 requests,
                 events,
                 boards: vec!["b1".into()],
+                health: Default::default(),
             },
             Arc::new(Context {
                 policy: super::super::auth::Policy {
@@ -685,6 +692,7 @@ mod tests {
                 require_ntp: false,
                 ntp: super::super::NtpSource::Fixed(None),
                 config: crate::config::Config::default(),
+                health: Default::default(),
             }),
             None,
         )

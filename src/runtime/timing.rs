@@ -707,6 +707,18 @@ impl Timing {
         timing
     }
 
+    /// The displays' notice about the saved state (the store's health, e.g.
+    /// `STATE DAMAGED`), on every board until its next new game.
+    pub fn set_state_notice(&mut self, notice: Option<String>) {
+        let mut outbox = Outbox::default();
+        let now = monotonic_now_us();
+        for index in 0..self.boards.len() {
+            self.boards[index].marks.state_notice = notice.clone();
+            self.refresh(index, now, &mut outbox);
+        }
+        self.flush(outbox);
+    }
+
     fn make_engine(&self, control: &str) -> Result<Engine, String> {
         let (control, settings) = (self.resolve)(&self.config, control)?;
         Ok(Engine::new(control, settings))
@@ -1091,6 +1103,11 @@ impl Timing {
         let board = &mut self.boards[index];
         let state = board.state(now);
         for display in &mut board.displays {
+            // A unit not linked gets its picture when it links, rendered
+            // for it (its rules come from its HELLO).
+            if !display.slot.connected {
+                continue;
+            }
             let shown = display.rules.render(&state, &board.marks);
             if display.sent != Some(shown) {
                 display.sent = Some(shown);
@@ -1099,7 +1116,7 @@ impl Timing {
                     .push((display.slot.key.clone(), DeviceCommand::Display(shown)));
             }
         }
-        if let Some(buttons) = &board.buttons {
+        if let Some(buttons) = board.buttons.as_ref().filter(|b| b.connected) {
             let left_side = match board.config.white_button {
                 ButtonSide::Left => Side::White,
                 ButtonSide::Right => Side::Black,

@@ -102,6 +102,11 @@ pub struct SessionConfig {
     pub hello_timeout: Micros,
     /// Frame errors are reported at most this often (coalesced).
     pub error_report_interval: Micros,
+    /// Send the kept display and LED state right after each WELCOME. The
+    /// daemon turns this off: its runtime renders for the unit it was told
+    /// of and sends that itself, so the unit gets one DISPLAY, not a stale
+    /// one first (SPEC.md 6.1 item 2).
+    pub restore_on_welcome: bool,
 }
 
 impl Default for SessionConfig {
@@ -114,6 +119,7 @@ impl Default for SessionConfig {
             link_timeout: DEFAULT_LINK_TIMEOUT_MS as Micros * MS,
             hello_timeout: 3_000 * MS,
             error_report_interval: 100 * MS,
+            restore_on_welcome: true,
         }
     }
 }
@@ -740,6 +746,9 @@ impl Session {
         self.last_caps = Some(hello.capabilities);
         self.display_sent = None;
         self.leds_sent = None;
+        if !self.config.restore_on_welcome {
+            return;
+        }
         if hello.roles.contains(Roles::DISPLAY) {
             // A state rendered for another unit (or before any was
             // welcomed) would be replaced at once by the runtime's
