@@ -269,9 +269,7 @@ impl<'de> Deserialize<'de> for DisplayRef {
                         "device" | "side" => {
                             return Err(A::Error::custom(format!("duplicate field `{key}`")))
                         }
-                        other => {
-                            return Err(A::Error::unknown_field(other, &["device", "side"]))
-                        }
+                        other => return Err(A::Error::unknown_field(other, &["device", "side"])),
                     }
                 }
                 Ok(DisplayRef {
@@ -975,7 +973,10 @@ mod tests {
             "[[board]]\nid = \"a\"\ndisplays = [{ device = \"/dev/x\", side = \"black\" }]\n[[board]]\nid = \"b\"\ndisplays = [\"/dev/x\"]\n",
         )
         .unwrap_err();
-        assert!(err.to_string().contains("`/dev/x` is used by both"), "{err}");
+        assert!(
+            err.to_string().contains("`/dev/x` is used by both"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -992,7 +993,10 @@ mod tests {
         let (line, column, message) =
             at("[[board]]\nid = \"a\"\ndisplays = [{ device = \"/dev/d1\", side = \"blue\" }]\n");
         assert_eq!((line, column), (3, 42), "{message}");
-        assert!(message.contains("white") && message.contains("black"), "{message}");
+        assert!(
+            message.contains("white") && message.contains("black"),
+            "{message}"
+        );
         let (line, _, message) = at("[[board]]\nid = \"a\"\n\ndisplays = [{ side = \"black\" }]\n");
         assert_eq!(line, 4);
         assert!(message.contains("missing field `device`"), "{message}");
@@ -1012,7 +1016,11 @@ mod tests {
         let ok = config(&format!("[daemon]\nrt-priority = {max}\n")).unwrap();
         assert_eq!(i32::from(ok.daemon.rt_priority), max);
         if max < 255 {
-            let err = config(&format!("[daemon]\nmlock = true\nrt-priority = {}\n", max + 1)).unwrap_err();
+            let err = config(&format!(
+                "[daemon]\nmlock = true\nrt-priority = {}\n",
+                max + 1
+            ))
+            .unwrap_err();
             match err {
                 ConfigError::InvalidAt {
                     line,
@@ -1021,7 +1029,10 @@ mod tests {
                     ..
                 } => {
                     assert_eq!((line, column), (3, 1));
-                    assert!(message.contains(&format!("highest SCHED_FIFO priority, {max}")), "{message}");
+                    assert!(
+                        message.contains(&format!("highest SCHED_FIFO priority, {max}")),
+                        "{message}"
+                    );
                 }
                 other => panic!("{other:?}"),
             }
@@ -1030,9 +1041,38 @@ mod tests {
     }
 
     #[test]
+    fn zero_time_controls_are_config_errors_at_their_key() {
+        let at = |text: &str| match config(text).unwrap_err() {
+            ConfigError::InvalidAt {
+                line,
+                column,
+                message,
+                ..
+            } => (line, column, message),
+            other => panic!("{other:?}"),
+        };
+        let (line, column, message) = at("[[board]]\nid = \"a\"\ncontrol = \"0+0\"\n");
+        assert_eq!((line, column), (3, 1));
+        assert!(message.contains("0 s"), "{message}");
+        let (line, _, message) = at("[presets]\nnothing = \"40/0:1800\"\n");
+        assert_eq!(line, 2);
+        assert!(
+            message.contains("`nothing`") && message.contains("0 s"),
+            "{message}"
+        );
+        let (_, _, message) = at("[presets.t]\nwhite = \"300\"\nblack = \"*0\"\n");
+        assert!(message.contains("black"), "{message}");
+    }
+
+    #[test]
     fn crash_safety_is_on_unless_turned_off() {
         assert!(Config::default().daemon.crash_safety);
-        assert!(!config("[daemon]\ncrash-safety = false\n").unwrap().daemon.crash_safety);
+        assert!(
+            !config("[daemon]\ncrash-safety = false\n")
+                .unwrap()
+                .daemon
+                .crash_safety
+        );
     }
 
     #[test]

@@ -380,7 +380,12 @@ fn evidence_dirs(state: &std::path::Path) -> Vec<PathBuf> {
     std::fs::read_dir(state)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("damaged-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("damaged-")
+        })
         .collect()
 }
 
@@ -395,13 +400,22 @@ async fn a_corrupt_database_is_kept_and_replaced() {
     let client = Client::connect(&setup.bus, &daemon).await;
     let state = client.state().await;
     assert_eq!(state["started"], false);
-    assert_eq!(state["state_health"]["findings"][0]["kind"], "not-a-database", "{state}");
+    assert_eq!(
+        state["state_health"]["findings"][0]["kind"], "not-a-database",
+        "{state}"
+    );
     client.board.start().await.unwrap();
     let log = daemon.log();
-    assert!(log.contains("state damaged"), "no clear error in the log:\n{log}");
+    assert!(
+        log.contains("state damaged"),
+        "no clear error in the log:\n{log}"
+    );
     let kept = evidence_dirs(&setup.state_dir());
     assert_eq!(kept.len(), 1, "{kept:?}");
-    assert_eq!(std::fs::read(kept[0].join("chessclockd.sqlite3")).unwrap(), garbage);
+    assert_eq!(
+        std::fs::read(kept[0].join("chessclockd.sqlite3")).unwrap(),
+        garbage
+    );
     assert!(daemon.terminate().success());
 }
 

@@ -569,11 +569,18 @@ async fn a_corrupt_database_is_kept_aside_and_the_clock_runs() {
     assert_eq!(health.findings[0].kind, FindingKind::NotADatabase);
     assert_eq!(h.handle.health, health, "the control surfaces see it");
     let kept = PathBuf::from(health.evidence.clone().unwrap());
-    assert_eq!(std::fs::read(kept.join("chessclockd.sqlite3")).unwrap(), vec![0xA5; 8192]);
+    assert_eq!(
+        std::fs::read(kept.join("chessclockd.sqlite3")).unwrap(),
+        vec![0xA5; 8192]
+    );
     // The displays say so (the store's hook), once a unit is linked.
     h.connect_all();
     h.sent(|(_, key, command)| match command {
-        DeviceCommand::Display(state) if key == &display() && state.text.as_str() == "STATE DAMAGED" => Some(()),
+        DeviceCommand::Display(state)
+            if key == &display() && state.text.as_str() == "STATE DAMAGED" =>
+        {
+            Some(())
+        }
         _ => None,
     })
     .await;
@@ -608,7 +615,12 @@ async fn an_unusable_state_directory_stops_the_start_unless_crash_safety_is_off(
     let health = runtime.health();
     assert_eq!(health.mode, StateMode::Memory);
     assert_eq!(health.findings[0].kind, FindingKind::NoCrashSafety);
-    assert!(health.findings[0].message.contains("cannot create the state directory"), "{health:?}");
+    assert!(
+        health.findings[0]
+            .message
+            .contains("cannot create the state directory"),
+        "{health:?}"
+    );
     runtime.shutdown().await;
     // --no-state: memory without looking at the directory at all.
     let runtime = Runtime::start_with(
@@ -642,7 +654,10 @@ async fn a_second_runtime_on_one_state_directory_is_refused_naming_the_pid() {
         },
     );
     let text = format!("{:#}", second.err().expect("refused"));
-    assert!(text.contains(&format!("PID {}", std::process::id())), "{text}");
+    assert!(
+        text.contains(&format!("PID {}", std::process::id())),
+        "{text}"
+    );
     assert!(text.contains("in use by another chessclockd"), "{text}");
     // The first one is untouched and the directory is free once it stops.
     assert_eq!(first.state().await["started"], false);
@@ -662,13 +677,22 @@ async fn a_damaged_game_comes_back_paused_even_when_resuming_is_configured() {
     for n in 1..=4u16 {
         let at = start + i64::from(n) * 50 * MS;
         wait_until(at).await;
-        h.press(n, if n % 2 == 1 { Button::Left } else { Button::Right }, at);
+        h.press(
+            n,
+            if n % 2 == 1 {
+                Button::Left
+            } else {
+                Button::Right
+            },
+            at,
+        );
         h.ack(n).await;
     }
     h.runtime.shutdown().await;
     {
         let conn = rusqlite::Connection::open(dir.path().join("chessclockd.sqlite3")).unwrap();
-        conn.execute("DELETE FROM events WHERE seq = 3", []).unwrap();
+        conn.execute("DELETE FROM events WHERE seq = 3", [])
+            .unwrap();
     }
     let mut resuming = config("60");
     resuming.daemon.resume_after_restart = true;
@@ -677,8 +701,10 @@ async fn a_damaged_game_comes_back_paused_even_when_resuming_is_configured() {
     assert_eq!(state["paused"], true, "{state}");
     let health = h.runtime.health();
     assert!(
-        health.findings.iter().any(|f| f.kind == FindingKind::SequenceBroken
-            && f.board.as_deref() == Some("b1")),
+        health
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::SequenceBroken && f.board.as_deref() == Some("b1")),
         "{health:?}"
     );
     h.runtime.shutdown().await;

@@ -588,7 +588,10 @@ fn spec_6_1_a_device_with_the_wrong_role_gets_nak_busy_at_every_hello() {
             device.send(Message::Hello(hello(DISPLAY, "CC0004"))).await;
             assert_eq!(
                 device.recv(Duration::from_secs(2)).await.map(|f| f.message),
-                Some(Message::Nak { code: NakCode::Busy, seq }),
+                Some(Message::Nak {
+                    code: NakCode::Busy,
+                    seq
+                }),
                 "every refused HELLO gets its NAK"
             );
         }
@@ -1092,19 +1095,43 @@ fn spec_6_1_two_units_with_one_serial_the_second_is_busy_until_the_first_is_gone
             let seq = second.seq;
             second.send(Message::Hello(unit)).await;
             if let Some(message) = second.recv_significant(Duration::from_millis(200)).await {
-                if answered == 0 && message != (Message::Nak { code: NakCode::Busy, seq }) {
+                if answered == 0
+                    && message
+                        != (Message::Nak {
+                            code: NakCode::Busy,
+                            seq,
+                        })
+                {
                     // A NAK for a HELLO that waited at the open comes first.
-                    assert!(matches!(message, Message::Nak { code: NakCode::Busy, .. }), "{message:?}");
+                    assert!(
+                        matches!(
+                            message,
+                            Message::Nak {
+                                code: NakCode::Busy,
+                                ..
+                            }
+                        ),
+                        "{message:?}"
+                    );
                     continue;
                 }
-                assert_eq!(message, Message::Nak { code: NakCode::Busy, seq });
+                assert_eq!(
+                    message,
+                    Message::Nak {
+                        code: NakCode::Busy,
+                        seq
+                    }
+                );
                 answered += 1;
             }
         }
         match h.next_event().await {
             DeviceEvent::Refused { key: k, reason, .. } => {
                 assert_eq!(k, key("b21", DeviceRole::Buttons));
-                assert!(reason.contains("serial `CC0020` is already linked"), "{reason}");
+                assert!(
+                    reason.contains("serial `CC0020` is already linked"),
+                    "{reason}"
+                );
                 assert!(reason.contains("board b20"), "names the holder: {reason}");
             }
             other => panic!("expected Refused, got {other:?}"),
@@ -1162,12 +1189,21 @@ fn spec_6_1_invalid_serials_get_nak_malformed() {
         for serial in ["", "BU-0042", "BU 42"] {
             let deadline = Instant::now() + Duration::from_secs(5);
             loop {
-                assert!(Instant::now() < deadline, "no NAK for {serial:?} within 5 s");
+                assert!(
+                    Instant::now() < deadline,
+                    "no NAK for {serial:?} within 5 s"
+                );
                 let seq = device.seq;
                 device.send(Message::Hello(hello(BUTTONS, serial))).await;
                 match device.recv_significant(Duration::from_millis(200)).await {
-                    Some(Message::Nak { code: NakCode::Malformed, seq: got }) if got == seq => break,
-                    Some(Message::Nak { code: NakCode::Malformed, .. }) => continue,
+                    Some(Message::Nak {
+                        code: NakCode::Malformed,
+                        seq: got,
+                    }) if got == seq => break,
+                    Some(Message::Nak {
+                        code: NakCode::Malformed,
+                        ..
+                    }) => continue,
                     None => continue,
                     Some(other) => panic!("serial {serial:?}: {other:?}"),
                 }
@@ -1227,9 +1263,20 @@ fn spec_2_reserved_role_bits_are_ignored_and_no_role_is_busy() {
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             assert!(Instant::now() < deadline, "no NAK within 5 s");
-            device.send(Message::Hello(hello(Roles(0x04), "CC0013"))).await;
+            device
+                .send(Message::Hello(hello(Roles(0x04), "CC0013")))
+                .await;
             if let Some(message) = device.recv_significant(Duration::from_millis(200)).await {
-                assert!(matches!(message, Message::Nak { code: NakCode::Busy, .. }), "{message:?}");
+                assert!(
+                    matches!(
+                        message,
+                        Message::Nak {
+                            code: NakCode::Busy,
+                            ..
+                        }
+                    ),
+                    "{message:?}"
+                );
                 break;
             }
         }
@@ -1253,7 +1300,10 @@ fn spec_2_a_combined_unit_in_a_buttons_only_slot_is_used_for_its_buttons() {
         let mut device = FakeDevice::plug(&link);
         let mut h = Harness::start(&[board("b14", Some(&link), &[])], &[], options(10 * SECOND));
         device.handshake(hello(COMBINED, "CC0014")).await;
-        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
         let leds = Leds {
             left: false,
             right: true,
@@ -1269,7 +1319,10 @@ fn spec_2_a_combined_unit_in_a_buttons_only_slot_is_used_for_its_buttons() {
         device.press(1, Button::Right, monotonic_now_us()).await;
         match h.next_event().await {
             DeviceEvent::Button { key: k, button, .. } => {
-                assert_eq!((k, button), (key("b14", DeviceRole::Buttons), Button::Right))
+                assert_eq!(
+                    (k, button),
+                    (key("b14", DeviceRole::Buttons), Button::Right)
+                )
             }
             other => panic!("expected Button, got {other:?}"),
         }
@@ -1292,12 +1345,20 @@ fn spec_9_2_a_press_stamped_in_the_future_does_not_move_the_mapping() {
         let mut device = FakeDevice::plug(&link);
         let mut h = Harness::start(&[board("b15", Some(&link), &[])], &[], options(10 * SECOND));
         device.handshake(hello(BUTTONS, "CC0015")).await;
-        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
         device.heartbeats(10).await;
         let glitch_at = monotonic_now_us();
         device.press(1, Button::Left, glitch_at + 1_300_000).await;
         match h.next_event().await {
-            DeviceEvent::Button { event: 1, at, arrival, .. } => {
+            DeviceEvent::Button {
+                event: 1,
+                at,
+                arrival,
+                ..
+            } => {
                 assert_eq!(at, arrival, "an impossible stamp maps to the arrival");
                 assert!(at >= glitch_at);
             }
@@ -1308,7 +1369,12 @@ fn spec_9_2_a_press_stamped_in_the_future_does_not_move_the_mapping() {
         tokio::time::sleep(Duration::from_millis(30)).await;
         device.press(2, Button::Right, pressed_at).await;
         match h.next_event().await {
-            DeviceEvent::Button { event: 2, at, arrival, .. } => {
+            DeviceEvent::Button {
+                event: 2,
+                at,
+                arrival,
+                ..
+            } => {
                 assert!(arrival - pressed_at >= 30_000);
                 assert!(
                     (at - pressed_at).abs() <= 1_000,
@@ -1373,7 +1439,10 @@ fn spec_6_1_display_and_leds_go_out_once_after_welcome_from_the_runtime() {
         assert_eq!(displays[0].left.time.as_str(), "1.31");
         assert_eq!(displays[0].right.time.as_str(), "1.31");
         assert_eq!(displays[0].brightness, 5, "200 of 255 on 8 levels");
-        assert!(!displays[0].left.icons.contains(chessclock_protocol::Icons::LINK_LOST));
+        assert!(!displays[0]
+            .left
+            .icons
+            .contains(chessclock_protocol::Icons::LINK_LOST));
         runtime.shutdown().await;
     });
 }

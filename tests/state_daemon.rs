@@ -104,15 +104,26 @@ fn a_second_daemon_on_one_state_directory_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let config = config(dir.path(), &state, "");
-    let bus_a = Bus::start(&std::fs::create_dir_all(dir.path().join("a")).map(|_| dir.path().join("a")).unwrap());
-    let bus_b = Bus::start(&std::fs::create_dir_all(dir.path().join("b")).map(|_| dir.path().join("b")).unwrap());
+    let bus_a = Bus::start(
+        &std::fs::create_dir_all(dir.path().join("a"))
+            .map(|_| dir.path().join("a"))
+            .unwrap(),
+    );
+    let bus_b = Bus::start(
+        &std::fs::create_dir_all(dir.path().join("b"))
+            .map(|_| dir.path().join("b"))
+            .unwrap(),
+    );
     let mut first = daemon(&config, Some(&bus_a)).spawn().unwrap();
     holds_the_lock(&mut first, &state);
     let second = finished(daemon(&config, Some(&bus_b)).spawn().unwrap());
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(!second.status.success(), "{stderr}");
     assert!(
-        stderr.contains(&format!("in use by another chessclockd (PID {})", first.id())),
+        stderr.contains(&format!(
+            "in use by another chessclockd (PID {})",
+            first.id()
+        )),
         "{stderr}"
     );
     assert!(first.try_wait().unwrap().is_none(), "the first one runs on");
@@ -235,7 +246,11 @@ fn an_unwritable_state_directory_stops_the_daemon_with_a_clear_error() {
     assert!(!output.status.success(), "{stderr}");
     assert!(stderr.contains("not writable"), "{stderr}");
     assert!(stderr.contains(&state.display().to_string()), "{stderr}");
-    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0, "nothing written");
+    assert_eq!(
+        std::fs::read_dir(&state).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }
 
 /// Item 3: a database of another program at our path stops the daemon and

@@ -199,10 +199,9 @@ impl DisplayRules {
         match (self.side, self.panels) {
             (DisplaySide::White, _) => (Side::White, None),
             (DisplaySide::Black, _) => (Side::Black, None),
-            (DisplaySide::Both, 1) => (
-                state.running.or(state.to_move).unwrap_or(Side::White),
-                None,
-            ),
+            (DisplaySide::Both, 1) => {
+                (state.running.or(state.to_move).unwrap_or(Side::White), None)
+            }
             (DisplaySide::Both, _) => (self.left_side(), Some(self.left_side().other())),
         }
     }
@@ -308,7 +307,11 @@ impl DisplayRules {
 
     /// Below this (rounded-up tenths) the text is in tenths.
     fn tenths_limit(&self) -> Micros {
-        let fits = if self.digits <= 4 { 10 * MINUTE } else { 60 * MINUTE };
+        let fits = if self.digits <= 4 {
+            10 * MINUTE
+        } else {
+            60 * MINUTE
+        };
         if self.tenths {
             self.tenths_below.min(fits)
         } else {
@@ -727,7 +730,10 @@ mod tests {
             assert!(digit_positions(&text) <= 4, "{seconds} s: {text}");
         }
         // A unit declaring fewer digits is rendered as a 4-digit one.
-        assert_eq!(text_of(&rules_with(3, true, 20_000), 5_400 * SECOND), "1.30");
+        assert_eq!(
+            text_of(&rules_with(3, true, 20_000), 5_400 * SECOND),
+            "1.30"
+        );
     }
 
     #[test]
@@ -774,7 +780,10 @@ mod tests {
         assert_eq!(used(&four, 3_600 * SECOND), "1.00");
         assert_eq!(used(&four, 5_460 * SECOND - 1), "1.30");
         assert_eq!(used(&four, 5_460 * SECOND), "1.31");
-        assert_eq!(used(&rules_with(5, true, 20_000), 5_460 * SECOND), "1:31:00");
+        assert_eq!(
+            used(&rules_with(5, true, 20_000), 5_460 * SECOND),
+            "1:31:00"
+        );
         // Changes at each minute in H.MM, at each second below.
         let mut state = running_white(0, 0, 0);
         state.white.remaining = None;
@@ -804,7 +813,19 @@ mod tests {
             36_000 * SECOND,
             359_999 * SECOND,
         ] {
-            for delta in [-MINUTE - 1, -SECOND, -TENTH - 1, -TENTH, -1, 0, 1, TENTH, TENTH + 1, SECOND + 1, MINUTE + 1] {
+            for delta in [
+                -MINUTE - 1,
+                -SECOND,
+                -TENTH - 1,
+                -TENTH,
+                -1,
+                0,
+                1,
+                TENTH,
+                TENTH + 1,
+                SECOND + 1,
+                MINUTE + 1,
+            ] {
                 if center + delta > 0 {
                     points.push(center + delta);
                 }
@@ -857,7 +878,10 @@ mod tests {
         assert_eq!(white.left.time.as_str(), "5:00");
         // `both` on one panel: the running side, then the side to move.
         let both = one_panel(DisplaySide::Both);
-        assert_eq!(both.render(&state, &Marks::default()).left.time.as_str(), "5:00");
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "5:00"
+        );
         state.running = Some(Side::Black);
         state.to_move = Some(Side::Black);
         let shown = both.render(&state, &Marks::default());
@@ -865,20 +889,33 @@ mod tests {
         assert!(shown.left.icons.contains(Icons::RUNNING));
         state.running = None;
         state.paused = true;
-        assert_eq!(both.render(&state, &Marks::default()).left.time.as_str(), "3:00");
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "3:00"
+        );
         state.to_move = None;
-        assert_eq!(both.render(&state, &Marks::default()).left.time.as_str(), "5:00");
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "5:00"
+        );
     }
 
     #[test]
     fn a_display_showing_one_side_changes_only_with_that_side() {
         let state = running_white(0, 300 * SECOND, 180 * SECOND);
         assert_eq!(one_panel(DisplaySide::Black).next_change(&state), None);
-        assert_eq!(one_panel(DisplaySide::White).next_change(&state), Some(SECOND));
+        assert_eq!(
+            one_panel(DisplaySide::White).next_change(&state),
+            Some(SECOND)
+        );
         // Two panels showing Black only: Black's time left, the right blank.
         let caps = caps(true);
-        let rules =
-            DisplayRules::for_side(&DisplayConfig::default(), &caps, ButtonSide::Left, DisplaySide::Black);
+        let rules = DisplayRules::for_side(
+            &DisplayConfig::default(),
+            &caps,
+            ButtonSide::Left,
+            DisplaySide::Black,
+        );
         let shown = rules.render(&state, &Marks::default());
         assert_eq!(shown.left.time.as_str(), "3:00");
         assert_eq!(shown.right, blank_panel());
@@ -982,8 +1019,16 @@ mod tests {
                 let at = r.next_change_rising(&side(Some(remaining)), 0).unwrap();
                 let shown = text_of(&r, remaining);
                 // The time grows by what passed since t = 0.
-                assert_eq!(text_of(&r, remaining + at - 1), shown, "digits {digits}: {remaining} µs");
-                assert_ne!(text_of(&r, remaining + at), shown, "digits {digits}: {remaining} µs");
+                assert_eq!(
+                    text_of(&r, remaining + at - 1),
+                    shown,
+                    "digits {digits}: {remaining} µs"
+                );
+                assert_ne!(
+                    text_of(&r, remaining + at),
+                    shown,
+                    "digits {digits}: {remaining} µs"
+                );
             }
         }
     }

@@ -4,16 +4,17 @@
 //! checks the same tables against its own reading of the SPEC.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use chessclock_core::display::{
-    scale_brightness, ButtonSide, DisplayConfig, DisplayRules, Marks,
-};
+use chessclock_core::display::{scale_brightness, ButtonSide, DisplayConfig, DisplayRules, Marks};
 use chessclock_core::engine::{ClockState, Side, SideState};
 use chessclock_core::session::{Output, Session, SessionConfig};
 use chessclock_protocol::{decode, Accumulator, Capabilities, Feed, Message, Roles};
 use serde_json::Value;
 
 fn vectors() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/vectors/vectors.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../protocol/vectors/vectors.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).expect("vectors.json")).expect("JSON")
 }
 
@@ -35,7 +36,12 @@ fn handshake_vectors_match_the_session() {
         .unwrap()
         .iter()
         .chain(v["invalid"].as_array().unwrap())
-        .map(|x| (x["name"].as_str().unwrap().to_owned(), unhex(x["wire"].as_str().unwrap())))
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_owned(),
+                unhex(x["wire"].as_str().unwrap()),
+            )
+        })
         .collect();
     let list = v["handshakes"].as_array().expect("handshakes[]");
     assert!(list.len() >= 10);
@@ -50,9 +56,9 @@ fn handshake_vectors_match_the_session() {
         session.link_up(0);
         let elsewhere = case["linked_elsewhere"].as_bool().unwrap();
         match decode(&wire[..wire.len() - 1]) {
-            Ok(frame) => session.on_frame_with(frame, 1, |_| {
-                elsewhere.then(|| "another port".to_owned())
-            }),
+            Ok(frame) => {
+                session.on_frame_with(frame, 1, |_| elsewhere.then(|| "another port".to_owned()))
+            }
             Err(error) => {
                 let mut acc = Accumulator::new();
                 assert!(matches!(acc.feed(wire), Feed::Error(..)));
@@ -109,7 +115,11 @@ fn time_text_vectors_match_the_display_rules() {
             Some(r) => side(Some(r.as_i64().unwrap()), 0),
             None => side(None, case["used_us"].as_i64().unwrap()),
         };
-        assert_eq!(rules.time_text(&state), case["text"].as_str().unwrap(), "{case}");
+        assert_eq!(
+            rules.time_text(&state),
+            case["text"].as_str().unwrap(),
+            "{case}"
+        );
     }
 }
 
@@ -117,7 +127,10 @@ fn time_text_vectors_match_the_display_rules() {
 fn brightness_vectors_match_the_scaling() {
     for case in vectors()["brightness"].as_array().unwrap() {
         assert_eq!(
-            u64::from(scale_brightness(num(case, "setting") as u8, num(case, "levels") as u8)),
+            u64::from(scale_brightness(
+                num(case, "setting") as u8,
+                num(case, "levels") as u8
+            )),
             num(case, "value"),
             "{case}"
         );
@@ -172,8 +185,17 @@ fn icon_vectors_match_the_display_rules() {
             digits: 5,
             ..Capabilities::default()
         };
-        let shown = DisplayRules::new(&DisplayConfig::default(), &caps, white_button).render(&state, &marks);
-        assert_eq!(u64::from(shown.left.icons.0), num(case, "left"), "{name}: left");
-        assert_eq!(u64::from(shown.right.icons.0), num(case, "right"), "{name}: right");
+        let shown = DisplayRules::new(&DisplayConfig::default(), &caps, white_button)
+            .render(&state, &marks);
+        assert_eq!(
+            u64::from(shown.left.icons.0),
+            num(case, "left"),
+            "{name}: left"
+        );
+        assert_eq!(
+            u64::from(shown.right.icons.0),
+            num(case, "right"),
+            "{name}: right"
+        );
     }
 }

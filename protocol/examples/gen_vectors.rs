@@ -675,7 +675,9 @@ fn stream_error(chunk: &[u8]) -> String {
 
 /// A HELLO body (id, seq 9, payload) whose serial has 17 characters.
 fn hello_serial_17() -> Vec<u8> {
-    let mut body = vec![0x01, 9, 1, 0x01, 0, 0, 0, 0, 0, 0, 0, 0x78, 0x56, 0x34, 0x12, 0, 0];
+    let mut body = vec![
+        0x01, 9, 1, 0x01, 0, 0, 0, 0, 0, 0, 0, 0x78, 0x56, 0x34, 0x12, 0, 0,
+    ];
     body.extend_from_slice(&[4, b'A', b'C', b'M', b'E']);
     body.extend_from_slice(&[2, b'B', b'1']);
     body.push(17);
@@ -695,20 +697,104 @@ fn nak_answer(code: NakCode, seq: u8) -> Value {
 /// What a version 1 host answers (SPEC 6.1 item 3, in its order).
 fn handshakes() -> Value {
     let cases = [
-        ("buttons_unit_in_buttons_slot", json!({"hello": "hello_buttons_example"}), 1, false, welcome_answer()),
-        ("display_unit_in_buttons_slot", json!({"hello": "hello_display"}), 1, false, nak_answer(NakCode::Busy, 1)),
-        ("display_unit_in_display_slot", json!({"hello": "hello_display"}), 2, false, welcome_answer()),
-        ("combined_unit_in_buttons_slot", json!({"hello": "hello_largest"}), 1, false, welcome_answer()),
-        ("combined_unit_in_display_slot", json!({"hello": "hello_largest"}), 2, false, welcome_answer()),
-        ("combined_unit_in_combined_slot", json!({"hello": "hello_largest"}), 3, false, welcome_answer()),
-        ("reserved_role_bit_ignored", json!({"hello": "hello_reserved_role_bit"}), 1, false, welcome_answer()),
-        ("reserved_role_bit_is_no_display", json!({"hello": "hello_reserved_role_bit"}), 2, false, nak_answer(NakCode::Busy, 2)),
-        ("no_known_role", json!({"hello": "hello_no_known_role"}), 1, false, nak_answer(NakCode::Busy, 2)),
-        ("serial_with_a_dash", json!({"hello": "hello_serial_invalid_chars"}), 1, false, nak_answer(NakCode::Malformed, 4)),
-        ("serial_empty", json!({"hello": "hello_serial_empty"}), 1, false, nak_answer(NakCode::Malformed, 5)),
-        ("serial_of_17_characters", json!({"wire": "hello_serial_17_bytes"}), 1, false, nak_answer(NakCode::Malformed, 9)),
-        ("another_protocol_version", json!({"hello": "hello_version_2"}), 1, false, nak_answer(NakCode::UnsupportedVersion, 6)),
-        ("serial_linked_on_another_port", json!({"hello": "hello_buttons_example"}), 1, true, nak_answer(NakCode::Busy, 0)),
+        (
+            "buttons_unit_in_buttons_slot",
+            json!({"hello": "hello_buttons_example"}),
+            1,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "display_unit_in_buttons_slot",
+            json!({"hello": "hello_display"}),
+            1,
+            false,
+            nak_answer(NakCode::Busy, 1),
+        ),
+        (
+            "display_unit_in_display_slot",
+            json!({"hello": "hello_display"}),
+            2,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "combined_unit_in_buttons_slot",
+            json!({"hello": "hello_largest"}),
+            1,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "combined_unit_in_display_slot",
+            json!({"hello": "hello_largest"}),
+            2,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "combined_unit_in_combined_slot",
+            json!({"hello": "hello_largest"}),
+            3,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "reserved_role_bit_ignored",
+            json!({"hello": "hello_reserved_role_bit"}),
+            1,
+            false,
+            welcome_answer(),
+        ),
+        (
+            "reserved_role_bit_is_no_display",
+            json!({"hello": "hello_reserved_role_bit"}),
+            2,
+            false,
+            nak_answer(NakCode::Busy, 2),
+        ),
+        (
+            "no_known_role",
+            json!({"hello": "hello_no_known_role"}),
+            1,
+            false,
+            nak_answer(NakCode::Busy, 2),
+        ),
+        (
+            "serial_with_a_dash",
+            json!({"hello": "hello_serial_invalid_chars"}),
+            1,
+            false,
+            nak_answer(NakCode::Malformed, 4),
+        ),
+        (
+            "serial_empty",
+            json!({"hello": "hello_serial_empty"}),
+            1,
+            false,
+            nak_answer(NakCode::Malformed, 5),
+        ),
+        (
+            "serial_of_17_characters",
+            json!({"wire": "hello_serial_17_bytes"}),
+            1,
+            false,
+            nak_answer(NakCode::Malformed, 9),
+        ),
+        (
+            "another_protocol_version",
+            json!({"hello": "hello_version_2"}),
+            1,
+            false,
+            nak_answer(NakCode::UnsupportedVersion, 6),
+        ),
+        (
+            "serial_linked_on_another_port",
+            json!({"hello": "hello_buttons_example"}),
+            1,
+            true,
+            nak_answer(NakCode::Busy, 0),
+        ),
     ];
     Value::Array(
         cases
@@ -801,19 +887,89 @@ fn icons() -> Value {
     );
     let last = |side: &str| json!({"side": side, "last_stage": true});
     let non_last = |side: &str| json!({"side": side, "last_stage": false});
-    let case = |name: &str, flags: Vec<Value>, running_side: Option<&str>, is_paused: bool, linked: bool, white: &str, left: u16, right: u16| {
+    let case = |name: &str,
+                flags: Vec<Value>,
+                running_side: Option<&str>,
+                is_paused: bool,
+                linked: bool,
+                white: &str,
+                left: u16,
+                right: u16| {
         json!({"name": name, "flags": flags, "running": running_side, "paused": is_paused,
                "buttons_linked": linked, "white_button": white, "left": left, "right": right})
     };
     Value::Array(vec![
-        case("white_runs", vec![], Some("white"), false, true, "left", running, 0),
+        case(
+            "white_runs",
+            vec![],
+            Some("white"),
+            false,
+            true,
+            "left",
+            running,
+            0,
+        ),
         case("paused", vec![], None, true, true, "left", paused, paused),
-        case("button_unit_lost", vec![], Some("white"), false, false, "left", running | no_buttons, no_buttons),
-        case("first_flag_at_the_first_fall", vec![last("white")], Some("black"), false, true, "left", flag | first, running),
-        case("both_fell_first_stays_first", vec![last("white"), last("black")], None, false, true, "left", flag | first, flag),
-        case("stage_flag_first", vec![non_last("black")], Some("white"), false, true, "left", running, stage | first),
-        case("stage_flag_then_last_flag", vec![non_last("black"), last("white")], None, false, true, "left", flag, stage | first),
-        case("white_on_the_right", vec![last("white")], None, false, true, "right", 0, flag | first),
+        case(
+            "button_unit_lost",
+            vec![],
+            Some("white"),
+            false,
+            false,
+            "left",
+            running | no_buttons,
+            no_buttons,
+        ),
+        case(
+            "first_flag_at_the_first_fall",
+            vec![last("white")],
+            Some("black"),
+            false,
+            true,
+            "left",
+            flag | first,
+            running,
+        ),
+        case(
+            "both_fell_first_stays_first",
+            vec![last("white"), last("black")],
+            None,
+            false,
+            true,
+            "left",
+            flag | first,
+            flag,
+        ),
+        case(
+            "stage_flag_first",
+            vec![non_last("black")],
+            Some("white"),
+            false,
+            true,
+            "left",
+            running,
+            stage | first,
+        ),
+        case(
+            "stage_flag_then_last_flag",
+            vec![non_last("black"), last("white")],
+            None,
+            false,
+            true,
+            "left",
+            flag,
+            stage | first,
+        ),
+        case(
+            "white_on_the_right",
+            vec![last("white")],
+            None,
+            false,
+            true,
+            "right",
+            0,
+            flag | first,
+        ),
     ])
 }
 
@@ -885,7 +1041,9 @@ fn time_mapping() -> Value {
     // Device clock = host clock - 5 s; heartbeats 250 ms apart, 100 µs late.
     let host = |d: u64| d as i64 + 5_000_000;
     let heartbeats = |from: u64, to: u64| -> Vec<(&'static str, u64, i64)> {
-        (from..=to).map(|k| ("heartbeat", k * 250_000, host(k * 250_000) + 100)).collect()
+        (from..=to)
+            .map(|k| ("heartbeat", k * 250_000, host(k * 250_000) + 100))
+            .collect()
     };
     let mut glitch = heartbeats(1, 8);
     glitch.push(("button", 2_050_000 + 1_300_000, host(2_050_000) + 300));
@@ -895,7 +1053,11 @@ fn time_mapping() -> Value {
     early.push(("button", 1_100_000, host(1_100_000) + 40));
     early.push(("button", 1_150_000, host(1_150_000) - 2_000));
     early.push(("button", 400_000, host(400_000) + 900_000));
-    let unchecked = vec![("button", 1_000_000, 7_000_000), ("heartbeat", 1_200_000, 6_200_500), ("button", 1_300_000, 6_330_000)];
+    let unchecked = vec![
+        ("button", 1_000_000, 7_000_000),
+        ("heartbeat", 1_200_000, 6_200_500),
+        ("button", 1_300_000, 6_330_000),
+    ];
     let scenarios = [
         ("a_button_stamped_in_the_future_is_rejected", "issue 13: a stamp 1.3 s ahead is rejected (mapped to its arrival), the next press is mapped to its true instant + 100 µs", glitch),
         ("buttons_within_the_bound_are_used", "a press frame faster than the heartbeats is used; one 2 ms below them is rejected; a resent old stamp is used and harmless", early),

@@ -302,12 +302,18 @@ impl ClockSync {
 
     /// [`Self::offset_at`] from the heartbeats alone.
     fn heartbeat_offset_at(&self, at: u64) -> Option<(i64, u64)> {
-        self.lowest_at(at, |s| (s.hb_offset != NO_HEARTBEAT).then_some((s.hb_offset, s.hb_device)))
+        self.lowest_at(at, |s| {
+            (s.hb_offset != NO_HEARTBEAT).then_some((s.hb_offset, s.hb_device))
+        })
     }
 
     /// The smallest of `pick(bucket)` over the window, each carried to `at`
     /// at the estimated rate.
-    fn lowest_at(&self, at: u64, pick: impl Fn(&Sample) -> Option<(i64, u64)>) -> Option<(i64, u64)> {
+    fn lowest_at(
+        &self,
+        at: u64,
+        pick: impl Fn(&Sample) -> Option<(i64, u64)>,
+    ) -> Option<(i64, u64)> {
         if self.count == 0 {
             return None;
         }
@@ -435,7 +441,10 @@ mod tests {
             while next_press <= d {
                 let arrival = truth(next_press, ppb) + delay(&mut rng);
                 let seen = sync.observe_event(next_press, arrival);
-                assert!(!matches!(seen, EventObservation::Rejected { .. }), "ppb {ppb}: true stamp rejected: {seen:?}");
+                assert!(
+                    !matches!(seen, EventObservation::Rejected { .. }),
+                    "ppb {ppb}: true stamp rejected: {seen:?}"
+                );
                 let mapped = sync.to_host(next_press, arrival);
                 assert!(mapped <= arrival);
                 let err = mapped - truth(next_press, ppb);
@@ -529,7 +538,11 @@ mod tests {
             "{seen:?}"
         );
         assert_eq!(sync.rejected_events(), 1);
-        assert_eq!(sync.to_host(2_100_000, i64::MAX), before, "mapping unchanged");
+        assert_eq!(
+            sync.to_host(2_100_000, i64::MAX),
+            before,
+            "mapping unchanged"
+        );
         // The glitched press itself cannot be placed before its arrival.
         let arrival = host(2_050_000) + 300;
         assert_eq!(sync.to_host(d_glitch, arrival), arrival);
@@ -539,13 +552,20 @@ mod tests {
             let d = k * 250_000;
             sync.observe(d, host(d) + 100);
             let glitch = sync.observe_event(d + 2_800_000 + k * 10_000, host(d) + 200);
-            assert!(matches!(glitch, EventObservation::Rejected { .. }), "{glitch:?}");
+            assert!(
+                matches!(glitch, EventObservation::Rejected { .. }),
+                "{glitch:?}"
+            );
         }
         let press = 4_100_000;
         let arrival = host(press) + 20_000;
         assert_eq!(sync.observe_event(press, arrival), EventObservation::Used);
         let mapped = sync.to_host(press, arrival);
-        assert!((0..=200).contains(&(mapped - host(press))), "mapped {} µs off", mapped - host(press));
+        assert!(
+            (0..=200).contains(&(mapped - host(press))),
+            "mapped {} µs off",
+            mapped - host(press)
+        );
         assert_eq!(sync.rejected_events(), 9);
     }
 
@@ -553,14 +573,20 @@ mod tests {
     fn a_button_within_the_bound_is_used_and_one_without_heartbeats_is_not() {
         let mut sync = ClockSync::new();
         // Nothing to check against: not used, nothing mapped but arrival.
-        assert_eq!(sync.observe_event(1_000_000, 6_000_000), EventObservation::Unchecked);
+        assert_eq!(
+            sync.observe_event(1_000_000, 6_000_000),
+            EventObservation::Unchecked
+        );
         assert_eq!(sync.samples(), 0);
         assert_eq!(sync.to_host(1_000_000, 6_000_000), 6_000_000);
         // A heartbeat 800 µs late, then a press frame with only 50 µs of
         // delay: 750 µs below the heartbeat offset, within δ = 1000 µs.
         sync.observe(1_000_000, 6_000_800);
         assert_eq!(sync.error_bound_at(1_200_000), Some(1_000 + 120));
-        assert_eq!(sync.observe_event(1_200_000, 6_200_050), EventObservation::Used);
+        assert_eq!(
+            sync.observe_event(1_200_000, 6_200_050),
+            EventObservation::Used
+        );
         assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
         // 2 ms below: impossible for a true stamp.
         assert!(matches!(
@@ -569,7 +595,10 @@ mod tests {
         ));
         assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
         // A resent press (an old stamp, a late arrival) is harmless.
-        assert_eq!(sync.observe_event(1_100_000, 7_000_000), EventObservation::Used);
+        assert_eq!(
+            sync.observe_event(1_100_000, 7_000_000),
+            EventObservation::Used
+        );
         assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
         sync.reset();
         assert_eq!(sync.rejected_events(), 0);

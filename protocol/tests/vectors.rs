@@ -393,7 +393,10 @@ fn a_malformed_hello_vector_has_a_readable_header() {
     let wire = unhex(vector["wire"].as_str().unwrap());
     assert_eq!(frame_header(&wire[..wire.len() - 1]), Some((ids::HELLO, 9)));
     let mut acc = Accumulator::new();
-    assert!(matches!(acc.feed(&wire), Feed::Error(FrameError::Malformed, _)));
+    assert!(matches!(
+        acc.feed(&wire),
+        Feed::Error(FrameError::Malformed, _)
+    ));
     assert_eq!(acc.refused_header(), Some((ids::HELLO, 9)));
     // A frame with a bad CRC names nothing.
     let bad = unhex(

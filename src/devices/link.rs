@@ -53,7 +53,10 @@ pub(super) struct LinkedSerials(Arc<Mutex<HashMap<String, String>>>);
 
 impl LinkedSerials {
     fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, String>) -> T) -> T {
-        let mut map = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut map)
     }
 
@@ -290,7 +293,12 @@ impl Link {
 
     /// The label this link holds serials under in [`LinkedSerials`].
     fn holder_label(&self, path: &Path) -> String {
-        format!("board {} {} on {}", self.board(), self.label, path.display())
+        format!(
+            "board {} {} on {}",
+            self.board(),
+            self.label,
+            path.display()
+        )
     }
 
     /// Hands one decoded frame to the session (with the serials other
@@ -309,7 +317,13 @@ impl Link {
         }
     }
 
-    fn bad_frame_in(&mut self, error: FrameError, header: Option<(u8, u8)>, now: Micros, path: &Path) {
+    fn bad_frame_in(
+        &mut self,
+        error: FrameError,
+        header: Option<(u8, u8)>,
+        now: Micros,
+        path: &Path,
+    ) {
         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), ?error, "bad frame");
         self.session.on_bad_frame(error, header, now);
     }
@@ -317,7 +331,13 @@ impl Link {
     /// What the port held at the open: every frame is parsed, but of the
     /// HELLOs only the newest is answered (a device still in HANDSHAKE takes
     /// any WELCOME; answering each would only repeat it).
-    fn take_backlog(&mut self, port: &Port, accumulator: &mut Accumulator, path: &Path, me: &str) -> Result<(), String> {
+    fn take_backlog(
+        &mut self,
+        port: &Port,
+        accumulator: &mut Accumulator,
+        path: &Path,
+        me: &str,
+    ) -> Result<(), String> {
         let mut buf = [0u8; 512];
         let mut newest_hello: Option<Frame> = None;
         let mut refused = Vec::new();
@@ -425,7 +445,9 @@ impl Link {
     async fn serve(&mut self, port: Port, path: &Path) -> LinkEnd {
         let canonical = std::fs::canonicalize(path).ok();
         let me = self.holder_label(path);
-        let end = self.serve_port(&port, path, canonical.as_deref(), &me).await;
+        let end = self
+            .serve_port(&port, path, canonical.as_deref(), &me)
+            .await;
         self.spec.linked.release(&me);
         end
     }

@@ -157,7 +157,10 @@ pub fn group_slots(boards: &[BoardConfig]) -> Vec<(DeviceRef, Vec<DeviceKey>)> {
             add(device, DeviceKey::new(&board.id, DeviceRole::Buttons));
         }
         for (n, display) in board.displays.iter().enumerate() {
-            add(&display.device, DeviceKey::new(&board.id, DeviceRole::Display(n)));
+            add(
+                &display.device,
+                DeviceKey::new(&board.id, DeviceRole::Display(n)),
+            );
         }
     }
     groups

@@ -160,6 +160,10 @@ mod tests {
             }
         }
         assert_eq!(got, [0, 7, 7, 7, 0]);
-        assert_eq!(port.read_waiting(&mut buf).unwrap(), 0, "nothing more waits");
+        assert_eq!(
+            port.read_waiting(&mut buf).unwrap(),
+            0,
+            "nothing more waits"
+        );
     }
 }

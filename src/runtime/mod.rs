@@ -219,16 +219,18 @@ fn open_state(config: &Config, no_state: bool) -> anyhow::Result<(Option<StateLo
                 dir.display()
             )),
         })?;
-        let opened = Store::open_state(dir).map_err(|error: StoreError| {
-            StateFailure::Unusable(error.to_string())
-        })?;
+        let opened = Store::open_state(dir)
+            .map_err(|error: StoreError| StateFailure::Unusable(error.to_string()))?;
         Ok((Some(lock), opened))
     })();
     match attempt {
         Ok(opened) => Ok(opened),
         Err(StateFailure::Held(error)) => Err(anyhow::Error::new(error)),
         Err(StateFailure::Unusable(reason)) if !config.daemon.crash_safety => {
-            tracing::error!(reason, "the state cannot be used; crash-safety = false: running from memory");
+            tracing::error!(
+                reason,
+                "the state cannot be used; crash-safety = false: running from memory"
+            );
             Ok((None, Store::in_memory(&reason)?))
         }
         Err(StateFailure::Unusable(reason)) => anyhow::bail!(

@@ -1814,7 +1814,12 @@ impl Timing {
                 board.leds_sent = None;
             }
             DeviceRole::Display(n) => {
-                let side = board.config.displays.get(n).map(|d| d.side).unwrap_or_default();
+                let side = board
+                    .config
+                    .displays
+                    .get(n)
+                    .map(|d| d.side)
+                    .unwrap_or_default();
                 if let Some(display) = board.displays.get_mut(n) {
                     display.rules = DisplayRules::for_side(
                         &display_config,
@@ -1962,7 +1967,12 @@ impl Timing {
             let control_changed = board.config.control != new.control;
             board.config.control = new.control.clone();
             for (n, display) in board.displays.iter_mut().enumerate() {
-                let side = board.config.displays.get(n).map(|d| d.side).unwrap_or_default();
+                let side = board
+                    .config
+                    .displays
+                    .get(n)
+                    .map(|d| d.side)
+                    .unwrap_or_default();
                 display.rules = DisplayRules::for_side(
                     &self.config.display,
                     &display.slot.caps,

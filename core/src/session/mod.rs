@@ -58,9 +58,8 @@ use std::fmt;
 use chessclock_protocol::host::{EventFilter, EventVerdict};
 use chessclock_protocol::timesync::{ClockSync, EventObservation};
 use chessclock_protocol::{
-    event_before, ids, Button, Capabilities, DisplayState, Frame, FrameError, Hello, Leds,
-    Message, NakCode, Roles, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS,
-    PROTOCOL_VERSION,
+    event_before, ids, Button, Capabilities, DisplayState, Frame, FrameError, Hello, Leds, Message,
+    NakCode, Roles, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
 };
 
 use crate::engine::{Micros, MS};
@@ -130,15 +129,29 @@ impl Default for SessionConfig {
 /// (the shell then probes the next port).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    WrongVersion { got: u8, want: u8 },
+    WrongVersion {
+        got: u8,
+        want: u8,
+    },
     /// The serial is empty, too long or has characters outside
     /// `A-Z a-z 0-9` (NAK Malformed).
-    InvalidSerial { got: String },
-    WrongRoles { got: Roles, want: Roles },
-    WrongSerial { got: String, want: String },
+    InvalidSerial {
+        got: String,
+    },
+    WrongRoles {
+        got: Roles,
+        want: Roles,
+    },
+    WrongSerial {
+        got: String,
+        want: String,
+    },
     /// Another unit with this serial is linked on another port (NAK Busy,
     /// until that one goes away).
-    SerialInUse { serial: String, holder: String },
+    SerialInUse {
+        serial: String,
+        holder: String,
+    },
 }
 
 impl Refusal {

@@ -139,7 +139,11 @@ fn spec_6_1_wrong_roles_are_refused_with_a_nak_at_every_hello() {
         "device has roles display, this slot needs buttons+display"
     );
     assert_eq!(s.link(), &LinkState::Refused);
-    assert_eq!(s.next_deadline(), None, "nothing timed: the device speaks next");
+    assert_eq!(
+        s.next_deadline(),
+        None,
+        "nothing timed: the device speaks next"
+    );
     // It keeps saying HELLO: each one gets its NAK; the reason is reported
     // once.
     recv!(s, ms(505), Message::Hello(h) => [sent(1, Message::Nak { code: NakCode::Busy, seq: 7 })]);
@@ -557,11 +561,23 @@ fn spec_6_1_invalid_serials_get_nak_malformed() {
         let outputs = s.drain_outputs();
         assert_eq!(
             outputs[0],
-            sent(0, Message::Nak { code: NakCode::Malformed, seq: 7 }),
+            sent(
+                0,
+                Message::Nak {
+                    code: NakCode::Malformed,
+                    seq: 7
+                }
+            ),
             "serial {bad:?}"
         );
         assert!(
-            matches!(&outputs[1], Output::Refused { refusal: Refusal::InvalidSerial { .. }, .. }),
+            matches!(
+                &outputs[1],
+                Output::Refused {
+                    refusal: Refusal::InvalidSerial { .. },
+                    ..
+                }
+            ),
             "serial {bad:?}: {outputs:?}"
         );
         recv!(s, ms(505), Message::Hello(h) => [sent(1, Message::Nak { code: NakCode::Malformed, seq: 7 })]);
@@ -570,14 +586,28 @@ fn spec_6_1_invalid_serials_get_nak_malformed() {
     // 17 bytes cannot be decoded: the accumulator gives the header of the
     // Malformed frame, and it is answered the same way.
     let mut s = buttons_session();
-    s.on_bad_frame(FrameError::Malformed, Some((chessclock_protocol::ids::HELLO, 9)), ms(5));
+    s.on_bad_frame(
+        FrameError::Malformed,
+        Some((chessclock_protocol::ids::HELLO, 9)),
+        ms(5),
+    );
     assert_eq!(
         s.drain_outputs(),
-        vec![sent(0, Message::Nak { code: NakCode::Malformed, seq: 9 })]
+        vec![sent(
+            0,
+            Message::Nak {
+                code: NakCode::Malformed,
+                seq: 9
+            }
+        )]
     );
     assert_eq!(s.errors().malformed, 1);
     // Other malformed frames get no NAK (SPEC 10.2: MAY), only a count.
-    s.on_bad_frame(FrameError::Malformed, Some((chessclock_protocol::ids::BUTTON, 3)), ms(6));
+    s.on_bad_frame(
+        FrameError::Malformed,
+        Some((chessclock_protocol::ids::BUTTON, 3)),
+        ms(6),
+    );
     s.on_bad_frame(FrameError::BadCrc, None, ms(6));
     tick!(s, ms(6) => [Output::Errors { count: 3 }]);
 }
@@ -589,19 +619,41 @@ fn spec_6_1_invalid_serials_get_nak_malformed() {
 fn spec_6_1_a_duplicate_serial_is_busy_until_the_other_unit_is_gone() {
     let mut s = buttons_session();
     let h = hello(Roles::BUTTONS, "CC0001");
-    let elsewhere = |serial: &str| (serial == "CC0001").then(|| "board b2, /dev/ttyACM1".to_owned());
+    let elsewhere =
+        |serial: &str| (serial == "CC0001").then(|| "board b2, /dev/ttyACM1".to_owned());
     s.on_frame_with(frame(Message::Hello(h)), ms(5), elsewhere);
     let outputs = s.drain_outputs();
-    assert_eq!(outputs[0], sent(0, Message::Nak { code: NakCode::Busy, seq: 7 }));
+    assert_eq!(
+        outputs[0],
+        sent(
+            0,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )
+    );
     match &outputs[1] {
         Output::Refused { refusal, .. } => {
             assert!(refusal.is_temporary());
-            assert!(refusal.to_string().contains("board b2, /dev/ttyACM1"), "{refusal}");
+            assert!(
+                refusal.to_string().contains("board b2, /dev/ttyACM1"),
+                "{refusal}"
+            );
         }
         other => panic!("{other:?}"),
     }
     s.on_frame_with(frame(Message::Hello(h)), ms(505), elsewhere);
-    assert_eq!(s.drain_outputs(), vec![sent(1, Message::Nak { code: NakCode::Busy, seq: 7 })]);
+    assert_eq!(
+        s.drain_outputs(),
+        vec![sent(
+            1,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )]
+    );
     // The other unit is gone: the next HELLO is welcomed.
     s.on_frame_with(frame(Message::Hello(h)), ms(1_005), |_| None);
     assert_eq!(
@@ -621,8 +673,23 @@ fn spec_2_reserved_role_bits_are_ignored() {
     let none = hello(Roles(0x04), "CC0001");
     s.on_frame(frame(Message::Hello(none)), ms(1));
     let outputs = s.drain_outputs();
-    assert_eq!(outputs[0], sent(0, Message::Nak { code: NakCode::Busy, seq: 7 }));
-    assert!(matches!(&outputs[1], Output::Refused { refusal: Refusal::WrongRoles { .. }, .. }));
+    assert_eq!(
+        outputs[0],
+        sent(
+            0,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )
+    );
+    assert!(matches!(
+        &outputs[1],
+        Output::Refused {
+            refusal: Refusal::WrongRoles { .. },
+            ..
+        }
+    ));
 }
 
 /// SPEC 2: a combined unit in a buttons-only slot is welcomed and used for
@@ -630,7 +697,11 @@ fn spec_2_reserved_role_bits_are_ignored() {
 #[test]
 fn spec_2_a_combined_unit_in_a_buttons_slot_gets_no_display() {
     let mut s = buttons_session();
-    let leds = Leds { left: true, right: false, arbiter: false };
+    let leds = Leds {
+        left: true,
+        right: false,
+        arbiter: false,
+    };
     command!(s, ms(0), DeviceCommand::Leds(leds) => []);
     let h = hello(Roles::COMBINED, "CC0003");
     recv!(s, ms(1), Message::Hello(h) => [

@@ -237,7 +237,8 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
 }
 
 /// Why a control that gives no time is refused.
-const ZERO_TIME: &str = "a time control of 0 s gives the player no time at all: give more than 0 seconds";
+const ZERO_TIME: &str =
+    "a time control of 0 s gives the player no time at all: give more than 0 seconds";
 
 /// A stage must give time: the first more than 0 s, a later one more than
 /// 0 s or a bonus of more than 0 s (`60/300:0+2`: 2 s a move from move 61).

@@ -101,12 +101,21 @@ fn zero_time_controls_are_refused() {
     ] {
         let err = parse(text).unwrap_err();
         assert_eq!(err.position, position, "{text}: {err}");
-        assert!(err.message.contains("0 s") || err.message.contains("no time"), "{text}: {err}");
+        assert!(
+            err.message.contains("0 s") || err.message.contains("no time"),
+            "{text}: {err}"
+        );
     }
     assert!(parse("60/300:0+2").is_ok());
     assert!(parse("40/5400+30:0+30").is_ok());
-    assert!(parse("byoyomi:0:5x30").is_ok(), "byo-yomi periods give time");
-    assert!(parse("canadian:0:25/300").is_ok(), "Canadian blocks give time");
+    assert!(
+        parse("byoyomi:0:5x30").is_ok(),
+        "byo-yomi periods give time"
+    );
+    assert!(
+        parse("canadian:0:25/300").is_ok(),
+        "Canadian blocks give time"
+    );
 }
 
 #[test]

@@ -81,7 +81,8 @@ fn decode(slot: &[u8]) -> Option<Commits> {
     if CRC.checksum(&slot[..60]) != crc {
         return None;
     }
-    let u64_at = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(slot[at..at + 8].try_into().ok()?)) };
+    let u64_at =
+        |at: usize| -> Option<u64> { Some(u64::from_le_bytes(slot[at..at + 8].try_into().ok()?)) };
     let game = u64_at(40)? as i64;
     let seq = u64_at(48)? as i64;
     Some(Commits {
@@ -172,7 +173,7 @@ impl CommitFile {
             events,
             last: last.or(self.current.last),
         };
-        let slot = (next.generation % 2) as u64 * SLOT as u64;
+        let slot = (next.generation % 2) * SLOT as u64;
         self.file.write_all_at(&encode(&next), slot)?;
         self.file.sync_data()?;
         self.current = next;
@@ -203,9 +204,12 @@ mod tests {
         let ReadCommits::Valid(now) = read(&path) else {
             panic!("unreadable")
         };
-        assert_eq!((now.events, now.last, now.instance), (5, Some((2, 2)), instance));
+        assert_eq!(
+            (now.events, now.last, now.instance),
+            (5, Some((2, 2)), instance)
+        );
         // Tear the newest slot: the previous one is used.
-        let newest = (now.generation % 2) as u64 * SLOT as u64;
+        let newest = (now.generation % 2) * SLOT as u64;
         let f = OpenOptions::new().write(true).open(&path).unwrap();
         f.write_all_at(&[0xFF; 10], newest + 20).unwrap();
         let ReadCommits::Valid(then) = read(&path) else {

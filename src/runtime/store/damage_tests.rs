@@ -100,7 +100,13 @@ fn a_healthy_state_after_a_crash_has_no_findings_and_no_evidence() {
     assert_eq!(restored_events(&opened), GAME);
     let damaged = std::fs::read_dir(dir.path())
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("damaged-"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("damaged-")
+        })
         .count();
     assert_eq!(damaged, 0);
 }
@@ -121,18 +127,27 @@ fn a_wal_cut_in_half_is_found_and_kept() {
     );
     let message = &opened.health.findings[0].message;
     assert!(
-        message.contains(&format!("{} of the {GAME} committed events are missing", GAME - restored)),
+        message.contains(&format!(
+            "{} of the {GAME} committed events are missing",
+            GAME - restored
+        )),
         "{message}"
     );
     // The game that lost its end is named.
-    assert!(opened
-        .health
-        .findings
-        .iter()
-        .any(|f| f.board.as_deref() == Some("b1") && f.message.contains(&format!("number {GAME}"))));
+    assert!(
+        opened
+            .health
+            .findings
+            .iter()
+            .any(|f| f.board.as_deref() == Some("b1")
+                && f.message.contains(&format!("number {GAME}")))
+    );
     // The WAL as the damage left it, before SQLite reset it.
     let kept = evidence(&opened.health);
-    assert_eq!(std::fs::read(kept.join(format!("{DB_FILE}-wal"))).unwrap(), &whole[..whole.len() / 2]);
+    assert_eq!(
+        std::fs::read(kept.join(format!("{DB_FILE}-wal"))).unwrap(),
+        &whole[..whole.len() / 2]
+    );
     assert!(kept.join(COMMITS_FILE).exists());
     // Found once: the next open starts from what is there.
     drop(opened);
@@ -149,12 +164,15 @@ fn a_wal_cut_to_zero_bytes_is_found() {
     assert_eq!(restored_events(&opened), 0);
     let found = kinds(&opened.health);
     assert!(
-        found.contains(&FindingKind::DatabaseEmptied) || found.contains(&FindingKind::EventsMissing),
+        found.contains(&FindingKind::DatabaseEmptied)
+            || found.contains(&FindingKind::EventsMissing),
         "{:?}",
         opened.health
     );
     assert!(opened.health.is_damaged());
-    assert!(evidence(&opened.health).join(format!("{DB_FILE}-wal")).exists());
+    assert!(evidence(&opened.health)
+        .join(format!("{DB_FILE}-wal"))
+        .exists());
 }
 
 #[test]
@@ -184,8 +202,13 @@ fn a_database_cut_to_zero_bytes_is_found() {
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(restored_events(&opened), 0);
     assert_eq!(kinds(&opened.health), [FindingKind::DatabaseEmptied]);
-    assert!(opened.health.findings[0].message.contains(&format!("{GAME} events")));
-    assert_eq!(std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(), b"");
+    assert!(opened.health.findings[0]
+        .message
+        .contains(&format!("{GAME} events")));
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(),
+        b""
+    );
 }
 
 #[test]
@@ -198,8 +221,14 @@ fn a_database_cut_in_half_is_corrupt_and_moved_aside() {
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(restored_events(&opened), 0);
     let found = kinds(&opened.health);
-    assert!(found.contains(&FindingKind::Corrupt) || found.contains(&FindingKind::EventsMissing), "{found:?}");
-    assert_eq!(std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(), half);
+    assert!(
+        found.contains(&FindingKind::Corrupt) || found.contains(&FindingKind::EventsMissing),
+        "{found:?}"
+    );
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(),
+        half
+    );
 }
 
 #[test]
@@ -223,7 +252,13 @@ fn rows_deleted_in_the_middle_are_found() {
         .find(|f| f.kind == FindingKind::SequenceBroken)
         .unwrap();
     assert_eq!(broken.board.as_deref(), Some("b1"));
-    assert!(broken.message.contains("5 of the numbers 1 to 51 are missing"), "{}", broken.message);
+    assert!(
+        broken
+            .message
+            .contains("5 of the numbers 1 to 51 are missing"),
+        "{}",
+        broken.message
+    );
 }
 
 #[test]
@@ -232,7 +267,8 @@ fn rows_deleted_at_the_end_are_found() {
     state_with_a_game(dir.path(), false);
     {
         let conn = Connection::open(db(dir.path())).unwrap();
-        conn.execute("DELETE FROM events WHERE seq > 40", []).unwrap();
+        conn.execute("DELETE FROM events WHERE seq > 40", [])
+            .unwrap();
     }
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(restored_events(&opened), 40);
@@ -240,7 +276,9 @@ fn rows_deleted_at_the_end_are_found() {
         kinds(&opened.health),
         [FindingKind::EventsMissing, FindingKind::EventsMissing]
     );
-    assert!(opened.health.findings[1].message.contains("ends at number 40"));
+    assert!(opened.health.findings[1]
+        .message
+        .contains("ends at number 40"));
 }
 
 #[test]
@@ -255,11 +293,19 @@ fn a_database_of_another_schema_is_not_touched() {
     let error = Store::open_state(dir.path()).err().expect("refused");
     assert!(matches!(error, StoreError::Foreign { .. }), "{error}");
     assert!(error.to_string().contains("songs"), "{error}");
-    assert_eq!(std::fs::read(db(dir.path())).unwrap(), before, "not written");
+    assert_eq!(
+        std::fs::read(db(dir.path())).unwrap(),
+        before,
+        "not written"
+    );
     assert!(!wal(dir.path()).exists());
     let conn = Connection::open(db(dir.path())).unwrap();
     let tables: i64 = conn
-        .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(tables, 1, "no tables of ours were added");
 }
@@ -308,7 +354,10 @@ fn pages_overwritten_in_the_middle_fail_the_integrity_check() {
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(kinds(&opened.health), [FindingKind::Corrupt]);
     assert_eq!(restored_events(&opened), 0);
-    assert_eq!(std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(), bytes);
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(),
+        bytes
+    );
 }
 
 #[test]
@@ -317,8 +366,11 @@ fn an_unreadable_event_row_is_left_out_and_reported() {
     state_with_a_game(dir.path(), false);
     {
         let conn = Connection::open(db(dir.path())).unwrap();
-        conn.execute("UPDATE events SET event = '{\"do\": \"dance\"}' WHERE seq = 7", [])
-            .unwrap();
+        conn.execute(
+            "UPDATE events SET event = '{\"do\": \"dance\"}' WHERE seq = 7",
+            [],
+        )
+        .unwrap();
     }
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(restored_events(&opened), GAME - 1);
@@ -340,10 +392,16 @@ fn a_missing_or_foreign_commit_record_is_reported() {
     // Another state's record.
     let other = tempfile::tempdir().unwrap();
     state_with_a_game(other.path(), false);
-    std::fs::copy(other.path().join(COMMITS_FILE), dir.path().join(COMMITS_FILE)).unwrap();
+    std::fs::copy(
+        other.path().join(COMMITS_FILE),
+        dir.path().join(COMMITS_FILE),
+    )
+    .unwrap();
     let opened = Store::open_state(dir.path()).unwrap();
     assert_eq!(kinds(&opened.health), [FindingKind::CommitRecordUnusable]);
-    assert!(opened.health.findings[0].message.contains("another database"));
+    assert!(opened.health.findings[0]
+        .message
+        .contains("another database"));
     drop(opened);
     std::fs::write(dir.path().join(COMMITS_FILE), &record[..10]).unwrap();
     let opened = Store::open_state(dir.path()).unwrap();
@@ -378,10 +436,17 @@ fn an_old_database_is_migrated_and_loads() {
         )
         .unwrap();
         for (game, n) in [(1, 0), (2, 0), (1, 1), (1, 2), (2, 1)] {
-            let Record::Event(row) = press(n) else { unreachable!() };
+            let Record::Event(row) = press(n) else {
+                unreachable!()
+            };
             conn.execute(
                 "INSERT INTO events (game, offset_us, wall_us, event) VALUES (?1, ?2, ?3, ?4)",
-                rusqlite::params![game, row.offset_us, row.wall_us, serde_json::to_string(&row.event).unwrap()],
+                rusqlite::params![
+                    game,
+                    row.offset_us,
+                    row.wall_us,
+                    serde_json::to_string(&row.event).unwrap()
+                ],
             )
             .unwrap();
         }
@@ -396,9 +461,11 @@ fn an_old_database_is_migrated_and_loads() {
     drop(store);
     let conn = Connection::open(db(dir.path())).unwrap();
     let (app, version): (i32, i32) = conn
-        .query_row("SELECT * FROM pragma_application_id, pragma_user_version", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT * FROM pragma_application_id, pragma_user_version",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!((app, version), (APPLICATION_ID, SCHEMA_VERSION));
     let seqs: Vec<(i64, i64)> = conn
@@ -410,9 +477,11 @@ fn an_old_database_is_migrated_and_loads() {
         .unwrap();
     assert_eq!(seqs, [(1, 1), (2, 1), (1, 2), (1, 3), (2, 2), (1, 4)]);
     let reserved: (Option<String>, Option<i64>) = conn
-        .query_row("SELECT boot_id, epoch_mono_us FROM games WHERE id = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "SELECT boot_id, epoch_mono_us FROM games WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!(reserved, (None, None));
     drop(conn);
@@ -477,7 +546,9 @@ fn events_are_numbered_per_game_and_the_record_counts_commits_not_rollbacks() {
         .unwrap();
     assert_eq!(seqs, [(1, 1), (2, 1), (1, 2), (1, 3)]);
     drop(conn);
-    let super::commits::ReadCommits::Valid(record) = super::commits::read(&dir.path().join(COMMITS_FILE)) else {
+    let super::commits::ReadCommits::Valid(record) =
+        super::commits::read(&dir.path().join(COMMITS_FILE))
+    else {
         panic!("no record")
     };
     assert_eq!((record.events, record.last), (4, Some((1, 3))));

@@ -346,9 +346,10 @@ impl Store {
     /// killed daemon leaves it: no checkpoint, the WAL file kept.
     #[cfg(test)]
     pub(crate) fn leave_wal_on_close(&self) {
-        let _ = self
-            .conn
-            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        let _ = self.conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        );
     }
 
     /// Events committed so far (all games), as the commit record says.

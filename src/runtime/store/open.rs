@@ -470,7 +470,11 @@ fn inspect(paths: &Paths, record: &ReadCommits) -> Result<Inspection, StoreError
                 format!(
                     "the database {} is {} but {} events had been committed to it",
                     paths.db.display(),
-                    if db_len.is_none() { "missing" } else { "empty (0 bytes)" },
+                    if db_len.is_none() {
+                        "missing"
+                    } else {
+                        "empty (0 bytes)"
+                    },
                     c.events
                 ),
                 None,
@@ -569,7 +573,9 @@ fn inspect_sql(
     let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let tables: BTreeSet<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")?
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<Result<_, _>>()?;
     let foreign = |reason: String| {
@@ -672,7 +678,10 @@ fn inspect_sql(
             if nulls > 0 || min != 1 || max != count || distinct != count {
                 let mut why = Vec::new();
                 if max > distinct {
-                    why.push(format!("{} of the numbers 1 to {max} are missing", max - distinct));
+                    why.push(format!(
+                        "{} of the numbers 1 to {max} are missing",
+                        max - distinct
+                    ));
                 }
                 if count > distinct {
                     why.push(format!("{} numbers repeat", count - distinct));
@@ -693,8 +702,10 @@ fn inspect_sql(
         }
     }
     let instance: Option<String> = if tables.contains("meta") {
-        conn.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| r.get(0))
-            .optional()?
+        conn.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
     } else {
         None
     };
@@ -768,7 +779,11 @@ fn inspect_sql(
 
 /// Copies (or, when `replace`, moves) the state files into a new
 /// `damaged-<unix seconds>` directory, with the findings beside them.
-fn keep_evidence(paths: &Paths, health: &StateHealth, replace: bool) -> Result<PathBuf, StoreError> {
+fn keep_evidence(
+    paths: &Paths,
+    health: &StateHealth,
+    replace: bool,
+) -> Result<PathBuf, StoreError> {
     let stamp = wall_now_us() / 1_000_000;
     let mut dir = paths.dir.join(format!("damaged-{stamp}"));
     let mut n = 1;
@@ -817,12 +832,12 @@ fn open_writable(paths: &Paths) -> Result<Store, StoreError> {
     })?;
     conn.busy_timeout(Duration::from_secs(2)).map_err(sql)?;
     let read_only = |source: rusqlite::Error| match source.sqlite_error_code() {
-        Some(ErrorCode::ReadOnly) | Some(ErrorCode::CannotOpen) | Some(ErrorCode::PermissionDenied) => {
-            StoreError::ReadOnly {
-                path: paths.db.clone(),
-                source,
-            }
-        }
+        Some(ErrorCode::ReadOnly)
+        | Some(ErrorCode::CannotOpen)
+        | Some(ErrorCode::PermissionDenied) => StoreError::ReadOnly {
+            path: paths.db.clone(),
+            source,
+        },
         _ => StoreError::Sql {
             path: paths.db.clone(),
             source,
@@ -863,9 +878,11 @@ fn migrate(conn: &Connection) -> Result<(), rusqlite::Error> {
         conn.execute_batch(MIGRATE_0_TO_1)?;
     }
     let has_instance: bool = conn
-        .query_row("SELECT COUNT(*) FROM meta WHERE key = 'instance'", [], |r| {
-            r.get::<_, i64>(0)
-        })
+        .query_row(
+            "SELECT COUNT(*) FROM meta WHERE key = 'instance'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
         .map(|n| n > 0)?;
     if !has_instance {
         let instance: [u8; 16] = rand::random();
