@@ -553,3 +553,63 @@ fn events_are_numbered_per_game_and_the_record_counts_commits_not_rollbacks() {
     };
     assert_eq!((record.events, record.last), (4, Some((1, 3))));
 }
+
+fn damaged_dirs(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("damaged-")
+        })
+        .count()
+}
+
+/// A gap stays in the database: found (and shown) at every start while its
+/// game is the board's latest, kept once; a new game on the board ends it.
+#[test]
+fn lasting_damage_is_shown_at_every_start_but_kept_once() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    {
+        let conn = Connection::open(db(dir.path())).unwrap();
+        conn.execute("DELETE FROM events WHERE seq = 10", [])
+            .unwrap();
+    }
+    let first = Store::open_state(dir.path()).unwrap();
+    assert!(kinds(&first.health).contains(&FindingKind::SequenceBroken));
+    let kept = evidence(&first.health);
+    drop(first);
+    let second = Store::open_state(dir.path()).unwrap();
+    assert_eq!(kinds(&second.health), [FindingKind::SequenceBroken]);
+    assert_eq!(evidence(&second.health), kept, "the same evidence");
+    assert_eq!(damaged_dirs(dir.path()), 1);
+    // A new game on the board: the damaged one is history now.
+    let mut store = second.store;
+    store.write("b1", &new_game()).unwrap();
+    drop(store);
+    let third = Store::open_state(dir.path()).unwrap();
+    assert!(third.health.is_ok(), "{:?}", third.health);
+}
+
+/// A write-ahead log whose database is gone is moved aside, never replayed
+/// into a new file.
+#[test]
+fn a_deleted_database_with_its_wal_left_is_found_and_the_wal_moved_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), true);
+    let log = std::fs::read(wal(dir.path())).unwrap();
+    std::fs::remove_file(db(dir.path())).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert_eq!(kinds(&opened.health), [FindingKind::DatabaseEmptied]);
+    assert_eq!(restored_events(&opened), 0);
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(format!("{DB_FILE}-wal"))).unwrap(),
+        log
+    );
+    drop(opened);
+    let again = Store::open_state(dir.path()).unwrap();
+    assert!(again.health.is_ok(), "{:?}", again.health);
+}

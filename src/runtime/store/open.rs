@@ -198,34 +198,88 @@ impl Store {
             findings: inspection.findings,
             evidence: None,
         };
-        if !health.findings.is_empty() {
-            for finding in &health.findings {
-                tracing::error!(kind = ?finding.kind, board = finding.board.as_deref().unwrap_or(""),
-                    "state damaged: {}", finding.message);
-            }
+        let is_lasting = |f: &StateFinding| lasting(f.kind);
+        if health.findings.iter().any(|f| !is_lasting(f)) {
+            // What SQLite would reset or replace once it writes (the WAL,
+            // the count, the file itself): kept now, whatever it is.
             let kept = keep_evidence(&paths, &health, inspection.replace)?;
-            tracing::error!(kept = %kept.display(), "the damaged state files were kept for inspection");
             health.evidence = Some(kept.display().to_string());
         }
         let mut store = open_writable(&paths)?;
         let (games, load_findings) = store.load_latest_games()?;
-        for finding in &load_findings {
+        health.findings.extend(load_findings);
+        let lasting_now: Vec<String> = health
+            .findings
+            .iter()
+            .filter(|f| is_lasting(f))
+            .map(fingerprint)
+            .collect();
+        // Damage that stays in the database (a gap, an unreadable row) is
+        // found again at every start while its game is the board's latest:
+        // reported each time, kept once.
+        let known = store.known_damage();
+        match (&health.evidence, known) {
+            (None, Some((seen, kept)))
+                if !lasting_now.is_empty() && lasting_now.iter().all(|f| seen.contains(f)) =>
+            {
+                tracing::warn!(kept = %kept, "the state damage found at an earlier start is still there");
+                health.evidence = Some(kept);
+            }
+            _ if !lasting_now.is_empty() => {
+                let kept = match &health.evidence {
+                    Some(kept) => PathBuf::from(kept),
+                    None => keep_evidence(&paths, &health, false)?,
+                };
+                health.evidence = Some(kept.display().to_string());
+                store.remember_damage(&lasting_now, &kept.display().to_string());
+            }
+            _ => {}
+        }
+        for finding in &health.findings {
             tracing::error!(kind = ?finding.kind, board = finding.board.as_deref().unwrap_or(""),
                 "state damaged: {}", finding.message);
         }
-        if !load_findings.is_empty() && health.evidence.is_none() {
-            let mut with = health.clone();
-            with.findings.extend(load_findings.iter().cloned());
-            let kept = keep_evidence(&paths, &with, false)?;
-            health.evidence = Some(kept.display().to_string());
+        if let Some(kept) = &health.evidence {
+            tracing::error!(kept = %kept, "the damaged state files are kept for inspection");
         }
-        health.findings.extend(load_findings);
         store.start_commit_record(&paths.commits)?;
         Ok(Opened {
             store,
             games,
             health,
         })
+    }
+
+    /// The lasting damage reported at an earlier start, and where its
+    /// evidence is.
+    fn known_damage(&self) -> Option<(Vec<String>, String)> {
+        let text: String = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'known_damage'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .ok()??;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let seen = value
+            .get("findings")?
+            .as_array()?
+            .iter()
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect();
+        Some((seen, value.get("evidence")?.as_str()?.to_owned()))
+    }
+
+    fn remember_damage(&self, findings: &[String], evidence: &str) {
+        let value = serde_json::json!({"findings": findings, "evidence": evidence});
+        if let Err(error) = self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('known_damage', ?1)",
+            [value.to_string()],
+        ) {
+            tracing::warn!(%error, "cannot note the damage found; it will be kept again at the next start");
+        }
     }
 
     /// A store that keeps everything in memory (no crash safety); `why` is
@@ -437,6 +491,24 @@ impl Store {
     }
 }
 
+/// Damage that stays in the database (found again at the next start)
+/// rather than in what SQLite resets when it writes.
+fn lasting(kind: FindingKind) -> bool {
+    matches!(
+        kind,
+        FindingKind::SequenceBroken | FindingKind::EventUnreadable
+    )
+}
+
+fn fingerprint(finding: &StateFinding) -> String {
+    format!(
+        "{:?}|{}|{}",
+        finding.kind,
+        finding.board.as_deref().unwrap_or(""),
+        finding.message
+    )
+}
+
 /// SQLite's WAL header magic (big-endian), either byte order of checksums.
 fn wal_header_valid(head: &[u8]) -> bool {
     matches!(head.get(..4), Some([0x37, 0x7f, 0x06, 0x82 | 0x83])) && head.len() >= 32
@@ -479,6 +551,27 @@ fn inspect(paths: &Paths, record: &ReadCommits) -> Result<Inspection, StoreError
                 ),
                 None,
             );
+        }
+        if db_len.is_none() && wal_len > 0 {
+            // A log without its database: SQLite would replay it into a
+            // new, empty file and make half a database of it.
+            if !found
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::DatabaseEmptied)
+            {
+                found.find(
+                    FindingKind::DatabaseEmptied,
+                    format!(
+                        "the database {} is missing but its write-ahead log ({wal_len} bytes) \
+                         is there; a fresh database is started",
+                        paths.db.display()
+                    ),
+                    None,
+                );
+            }
+            found.replace = true;
+            return Ok(found);
         }
         if db_len.is_none() || wal_len == 0 {
             return Ok(found);
@@ -672,9 +765,18 @@ fn inspect_sql(
                 ))
             })?
             .collect::<Result<Vec<_>, _>>()?;
+        // The games restored are each board's latest: an older game's
+        // damage does not change what is played now.
+        let latest: BTreeSet<i64> = conn
+            .prepare("SELECT MAX(id) FROM games GROUP BY board")?
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .collect::<Result<_, _>>()?;
         for (game, count, distinct, min, max, nulls) in rows {
             let (min, max) = (min.unwrap_or(0), max.unwrap_or(0));
             last_seq.insert(game, max);
+            if !latest.contains(&game) {
+                continue;
+            }
             if nulls > 0 || min != 1 || max != count || distinct != count {
                 let mut why = Vec::new();
                 if max > distinct {
