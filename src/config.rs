@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::display::{ButtonSide, DisplayConfig};
+pub use crate::display::{ButtonSide, DisplayConfig, DisplaySide};
 use crate::engine::{Credit, MatchControl, Settings, StageAdvance, SECOND};
 use crate::timecontrol::{self, TimeControl};
 
@@ -46,9 +46,15 @@ pub struct Config {
 pub struct DaemonConfig {
     /// Where the SQLite state lives.
     pub state_dir: PathBuf,
+    /// `true` (the default): a state directory that cannot be used stops
+    /// the daemon with an error. `false`: the daemon then runs from memory
+    /// (a crash loses every game) and says so in the state health.
+    pub crash_safety: bool,
     /// `system` or `session` bus.
     pub bus: BusKind,
-    /// SCHED_FIFO priority of the timing thread (1..=99); 0 = do not ask.
+    /// SCHED_FIFO priority of the timing thread (1 ..= the kernel's maximum,
+    /// `sched_get_priority_max(SCHED_FIFO)`, usually 99); 0 = do not ask.
+    /// Above the maximum is a config error.
     pub rt_priority: u8,
     /// Lock the daemon's memory (mlockall) for the timing thread.
     pub mlock: bool,
@@ -170,9 +176,11 @@ pub struct BoardConfig {
     pub control: String,
     /// The button unit: a device reference (see [`DeviceRef`]).
     pub buttons: Option<DeviceRef>,
-    /// Display units (a combined unit may appear both here and as `buttons`).
+    /// Display units (a combined unit may appear both here and as `buttons`):
+    /// a device reference, or `{ device = "...", side = "white" | "black" |
+    /// "both" }` for the side it shows (default `both`; see [`DisplaySide`]).
     #[serde(default)]
-    pub displays: Vec<DeviceRef>,
+    pub displays: Vec<DisplayRef>,
     /// An electronic board (DGT).
     pub eboard: Option<DeviceRef>,
     /// Which side of the button unit White sits on: the unit's `left` or `right` button.
@@ -249,6 +257,80 @@ impl TryFrom<String> for DeviceRef {
     }
 }
 
+/// One entry of a board's `displays`: the device and the side it shows.
+/// Written as a plain device string (side `both`) or as a table
+/// `{ device = "/dev/...", side = "black" }`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DisplayRef {
+    pub device: DeviceRef,
+    pub side: DisplaySide,
+}
+
+impl From<DeviceRef> for DisplayRef {
+    fn from(device: DeviceRef) -> DisplayRef {
+        DisplayRef {
+            device,
+            side: DisplaySide::Both,
+        }
+    }
+}
+
+impl Serialize for DisplayRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        if self.side == DisplaySide::Both {
+            return self.device.serialize(serializer);
+        }
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("device", &self.device)?;
+        map.serialize_entry("side", &self.side)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for DisplayRef {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = DisplayRef;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a device (`/dev/...` or `serial:<number>`) or a table \
+                     `{ device = \"...\", side = \"white\" | \"black\" | \"both\" }`",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<DisplayRef, E> {
+                DeviceRef::try_from(text.to_owned())
+                    .map(DisplayRef::from)
+                    .map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<DisplayRef, A::Error> {
+                use serde::de::Error;
+                let mut device: Option<DeviceRef> = None;
+                let mut side: Option<DisplaySide> = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "device" if device.is_none() => device = Some(map.next_value()?),
+                        "side" if side.is_none() => side = Some(map.next_value()?),
+                        "device" | "side" => {
+                            return Err(A::Error::custom(format!("duplicate field `{key}`")))
+                        }
+                        other => return Err(A::Error::unknown_field(other, &["device", "side"])),
+                    }
+                }
+                Ok(DisplayRef {
+                    device: device.ok_or_else(|| A::Error::missing_field("device"))?,
+                    side: side.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 impl From<DeviceRef> for String {
     fn from(device: DeviceRef) -> String {
         match device {
@@ -262,6 +344,7 @@ impl Default for DaemonConfig {
     fn default() -> Self {
         DaemonConfig {
             state_dir: PathBuf::from("/var/lib/chessclockd"),
+            crash_safety: true,
             bus: BusKind::System,
             rt_priority: 50,
             mlock: true,
@@ -304,6 +387,8 @@ pub enum ConfigError {
 
 /// Where in the file a validation error belongs.
 enum Place {
+    /// A key of a top-level table (`[daemon]`, `rt-priority`).
+    Key(&'static str, &'static str),
     Preset(String),
     /// The board with this index, at the line of this key or text.
     Board(usize, String),
@@ -321,6 +406,18 @@ fn locate(text: &str, place: &Place) -> Option<(usize, usize)> {
         rest.is_some_and(|r| r.trim_start().starts_with('='))
     };
     match place {
+        Place::Key(table, key) => {
+            let mut inside = false;
+            for (i, line) in lines.iter().enumerate() {
+                let trimmed = line.trim();
+                if trimmed.starts_with('[') {
+                    inside = trimmed == format!("[{table}]");
+                } else if inside && is_key(line, key) {
+                    return Some((i + 1, column(line)));
+                }
+            }
+            None
+        }
         Place::Preset(name) => {
             let mut in_presets = false;
             for (i, line) in lines.iter().enumerate() {
@@ -655,6 +752,17 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), (String, Place)> {
+        let (_, max_priority) = crate::runtime::realtime::fifo_priority_range();
+        if i32::from(self.daemon.rt_priority) > max_priority {
+            return Err((
+                format!(
+                    "[daemon] rt-priority {} is above this kernel's highest SCHED_FIFO priority, \
+                     {max_priority}: give 1 to {max_priority}, or 0 to run without real-time priority",
+                    self.daemon.rt_priority
+                ),
+                Place::Key("daemon", "rt-priority"),
+            ));
+        }
         for name in self.presets.keys() {
             self.resolve_control(name).map_err(|e| {
                 (
@@ -684,7 +792,7 @@ impl Config {
             }
             let mut own: Vec<&DeviceRef> = Vec::new();
             own.extend(board.buttons.iter());
-            own.extend(board.displays.iter());
+            own.extend(board.displays.iter().map(|d| &d.device));
             own.extend(board.eboard.iter());
             let mut seen: Vec<&DeviceRef> = Vec::new();
             for device in own {
@@ -901,6 +1009,138 @@ mod tests {
         assert_eq!(
             at("[[board]]\nid = \"a\"\nbuttons = \"serial:X\"\n[[board]]\nid = \"b\"\ndisplays = [\"serial:X\"]\n"),
             (6, 13)
+        );
+    }
+
+    #[test]
+    fn displays_take_a_side_and_plain_strings_still_work() {
+        let parsed = config(
+            "[[board]]\nid = \"a\"\ndisplays = [\"/dev/d0\", { device = \"/dev/d1\", side = \"black\" },\n  { device = \"serial:D2\", side = \"white\" }, { device = \"/dev/d3\" }]\n",
+        )
+        .unwrap();
+        let sides: Vec<(String, DisplaySide)> = parsed.boards[0]
+            .displays
+            .iter()
+            .map(|d| (String::from(d.device.clone()), d.side))
+            .collect();
+        assert_eq!(
+            sides,
+            vec![
+                ("/dev/d0".to_owned(), DisplaySide::Both),
+                ("/dev/d1".to_owned(), DisplaySide::Black),
+                ("serial:D2".to_owned(), DisplaySide::White),
+                ("/dev/d3".to_owned(), DisplaySide::Both),
+            ]
+        );
+        // Written back the same way (a plain string for `both`).
+        let text = toml::to_string(&parsed).unwrap();
+        assert!(text.contains("\"/dev/d0\""), "{text}");
+        let again = Config::parse_str(&text, Path::new("again.toml")).unwrap();
+        assert_eq!(again.boards, parsed.boards);
+        // The same device twice on one board, as a display and in a table.
+        let err = config(
+            "[[board]]\nid = \"a\"\ndisplays = [{ device = \"/dev/x\", side = \"black\" }]\n[[board]]\nid = \"b\"\ndisplays = [\"/dev/x\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("`/dev/x` is used by both"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_display_entries_name_line_and_column() {
+        let at = |text: &str| match config(text).unwrap_err() {
+            ConfigError::Syntax {
+                line,
+                column,
+                message,
+                ..
+            } => (line, column, message),
+            other => panic!("{other:?}"),
+        };
+        let (line, column, message) =
+            at("[[board]]\nid = \"a\"\ndisplays = [{ device = \"/dev/d1\", side = \"blue\" }]\n");
+        assert_eq!((line, column), (3, 42), "{message}");
+        assert!(
+            message.contains("white") && message.contains("black"),
+            "{message}"
+        );
+        let (line, _, message) = at("[[board]]\nid = \"a\"\n\ndisplays = [{ side = \"black\" }]\n");
+        assert_eq!(line, 4);
+        assert!(message.contains("missing field `device`"), "{message}");
+        let (_, _, message) = at("[[board]]\nid = \"a\"\ndisplays = [{ device = \"ttyACM0\" }]\n");
+        assert!(message.contains("must be an absolute path"), "{message}");
+        let (_, _, message) =
+            at("[[board]]\nid = \"a\"\ndisplays = [{ device = \"/dev/d\", panel = 1 }]\n");
+        assert!(message.contains("unknown field `panel`"), "{message}");
+        let (_, _, message) = at("[[board]]\nid = \"a\"\ndisplays = [7]\n");
+        assert!(message.contains("a device"), "{message}");
+    }
+
+    #[test]
+    fn an_rt_priority_above_the_kernels_maximum_is_an_error() {
+        let (_, max) = crate::runtime::realtime::fifo_priority_range();
+        assert!(max >= 1, "{max}");
+        let ok = config(&format!("[daemon]\nrt-priority = {max}\n")).unwrap();
+        assert_eq!(i32::from(ok.daemon.rt_priority), max);
+        if max < 255 {
+            let err = config(&format!(
+                "[daemon]\nmlock = true\nrt-priority = {}\n",
+                max + 1
+            ))
+            .unwrap_err();
+            match err {
+                ConfigError::InvalidAt {
+                    line,
+                    column,
+                    message,
+                    ..
+                } => {
+                    assert_eq!((line, column), (3, 1));
+                    assert!(
+                        message.contains(&format!("highest SCHED_FIFO priority, {max}")),
+                        "{message}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(config("[daemon]\nrt-priority = 0\n").is_ok());
+    }
+
+    #[test]
+    fn zero_time_controls_are_config_errors_at_their_key() {
+        let at = |text: &str| match config(text).unwrap_err() {
+            ConfigError::InvalidAt {
+                line,
+                column,
+                message,
+                ..
+            } => (line, column, message),
+            other => panic!("{other:?}"),
+        };
+        let (line, column, message) = at("[[board]]\nid = \"a\"\ncontrol = \"0+0\"\n");
+        assert_eq!((line, column), (3, 1));
+        assert!(message.contains("0 s"), "{message}");
+        let (line, _, message) = at("[presets]\nnothing = \"40/0:1800\"\n");
+        assert_eq!(line, 2);
+        assert!(
+            message.contains("`nothing`") && message.contains("0 s"),
+            "{message}"
+        );
+        let (_, _, message) = at("[presets.t]\nwhite = \"300\"\nblack = \"*0\"\n");
+        assert!(message.contains("black"), "{message}");
+    }
+
+    #[test]
+    fn crash_safety_is_on_unless_turned_off() {
+        assert!(Config::default().daemon.crash_safety);
+        assert!(
+            !config("[daemon]\ncrash-safety = false\n")
+                .unwrap()
+                .daemon
+                .crash_safety
         );
     }
 

@@ -12,8 +12,11 @@
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use std::sync::Arc;
+
 pub use chessclock_core::contract::{
-    BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, Reply,
+    BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, FindingKind, Reply,
+    StateFinding, StateHealth, StateMode,
 };
 
 /// A request for the runtime.
@@ -33,6 +36,9 @@ pub struct ControlHandle {
     /// The board ids, in config order (fixed for the daemon's lifetime,
     /// except through SIGHUP reload).
     pub boards: Vec<String>,
+    /// What the state store found when it opened the state (fixed for the
+    /// daemon's lifetime).
+    pub health: Arc<StateHealth>,
 }
 
 impl ControlHandle {

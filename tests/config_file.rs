@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chessclockd::config::{Config, ConfigError, DeviceRef};
+use chessclockd::config::{Config, ConfigError, DeviceRef, DisplaySide};
 use chessclockd::engine::{Credit, Side, StageAdvance, SECOND};
 use chessclockd::timecontrol::TimeControl;
 
@@ -15,7 +15,7 @@ fn manifest(path: &str) -> PathBuf {
 #[test]
 fn shipped_config_parses_and_resolves_every_board() {
     let config = Config::load(&manifest("config/chessclockd.toml")).unwrap();
-    assert_eq!(config.boards.len(), 2);
+    assert_eq!(config.boards.len(), 3);
     assert_eq!(config.boards[0].id, "board1");
     assert_eq!(
         config.boards[0].buttons,
@@ -25,6 +25,11 @@ fn shipped_config_parses_and_resolves_every_board() {
         config.boards[1].buttons,
         Some(DeviceRef::Serial("CC0002".into()))
     );
+    // Two one-panel displays, one for each side.
+    let sides: Vec<DisplaySide> = config.boards[2].displays.iter().map(|d| d.side).collect();
+    assert_eq!(sides, [DisplaySide::White, DisplaySide::Black]);
+    assert_eq!(config.boards[0].displays[0].side, DisplaySide::Both);
+    assert!(config.daemon.crash_safety);
     assert_eq!(config.engine.credit, Credit::BeforeMove);
     for board in &config.boards {
         config.resolve_control(&board.control).unwrap();

@@ -160,6 +160,15 @@ async fn changing_commands_reach_the_daemon() {
         assert!(!ok && err.contains("not valid"), "{err}");
         let (ok, _, err) = s.ctl(&["press", "b1", "green"]).await;
         assert!(!ok && err.contains("invalid value 'green'"), "{err}");
+        // Controls that give no time (issue 14, item 5).
+        for control in ["0", "0+0", "40/0:1800"] {
+            let (ok, _, err) = s.ctl(&["new", "b1", control]).await;
+            assert!(!ok, "{control}");
+            assert!(
+                err.contains("(InvalidArgument)") && err.contains("0 s"),
+                "{control}: {err}"
+            );
+        }
         assert_eq!(snapshot(&s.handle, "b1").await, before);
         assert_eq!(history(&s.handle, "b1").await, history_before);
 

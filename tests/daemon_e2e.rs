@@ -375,6 +375,20 @@ async fn kill_9_mid_game_then_restart_keeps_every_committed_press() {
     assert!(daemon.terminate().success());
 }
 
+/// The kept `damaged-*` directories of the state.
+fn evidence_dirs(state: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("damaged-")
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_database_is_kept_and_replaced() {
     let _serial = SERIAL.lock().await;
@@ -386,16 +400,91 @@ async fn a_corrupt_database_is_kept_and_replaced() {
     let client = Client::connect(&setup.bus, &daemon).await;
     let state = client.state().await;
     assert_eq!(state["started"], false);
+    assert_eq!(
+        state["state_health"]["findings"][0]["kind"], "not-a-database",
+        "{state}"
+    );
     client.board.start().await.unwrap();
     let log = daemon.log();
-    assert!(log.contains("corrupt"), "no clear error in the log:\n{log}");
-    let kept: Vec<PathBuf> = std::fs::read_dir(setup.state_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("chessclockd.sqlite3.corrupt-"))
-        .collect();
+    assert!(
+        log.contains("state damaged"),
+        "no clear error in the log:\n{log}"
+    );
+    let kept = evidence_dirs(&setup.state_dir());
     assert_eq!(kept.len(), 1, "{kept:?}");
-    assert_eq!(std::fs::read(&kept[0]).unwrap(), garbage);
+    assert_eq!(
+        std::fs::read(kept[0].join("chessclockd.sqlite3")).unwrap(),
+        garbage
+    );
+    assert!(daemon.terminate().success());
+}
+
+/// Tried from outside (issue 14): a game of 51 events, the daemon killed,
+/// its write-ahead log cut in half. The restart restores what is left,
+/// paused, and says so: in State(), in `chessclockctl status`, on the
+/// display; the WAL as it was is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wal_cut_in_half_after_kill_9_is_found_shown_and_kept() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("600");
+    let daemon = setup.daemon("daemon-1.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    client.board.start().await.unwrap();
+    for n in 0..50 {
+        let side = if n % 2 == 0 { "white" } else { "black" };
+        client.board.press(side).await.unwrap();
+    }
+    let before = client.history().await["events"].as_array().unwrap().len();
+    assert!(before >= 51, "{before}");
+    daemon.kill9();
+    let wal = setup.state_dir().join("chessclockd.sqlite3-wal");
+    let whole = std::fs::read(&wal).unwrap();
+    std::fs::write(&wal, &whole[..whole.len() / 2]).unwrap();
+
+    let daemon = setup.daemon("daemon-2.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let state = client.state().await;
+    let health = &state["state_health"];
+    assert_eq!(health["mode"], "durable", "{state}");
+    let kinds: Vec<&str> = health["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"events-missing"), "{health}");
+    let evidence = PathBuf::from(health["evidence"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read(evidence.join("chessclockd.sqlite3-wal")).unwrap(),
+        &whole[..whole.len() / 2]
+    );
+    // The manager property says the same.
+    let connection = zbus::connection::Builder::address(setup.bus.address.as_str())
+        .build()
+        .await
+        .unwrap();
+    let manager = chessclockd::dbus::client::ManagerProxy::new(&connection)
+        .await
+        .unwrap();
+    let property: Value = serde_json::from_str(&manager.state_health().await.unwrap()).unwrap();
+    assert_eq!(&property, health);
+    // The CLI.
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--user", "status"])
+        .env("DBUS_SESSION_BUS_ADDRESS", &setup.bus.address)
+        .output()
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("state: DAMAGED"), "{text}");
+    assert!(text.contains("committed events are missing"), "{text}");
+    assert!(text.contains(&evidence.display().to_string()), "{text}");
+    // The display's text line.
+    setup.wait_unit("display", WAIT, |s| {
+        s.display
+            .is_some_and(|d| d.text.as_str() == "STATE DAMAGED")
+    });
     assert!(daemon.terminate().success());
 }
 

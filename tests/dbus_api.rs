@@ -271,6 +271,7 @@ async fn errors_carry_their_dbus_names() {
             requests,
             events: tokio::sync::broadcast::channel(4).0,
             boards: vec!["b1".into()],
+            health: Default::default(),
         };
         let (_gone_server, gone_client) =
             p2p(gone, test_config(false), NtpSource::Fixed(None)).await;
@@ -397,6 +398,143 @@ async fn a_reader_in_a_loop_is_held_to_its_share() {
         }
         // Changes are not reads: they still go through.
         b1.start().await.unwrap();
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// Issue 14, item 5: a method that takes no argument refuses arguments
+/// (zbus would otherwise drop them silently).
+#[tokio::test]
+async fn read_methods_without_arguments_refuse_arguments() {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let handle = fake_runtime(&["b1"]);
+        let (_server, client) = p2p(handle, test_config(false), NtpSource::Fixed(None)).await;
+        let board = board_path("b1");
+        let calls = [
+            (board.as_str(), "org.chessclockd.ChessClock1.Board", "State"),
+            (
+                board.as_str(),
+                "org.chessclockd.ChessClock1.Board",
+                "History",
+            ),
+            (board.as_str(), "org.chessclockd.ChessClock1.Board", "Pgn"),
+            (
+                board.as_str(),
+                "org.chessclockd.ChessClock1.Board",
+                "Snapshot",
+            ),
+            (board.as_str(), "org.chessclockd.ChessClock1.Board", "Pause"),
+            (
+                "/org/chessclockd/ChessClock1",
+                "org.chessclockd.ChessClock1.Manager",
+                "ListBoards",
+            ),
+            (
+                "/org/chessclockd/ChessClock1",
+                "org.chessclockd.ChessClock1.Manager",
+                "Now",
+            ),
+            (
+                "/org/chessclockd/ChessClock1",
+                "org.chessclockd.ChessClock1.Manager",
+                "PauseAll",
+            ),
+        ];
+        for (path, interface, method) in calls {
+            let extra = client
+                .call_method(None::<&str>, path, Some(interface), method, &("extra",))
+                .await;
+            match extra {
+                Err(zbus::Error::FDO(error)) => assert!(
+                    matches!(*error, zbus::fdo::Error::InvalidArgs(_)),
+                    "{method}: {error:?}"
+                ),
+                Err(zbus::Error::MethodError(name, _, _)) => assert_eq!(
+                    name.as_str(),
+                    "org.freedesktop.DBus.Error.InvalidArgs",
+                    "{method}"
+                ),
+                other => panic!("{method} with an argument: {other:?}"),
+            }
+        }
+        // Without arguments the reads answer.
+        for (path, interface, method) in &calls[..4] {
+            client
+                .call_method(None::<&str>, *path, Some(*interface), *method, &())
+                .await
+                .unwrap_or_else(|e| panic!("{method}: {e}"));
+        }
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// Issue 14, item 5: NewGame refuses an empty or padded control and one that
+/// gives no time, and nothing reaches the runtime.
+#[tokio::test]
+async fn new_game_refuses_empty_padded_and_zero_time_controls() {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let handle = fake_runtime(&["b1"]);
+        let (_server, client) =
+            p2p(handle.clone(), test_config(false), NtpSource::Fixed(None)).await;
+        let board = board_proxy(&client, "b1").await;
+        let before = history(&handle, "b1").await;
+        for control in [
+            "",
+            "   ",
+            " fide-rapid",
+            "fide-rapid ",
+            "300\t",
+            "0",
+            "0+0",
+            "40/0:1800",
+            "*0",
+            "G/0;d5",
+        ] {
+            match board.new_game(control).await {
+                Err(Error::InvalidArgument(message)) => assert!(!message.is_empty(), "{control:?}"),
+                other => panic!("{control:?}: {other:?}"),
+            }
+        }
+        assert_eq!(history(&handle, "b1").await, before, "nothing changed");
+        board.new_game("fide-rapid").await.unwrap();
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// Issue 14, item 3: the state health is in every State() and in the
+/// manager's StateHealth property.
+#[tokio::test]
+async fn the_state_health_is_in_state_and_a_manager_property() {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let mut handle = fake_runtime(&["b1"]);
+        handle.health = std::sync::Arc::new(chessclockd::control::StateHealth {
+            mode: chessclockd::control::StateMode::Durable,
+            path: Some("/var/lib/chessclockd/chessclockd.sqlite3".into()),
+            findings: vec![chessclockd::control::StateFinding {
+                kind: chessclockd::control::FindingKind::EventsMissing,
+                message: "26 of the 51 committed events are missing".into(),
+                board: None,
+            }],
+            evidence: Some("/var/lib/chessclockd/damaged-1".into()),
+        });
+        let (_server, client) = p2p(handle, test_config(false), NtpSource::Fixed(None)).await;
+        let state: serde_json::Value =
+            serde_json::from_str(&board_proxy(&client, "b1").await.state().await.unwrap()).unwrap();
+        assert_eq!(
+            state["state_health"]["findings"][0]["kind"], "events-missing",
+            "{state}"
+        );
+        assert_eq!(
+            state["state_health"]["evidence"],
+            "/var/lib/chessclockd/damaged-1"
+        );
+        let property: serde_json::Value =
+            serde_json::from_str(&manager_proxy(&client).await.state_health().await.unwrap())
+                .unwrap();
+        assert_eq!(property, state["state_health"]);
     })
     .await
     .expect("test timed out");

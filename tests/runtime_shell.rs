@@ -9,16 +9,18 @@
 //! here sleeps; it only waits for what it expects, with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
 use chessclockd::clock::monotonic_now_us;
 use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
-use chessclockd::control::{BoardEvent, Caller, Command, ControlError, ControlHandle, Reply};
+use chessclockd::control::{
+    BoardEvent, Caller, Command, ControlError, ControlHandle, FindingKind, Reply, StateMode,
+};
 use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use chessclockd::engine::{Micros, MS};
-use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
+use chessclockd::runtime::{DeviceBackend, Devices, Runtime, StateOptions};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
@@ -62,7 +64,7 @@ fn config(control: &str) -> Config {
         id: "b1".into(),
         control: control.into(),
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
-        displays: vec![DeviceRef::Path("/dev/fake-display".into())],
+        displays: vec![DeviceRef::Path("/dev/fake-display".into()).into()],
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,
@@ -401,6 +403,159 @@ async fn refusals_are_typed_errors_and_unknown_boards_are_named() {
     assert_eq!(
         unknown,
         ControlError::UnknownBoard("no board `nope`; this daemon runs: b1".into())
+    );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_database_is_kept_aside_and_the_clock_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("chessclockd.sqlite3"), vec![0xA5; 8192]).unwrap();
+    let mut h = launch(config("60"), dir.path());
+    let state = h.state().await;
+    assert_eq!(state["started"], false);
+    assert_eq!(state["white"]["remaining_ms"], 60_000);
+    h.call(Command::Start).await.unwrap();
+    let health = h.runtime.health();
+    assert!(health.is_damaged(), "{health:?}");
+    assert_eq!(health.findings[0].kind, FindingKind::NotADatabase);
+    assert_eq!(h.handle.health, health, "the control surfaces see it");
+    let kept = PathBuf::from(health.evidence.clone().unwrap());
+    assert_eq!(
+        std::fs::read(kept.join("chessclockd.sqlite3")).unwrap(),
+        vec![0xA5; 8192]
+    );
+    // The displays say so (the store's hook), once a unit is linked.
+    h.connect_all();
+    h.sent(|(_, key, command)| match command {
+        DeviceCommand::Display(state)
+            if key == &display() && state.text.as_str() == "STATE DAMAGED" =>
+        {
+            Some(())
+        }
+        _ => None,
+    })
+    .await;
+    h.runtime.shutdown().await;
+}
+
+/// Item 3: a state directory that cannot be used stops the start with a
+/// clear error, unless the daemon was told to run without crash safety.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_state_directory_stops_the_start_unless_crash_safety_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::write(&state, b"a file where the directory should be").unwrap();
+    let (sent, _sent_rx) = mpsc::unbounded_channel();
+    let (hotplug, _hotplug_rx) = mpsc::unbounded_channel();
+    let devices = || Devices::Custom {
+        backend: Box::new(FakeDevices {
+            sent: sent.clone(),
+            hotplug: hotplug.clone(),
+        }),
+        events: mpsc::unbounded_channel().1,
+    };
+    let error = Runtime::start(config("60"), Some(state.clone()), devices())
+        .err()
+        .expect("refused");
+    let text = format!("{error:#}");
+    assert!(text.contains(&state.display().to_string()), "{text}");
+    assert!(text.contains("crash-safety = false"), "{text}");
+    let mut relaxed = config("60");
+    relaxed.daemon.crash_safety = false;
+    let runtime = Runtime::start(relaxed, Some(state.clone()), devices()).unwrap();
+    let health = runtime.health();
+    assert_eq!(health.mode, StateMode::Memory);
+    assert_eq!(health.findings[0].kind, FindingKind::NoCrashSafety);
+    assert!(
+        health.findings[0]
+            .message
+            .contains("cannot create the state directory"),
+        "{health:?}"
+    );
+    runtime.shutdown().await;
+    // --no-state: memory without looking at the directory at all.
+    let runtime = Runtime::start_with(
+        config("60"),
+        StateOptions {
+            dir: Some(state),
+            no_state: true,
+        },
+        devices(),
+    )
+    .unwrap();
+    assert_eq!(runtime.health().mode, StateMode::Memory);
+    runtime.shutdown().await;
+}
+
+/// Item 2: one runtime per state directory; the second one's error names the
+/// first one's PID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_runtime_on_one_state_directory_is_refused_naming_the_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = launch(config("60"), dir.path());
+    let (_inject, events) = mpsc::unbounded_channel();
+    let (sent, _sent_rx) = mpsc::unbounded_channel();
+    let (hotplug, _hotplug_rx) = mpsc::unbounded_channel();
+    let second = Runtime::start(
+        config("60"),
+        Some(dir.path().to_owned()),
+        Devices::Custom {
+            backend: Box::new(FakeDevices { sent, hotplug }),
+            events,
+        },
+    );
+    let text = format!("{:#}", second.err().expect("refused"));
+    assert!(
+        text.contains(&format!("PID {}", std::process::id())),
+        "{text}"
+    );
+    assert!(text.contains("in use by another chessclockd"), "{text}");
+    // The first one is untouched and the directory is free once it stops.
+    assert_eq!(first.state().await["started"], false);
+    first.runtime.shutdown().await;
+    let again = launch(config("60"), dir.path());
+    again.runtime.shutdown().await;
+}
+
+/// Item 3: a game whose stored events were found damaged comes back paused
+/// and marked, even with `resume-after-restart`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_game_comes_back_paused_even_when_resuming_is_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    h.start_game().await;
+    for n in 0..4u16 {
+        h.press(
+            n,
+            if n % 2 == 0 {
+                Button::Left
+            } else {
+                Button::Right
+            },
+            monotonic_now_us(),
+        );
+        h.ack(n).await;
+    }
+    h.runtime.shutdown().await;
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("chessclockd.sqlite3")).unwrap();
+        conn.execute("DELETE FROM events WHERE seq = 3", [])
+            .unwrap();
+    }
+    let mut resuming = config("60");
+    resuming.daemon.resume_after_restart = true;
+    let h = launch(resuming, dir.path());
+    let state = h.state().await;
+    assert_eq!(state["paused"], true, "{state}");
+    let health = h.runtime.health();
+    assert!(
+        health
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::SequenceBroken && f.board.as_deref() == Some("b1")),
+        "{health:?}"
     );
     h.runtime.shutdown().await;
 }

@@ -231,3 +231,116 @@ pub enum BoardEvent {
     /// Any change of the properties (emit PropertiesChanged).
     StateChanged(BoardSnapshot),
 }
+
+/// How the daemon keeps its state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StateMode {
+    /// In the SQLite database of the state directory, with its commit
+    /// record: a crash loses nothing committed.
+    #[default]
+    Durable,
+    /// In memory only (`--no-state`, or `[daemon] crash-safety = false`
+    /// with a state directory that could not be used): a crash loses
+    /// every game.
+    Memory,
+}
+
+/// What kind of trouble the state store found when it opened the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// The database file is not a SQLite database at all.
+    NotADatabase,
+    /// SQLite's integrity check failed or the database cannot be read.
+    Corrupt,
+    /// The database file is empty (or lost its tables) although events had
+    /// been committed to it.
+    DatabaseEmptied,
+    /// The write-ahead log is unreadable (cut inside its header, or not a
+    /// WAL): SQLite ignores it, and the commits it held are lost.
+    WalUnreadable,
+    /// Fewer events than the commit record says were committed (a cut or
+    /// lost WAL, rows removed at the end).
+    EventsMissing,
+    /// A game's events are not numbered 1, 2, 3, ... (rows removed in the
+    /// middle, or repeated).
+    SequenceBroken,
+    /// An event row that cannot be read; it was left out of its game.
+    EventUnreadable,
+    /// The commit record beside the database is missing, unreadable or of
+    /// another database, so lost events cannot be ruled out.
+    CommitRecordUnusable,
+    /// The daemon keeps its state in memory only.
+    NoCrashSafety,
+}
+
+/// One thing found wrong with the state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateFinding {
+    pub kind: FindingKind,
+    /// What was found, for the arbiter (names the file, the game, the count).
+    pub message: String,
+    /// The board of the game concerned, when one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
+}
+
+/// The state store's health, from opening the state: empty `findings` in
+/// durable mode means nothing was lost. Shown by `State()` (under
+/// `state_health`), the manager's `StateHealth` property and
+/// `chessclockctl status`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateHealth {
+    pub mode: StateMode,
+    /// The database file (none in memory).
+    pub path: Option<String>,
+    /// Everything found wrong, in the order found.
+    pub findings: Vec<StateFinding>,
+    /// Where copies of the damaged files were kept (never deleted by the
+    /// daemon).
+    pub evidence: Option<String>,
+}
+
+impl StateHealth {
+    /// Durable, nothing found.
+    pub fn is_ok(&self) -> bool {
+        self.mode == StateMode::Durable && self.findings.is_empty()
+    }
+
+    /// Whether games were (or may have been) lost or shortened.
+    pub fn is_damaged(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.kind != FindingKind::NoCrashSafety)
+    }
+
+    /// The short text for the displays' text line, if there is one to show
+    /// (the hook for the board's displays).
+    pub fn display_notice(&self) -> Option<&'static str> {
+        if self.is_damaged() {
+            Some("STATE DAMAGED")
+        } else if self.mode == StateMode::Memory {
+            Some("NOT SAVED")
+        } else {
+            None
+        }
+    }
+
+    /// One line per finding (and where the evidence is), for logs and the
+    /// CLI.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .findings
+            .iter()
+            .map(|f| match &f.board {
+                Some(board) => format!("{board}: {}", f.message),
+                None => f.message.clone(),
+            })
+            .collect();
+        if let Some(evidence) = &self.evidence {
+            lines.push(format!("the damaged files were kept in {evidence}"));
+        }
+        lines
+    }
+}

@@ -1,23 +1,31 @@
 //! What a board's display unit shows at an instant: a pure function of the
 //! engine's [`ClockState`], the `[display]` config, the unit's capabilities
-//! and a few board-level marks (arbiter called, link lost, down time).
+//! (its HELLO), the side the unit is configured for, and a few board-level
+//! marks (arbiter called, button unit lost, down time).
 //!
-//! Promises:
-//! * times are ROUNDED UP (to the second, or to the tenth below
-//!   `tenths_below_ms` on units that can show tenths), so `0:00` / `0:00.0`
-//!   appears exactly at the instant the flag falls, never before;
-//! * `H:MM:SS` at one hour and above, `M:SS` below, `M:SS.t` in tenths mode
-//!   (tenths mode is chosen on the rounded value, so `0:20` is followed by
-//!   `0:19.9`, never by `0:20.0`); upcount shows the used time rounded down;
+//! Promises (the normative rules are `protocol/SPEC.md` 8.1 and 8.2):
+//! * times are ROUNDED UP to the unit shown (the tenth, the second, the
+//!   minute), so `0:00` / `0:00.0` appears exactly at the instant the flag
+//!   falls, never before; upcount shows the used time rounded down;
+//! * the text fits the unit's declared `digits`: `M:SS` below one hour,
+//!   `M:SS.t` in tenths mode (chosen on the rounded value, so `0:20` is
+//!   followed by `0:19.9`, never by `0:20.0`; only below 10 min on 4 digits,
+//!   1 h on more, so it fits), `H:MM:SS` from one hour where it fits (5
+//!   digits: up to 9:59:59), else `H.MM` (hours and minutes: `1.30` on a
+//!   4-digit unit);
 //! * [`DisplayRules::next_change`] gives the exact instant the rendered
 //!   [`DisplayState`] next changes by the passing of time alone, so a runtime
 //!   sends frames when the shown value changes, not on a polling tick; events
 //!   (presses, flags, pauses) change the state and are rendered at once;
-//! * which panel is White's follows the board's `white_button`;
+//! * which panel shows which side follows the board's `white_button` and the
+//!   display's [`DisplaySide`]; a one-panel unit shows its side in `left`
+//!   (`both`: the side whose clock runs);
+//! * the host's icons only: LINK_LOST and LOW_POWER are never set (the
+//!   device sets them for its own link); a board without its button unit
+//!   sets NO_BUTTONS; FIRST_FLAG marks the side whose flag fell first, from
+//!   that instant on;
+//! * the brightness setting (0..=255) is scaled to the unit's levels;
 //! * no clock, no I/O, no panics.
-//!
-//! Units with fewer than five digits still get `H:MM:SS` text: the unit
-//! decides how to fit it (the protocol carries text, not segments).
 
 use chessclock_protocol::{Capabilities, DisplayState, Icons, Panel, Text};
 
@@ -27,6 +35,10 @@ use crate::engine::{ClockState, Micros, Side, SideState, MS, SECOND};
 
 /// One tenth of a second.
 const TENTH: Micros = 100 * MS;
+/// One minute.
+const MINUTE: Micros = 60 * SECOND;
+/// Digits assumed for a unit that declares fewer (SPEC.md 8.1).
+const MIN_DIGITS: u8 = 4;
 
 /// `[display]`
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -38,7 +50,7 @@ pub struct DisplayConfig {
     pub beep_on_control: bool,
     /// Beep in each of the last N seconds (0 = never). Off by default.
     pub beep_last_seconds: u32,
-    /// 0..=255 for units that support brightness.
+    /// 0 (darkest) ..= 255 (brightest), scaled to each unit's levels.
     pub brightness: u8,
 }
 
@@ -62,6 +74,31 @@ pub enum ButtonSide {
     Right,
 }
 
+/// Which side a display unit shows (per display in the board's config).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum DisplaySide {
+    /// White's time only (in the left panel).
+    White,
+    /// Black's time only (in the left panel).
+    Black,
+    /// Both sides on a two-panel unit (White's panel by `white-button`); on a
+    /// one-panel unit the side whose clock runs, else the side to move, else
+    /// White.
+    #[default]
+    Both,
+}
+
+impl DisplaySide {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisplaySide::White => "white",
+            DisplaySide::Black => "black",
+            DisplaySide::Both => "both",
+        }
+    }
+}
+
 /// Board-level facts the engine state does not carry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
@@ -78,6 +115,10 @@ pub struct Marks {
     pub down_time: Option<Micros>,
     /// The game ended on an electronic board (`MATE`, `STALEMATE`).
     pub game_end: Option<String>,
+    /// A notice about the saved state (e.g. `STATE DAMAGED` when the store
+    /// found damage at start-up), shown unless something above needs the
+    /// text line.
+    pub state_notice: Option<String>,
 }
 
 impl Marks {
@@ -89,6 +130,16 @@ impl Marks {
     }
 }
 
+/// `round(setting × (levels − 1) / 255)`, halves up; 0 for a unit without
+/// brightness levels (SPEC.md 5.7).
+pub fn scale_brightness(setting: u8, levels: u8) -> u8 {
+    if levels == 0 {
+        return 0;
+    }
+    let scaled = (2 * u32::from(setting) * (u32::from(levels) - 1) + 255) / 510;
+    u8::try_from(scaled).unwrap_or(u8::MAX)
+}
+
 /// How one board's display unit renders.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DisplayRules {
@@ -96,24 +147,45 @@ pub struct DisplayRules {
     pub tenths_below: Micros,
     pub tenths: bool,
     pub text_chars: u8,
+    /// Already scaled to the unit's levels.
     pub brightness: u8,
     pub white_button: ButtonSide,
+    /// Digit positions per panel (at least [`MIN_DIGITS`]).
+    pub digits: u8,
+    /// Panels (time displays) of the unit: 1 or 2.
+    pub panels: u8,
+    pub side: DisplaySide,
 }
 
 impl DisplayRules {
+    /// Rules for a unit showing both sides ([`DisplaySide::Both`]).
     pub fn new(config: &DisplayConfig, caps: &Capabilities, white_button: ButtonSide) -> Self {
+        Self::for_side(config, caps, white_button, DisplaySide::Both)
+    }
+
+    /// Rules for a unit configured to show `side`.
+    pub fn for_side(
+        config: &DisplayConfig,
+        caps: &Capabilities,
+        white_button: ButtonSide,
+        side: DisplaySide,
+    ) -> Self {
         DisplayRules {
             tenths_below: i64::try_from(config.tenths_below_ms)
                 .unwrap_or(i64::MAX / MS)
                 .saturating_mul(MS),
             tenths: caps.tenths,
             text_chars: caps.text_chars,
-            brightness: config.brightness,
+            brightness: scale_brightness(config.brightness, caps.brightness_levels),
             white_button,
+            digits: caps.digits.max(MIN_DIGITS),
+            panels: if caps.displays == 1 { 1 } else { 2 },
+            side,
         }
     }
 
-    /// The side shown on the left panel.
+    /// The side White's button is on, i.e. the side of the left panel of a
+    /// two-panel unit showing both sides.
     pub fn left_side(&self) -> Side {
         match self.white_button {
             ButtonSide::Left => Side::White,
@@ -121,12 +193,28 @@ impl DisplayRules {
         }
     }
 
+    /// The sides shown, left panel first (one entry: the right panel is
+    /// blank).
+    fn shown(&self, state: &ClockState) -> (Side, Option<Side>) {
+        match (self.side, self.panels) {
+            (DisplaySide::White, _) => (Side::White, None),
+            (DisplaySide::Black, _) => (Side::Black, None),
+            (DisplaySide::Both, 1) => {
+                (state.running.or(state.to_move).unwrap_or(Side::White), None)
+            }
+            (DisplaySide::Both, _) => (self.left_side(), Some(self.left_side().other())),
+        }
+    }
+
     /// The whole display at the state's instant.
     pub fn render(&self, state: &ClockState, marks: &Marks) -> DisplayState {
-        let left = self.left_side();
+        let (left, right) = self.shown(state);
         DisplayState {
             left: self.panel(state, marks, left),
-            right: self.panel(state, marks, left.other()),
+            right: match right {
+                Some(side) => self.panel(state, marks, side),
+                None => blank_panel(),
+            },
             text: Text::truncated(truncate_chars(&self.text(state, marks), self.text_chars)),
             brightness: self.brightness,
         }
@@ -155,14 +243,14 @@ impl DisplayRules {
             icons |= Icons::ARBITER.0;
         }
         if marks.buttons_lost {
-            icons |= Icons::LINK_LOST.0;
+            icons |= Icons::NO_BUTTONS.0;
         }
         if own.delay_left.is_some_and(|d| d > 0) {
             icons |= Icons::BONUS.0;
         }
         Panel {
             time: Text::truncated(&self.time_text(own)),
-            icons: Icons(icons),
+            icons: Icons(icons).without(Icons::DEVICE_OWN),
             moves: u16::try_from(own.moves).unwrap_or(u16::MAX - 1),
             stage: u8::try_from(own.stage).unwrap_or(u8::MAX),
         }
@@ -171,17 +259,68 @@ impl DisplayRules {
     /// The time shown for one side.
     pub fn time_text(&self, side: &SideState) -> String {
         match side.remaining {
-            None => format_seconds(side.used.max(0) / SECOND),
+            None => {
+                let used = side.used.max(0);
+                self.whole_text(used / SECOND, used / MINUTE)
+            }
             Some(remaining) => {
                 let remaining = remaining.max(0);
-                let tenths = ceil_div(remaining, TENTH);
-                if self.tenths && tenths * TENTH < self.tenths_below {
-                    format!("{}:{:02}.{}", tenths / 600, (tenths / 10) % 60, tenths % 10)
+                if self.in_tenths(remaining) {
+                    let t = ceil_div(remaining, TENTH);
+                    format!("{}:{:02}.{}", t / 600, (t / 10) % 60, t % 10)
                 } else {
-                    format_seconds(ceil_div(remaining, SECOND))
+                    self.whole_text(ceil_div(remaining, SECOND), ceil_div(remaining, MINUTE))
                 }
             }
         }
+    }
+
+    /// The text of `seconds` (already rounded) at one hour and more as
+    /// `H:MM:SS` where it fits, else as `H.MM` of `minutes` (rounded the
+    /// same way); below one hour `M:SS`.
+    fn whole_text(&self, seconds: Micros, minutes: Micros) -> String {
+        if seconds < 3600 {
+            return format!("{}:{:02}", seconds / 60, seconds % 60);
+        }
+        if seconds < self.hms_limit() {
+            return format!(
+                "{}:{:02}:{:02}",
+                seconds / 3600,
+                (seconds / 60) % 60,
+                seconds % 60
+            );
+        }
+        let minutes = minutes.min(self.hm_max_minutes());
+        format!("{}.{:02}", minutes / 60, minutes % 60)
+    }
+
+    /// Seconds from which `H:MM:SS` no longer fits: `H` has `digits − 4`
+    /// digits at most.
+    fn hms_limit(&self) -> Micros {
+        3600 * pow10(self.digits.saturating_sub(4))
+    }
+
+    /// The largest minute count `H.MM` can show (`99.59` on 4 digits).
+    fn hm_max_minutes(&self) -> Micros {
+        (pow10(self.digits.saturating_sub(2)) - 1) * 60 + 59
+    }
+
+    /// Below this (rounded-up tenths) the text is in tenths.
+    fn tenths_limit(&self) -> Micros {
+        let fits = if self.digits <= 4 {
+            10 * MINUTE
+        } else {
+            60 * MINUTE
+        };
+        if self.tenths {
+            self.tenths_below.min(fits)
+        } else {
+            0
+        }
+    }
+
+    fn in_tenths(&self, remaining: Micros) -> bool {
+        ceil_div(remaining, TENTH) * TENTH < self.tenths_limit()
     }
 
     fn text(&self, state: &ClockState, marks: &Marks) -> String {
@@ -191,9 +330,11 @@ impl DisplayRules {
             end.clone()
         } else if marks.buttons_lost {
             "NO BUTTONS".to_owned()
+        } else if let Some(notice) = &marks.state_notice {
+            notice.clone()
         } else if state.paused {
             match marks.down_time {
-                Some(down) => format!("DOWN {}", format_seconds(ceil_div(down.max(0), SECOND))),
+                Some(down) => format!("DOWN {}", short_seconds(ceil_div(down.max(0), SECOND))),
                 None => "PAUSE".to_owned(),
             }
         } else {
@@ -205,9 +346,21 @@ impl DisplayRules {
     /// changes by the passing of time alone (`None`: it will not).
     pub fn next_change(&self, state: &ClockState) -> Option<Micros> {
         let side = state.running?;
+        let (left, right) = self.shown(state);
+        if left != side && right != Some(side) {
+            return None;
+        }
         let own = state.side(side);
         let elapsed = match own.remaining {
-            None => SECOND - own.used.max(0) % SECOND,
+            None => {
+                let used = own.used.max(0);
+                let unit = if self.whole_unit(used / SECOND) == MINUTE {
+                    MINUTE
+                } else {
+                    SECOND
+                };
+                unit - used % unit
+            }
             Some(remaining) if remaining <= 0 => return None,
             Some(remaining) => {
                 let boundary = self.next_boundary_below(remaining);
@@ -221,43 +374,73 @@ impl DisplayRules {
     /// first instant after `t` at which its shown time changes.
     pub fn next_change_rising(&self, side: &SideState, t: Micros) -> Option<Micros> {
         let remaining = side.remaining?.max(0);
-        let tenths = ceil_div(remaining, TENTH);
-        let unit = if self.tenths && tenths * TENTH < self.tenths_below {
+        let unit = if self.in_tenths(remaining) {
             TENTH
         } else {
-            SECOND
+            self.whole_unit(ceil_div(remaining, SECOND))
         };
         let shown_up_to = ceil_div(remaining, unit) * unit;
         Some(t.saturating_add(shown_up_to - remaining + 1))
     }
 
+    /// The unit of the whole text for `seconds`: a minute in `H.MM`.
+    fn whole_unit(&self, seconds: Micros) -> Micros {
+        if seconds >= 3600 && seconds >= self.hms_limit() {
+            MINUTE
+        } else {
+            SECOND
+        }
+    }
+
     /// The largest remaining time `b < remaining` at which the shown text
     /// changes (the text changes when the remaining time reaches `b`).
     fn next_boundary_below(&self, remaining: Micros) -> Micros {
-        let tenths = ceil_div(remaining, TENTH);
-        if self.tenths && tenths * TENTH < self.tenths_below {
-            return (tenths - 1) * TENTH;
+        if self.in_tenths(remaining) {
+            return (ceil_div(remaining, TENTH) - 1) * TENTH;
         }
-        let seconds_boundary = (ceil_div(remaining, SECOND) - 1) * SECOND;
-        if !self.tenths || self.tenths_below <= 0 {
-            return seconds_boundary;
-        }
-        // Tenths mode begins once the rounded-up tenths fall below the
-        // threshold: at the largest multiple of a tenth below it.
-        let tenths_start = ((self.tenths_below - 1) / TENTH) * TENTH;
-        if tenths_start < remaining {
-            seconds_boundary.max(tenths_start)
+        let seconds = ceil_div(remaining, SECOND);
+        let mut boundary = if self.whole_unit(seconds) == MINUTE {
+            // H.MM: the minute changes, or (below the switch) the form does.
+            let minutes = ceil_div(remaining, MINUTE).min(self.hm_max_minutes());
+            let minute_boundary = (minutes - 1) * MINUTE;
+            let switch = (self.hms_limit().max(3600) - 1) * SECOND;
+            minute_boundary.max(switch)
         } else {
-            seconds_boundary
+            (seconds - 1) * SECOND
+        };
+        // Tenths mode begins once the rounded-up tenths fall below the
+        // limit: at the largest multiple of a tenth below it.
+        let limit = self.tenths_limit();
+        if limit > 0 {
+            let tenths_start = ((limit - 1) / TENTH) * TENTH;
+            if tenths_start < remaining {
+                boundary = boundary.max(tenths_start);
+            }
         }
+        boundary
     }
+}
+
+/// A panel that shows nothing (SPEC.md 5.7: empty time, no counters).
+fn blank_panel() -> Panel {
+    Panel {
+        time: Text::empty(),
+        icons: Icons(0),
+        moves: 0xFFFF,
+        stage: 0,
+    }
+}
+
+fn pow10(exponent: u8) -> Micros {
+    10i64.saturating_pow(u32::from(exponent.min(15)))
 }
 
 fn ceil_div(value: Micros, unit: Micros) -> Micros {
     (value + unit - 1).div_euclid(unit)
 }
 
-fn format_seconds(seconds: Micros) -> String {
+/// `M:SS` or `H:MM:SS`, for texts (down time), not for panels.
+fn short_seconds(seconds: Micros) -> String {
     if seconds >= 3600 {
         format!(
             "{}:{:02}:{:02}",
@@ -320,6 +503,22 @@ mod tests {
 
     fn rules(tenths: bool) -> DisplayRules {
         DisplayRules::new(&DisplayConfig::default(), &caps(tenths), ButtonSide::Left)
+    }
+
+    fn rules_with(digits: u8, tenths: bool, tenths_below_ms: u64) -> DisplayRules {
+        let config = DisplayConfig {
+            tenths_below_ms,
+            ..DisplayConfig::default()
+        };
+        let caps = Capabilities {
+            digits,
+            ..caps(tenths)
+        };
+        DisplayRules::new(&config, &caps, ButtonSide::Left)
+    }
+
+    fn digit_positions(text: &str) -> usize {
+        text.chars().filter(|c| !matches!(c, ':' | '.')).count()
     }
 
     fn text_of(rules: &DisplayRules, remaining: Micros) -> String {
@@ -501,5 +700,336 @@ mod tests {
         let shown = r.render(&state, &marks);
         assert_eq!(shown.text.as_str(), "ARBITER");
         assert!(shown.left.icons.contains(Icons::ARBITER));
+    }
+
+    #[test]
+    fn four_digit_units_show_hours_as_hours_and_minutes() {
+        let r = rules_with(4, true, 20_000);
+        // 1 h 30 min: `1:30:00` would show as `30:00` on 4 digits.
+        assert_eq!(text_of(&r, 5_400 * SECOND), "1.30");
+        // Rounded up to the minute shown.
+        assert_eq!(text_of(&r, 5_370 * SECOND), "1.30");
+        assert_eq!(text_of(&r, 5_340 * SECOND), "1.29");
+        assert_eq!(text_of(&r, 5_340 * SECOND + 1), "1.30");
+        // The switch: `1.00` for the last second above one hour.
+        assert_eq!(text_of(&r, 3_660 * SECOND + 1), "1.02");
+        assert_eq!(text_of(&r, 3_660 * SECOND), "1.01");
+        assert_eq!(text_of(&r, 3_600 * SECOND + 1), "1.01");
+        assert_eq!(text_of(&r, 3_600 * SECOND), "1.00");
+        assert_eq!(text_of(&r, 3_599 * SECOND + 1), "1.00");
+        assert_eq!(text_of(&r, 3_599 * SECOND), "59:59");
+        assert_eq!(text_of(&r, 599 * SECOND), "9:59");
+        assert_eq!(text_of(&r, 19_900 * MS), "0:19.9");
+        // Too large for H.MM: the largest that fits.
+        assert_eq!(text_of(&r, 6_000 * MINUTE), "99.59");
+        assert_eq!(text_of(&r, 5_999 * MINUTE), "99.59");
+        assert_eq!(text_of(&r, 5_998 * MINUTE), "99.58");
+        // Every text fits the declared digits.
+        for seconds in [0, 59, 600, 3_599, 3_600, 7_199, 35_999, 36_000, 359_999] {
+            let text = text_of(&r, seconds * SECOND + 1);
+            assert!(digit_positions(&text) <= 4, "{seconds} s: {text}");
+        }
+        // A unit declaring fewer digits is rendered as a 4-digit one.
+        assert_eq!(
+            text_of(&rules_with(3, true, 20_000), 5_400 * SECOND),
+            "1.30"
+        );
+    }
+
+    #[test]
+    fn five_and_six_digit_units_switch_at_ten_and_a_hundred_hours() {
+        let five = rules_with(5, true, 20_000);
+        assert_eq!(text_of(&five, 35_999 * SECOND), "9:59:59");
+        assert_eq!(text_of(&five, 35_999 * SECOND + 1), "10.00");
+        assert_eq!(text_of(&five, 36_000 * SECOND), "10.00");
+        assert_eq!(text_of(&five, 36_060 * SECOND + 1), "10.02");
+        assert_eq!(text_of(&five, 1_000 * 3_600 * SECOND), "999.59");
+        let six = rules_with(6, true, 20_000);
+        assert_eq!(text_of(&six, 36_000 * SECOND), "10:00:00");
+        assert_eq!(text_of(&six, 359_999 * SECOND), "99:59:59");
+        assert_eq!(text_of(&six, 359_999 * SECOND + 1), "100.00");
+    }
+
+    #[test]
+    fn tenths_only_where_the_text_fits() {
+        // A 15-minute tenths threshold: on 4 digits tenths start below 10 min.
+        let four = rules_with(4, true, 900_000);
+        assert_eq!(text_of(&four, 14 * MINUTE), "14:00");
+        assert_eq!(text_of(&four, 600 * SECOND), "10:00");
+        assert_eq!(text_of(&four, 599_900 * MS + 1), "10:00");
+        assert_eq!(text_of(&four, 599_900 * MS), "9:59.9");
+        let five = rules_with(5, true, 900_000);
+        assert_eq!(text_of(&five, 14 * MINUTE), "14:00.0");
+        assert_eq!(text_of(&five, 899_900 * MS), "14:59.9");
+        assert_eq!(text_of(&five, 900 * SECOND), "15:00");
+        // No tenths flag: never.
+        assert_eq!(text_of(&rules_with(5, false, 900_000), 19_650 * MS), "0:20");
+        // A threshold of 0: never.
+        assert_eq!(text_of(&rules_with(5, true, 0), 1), "0:01");
+    }
+
+    #[test]
+    fn upcount_rounds_down_to_the_unit_shown() {
+        let used = |rules: &DisplayRules, us: Micros| {
+            let mut s = side(None);
+            s.used = us;
+            rules.time_text(&s)
+        };
+        let four = rules_with(4, true, 20_000);
+        assert_eq!(used(&four, 3_600 * SECOND - 1), "59:59");
+        assert_eq!(used(&four, 3_600 * SECOND), "1.00");
+        assert_eq!(used(&four, 5_460 * SECOND - 1), "1.30");
+        assert_eq!(used(&four, 5_460 * SECOND), "1.31");
+        assert_eq!(
+            used(&rules_with(5, true, 20_000), 5_460 * SECOND),
+            "1:31:00"
+        );
+        // Changes at each minute in H.MM, at each second below.
+        let mut state = running_white(0, 0, 0);
+        state.white.remaining = None;
+        state.white.used = 5_430 * SECOND;
+        assert_eq!(four.next_change(&state), Some(30 * SECOND));
+        state.white.used = 3_599 * SECOND + 400 * MS;
+        assert_eq!(four.next_change(&state), Some(600 * MS));
+    }
+
+    /// Every boundary: the text is the same on (boundary, remaining] and
+    /// differs at the boundary, for 4, 5 and 6 digits, with and without
+    /// tenths, around every switch.
+    #[test]
+    fn next_change_is_exactly_the_next_boundary_everywhere() {
+        let mut points: Vec<Micros> = Vec::new();
+        for center in [
+            SECOND,
+            19_900 * MS,
+            20 * SECOND,
+            600 * SECOND,
+            900 * SECOND,
+            3_599 * SECOND,
+            3_600 * SECOND,
+            3_660 * SECOND,
+            5_400 * SECOND,
+            35_999 * SECOND,
+            36_000 * SECOND,
+            359_999 * SECOND,
+        ] {
+            for delta in [
+                -MINUTE - 1,
+                -SECOND,
+                -TENTH - 1,
+                -TENTH,
+                -1,
+                0,
+                1,
+                TENTH,
+                TENTH + 1,
+                SECOND + 1,
+                MINUTE + 1,
+            ] {
+                if center + delta > 0 {
+                    points.push(center + delta);
+                }
+            }
+        }
+        for digits in [4, 5, 6] {
+            for tenths in [false, true] {
+                for below_ms in [20_000, 900_000] {
+                    let r = rules_with(digits, tenths, below_ms);
+                    for &remaining in &points {
+                        let state = running_white(0, remaining, SECOND);
+                        let at = r.next_change(&state).expect("a running time changes");
+                        let boundary = remaining - at;
+                        let shown = text_of(&r, remaining);
+                        assert!(boundary < remaining);
+                        for x in [boundary + 1, (boundary + remaining) / 2 + 1, remaining] {
+                            assert_eq!(
+                                text_of(&r, x),
+                                shown,
+                                "digits {digits} tenths {tenths} below {below_ms}: {remaining} µs shows {shown}, {x} µs differs (boundary {boundary})"
+                            );
+                        }
+                        assert_ne!(
+                            text_of(&r, boundary),
+                            shown,
+                            "digits {digits} tenths {tenths} below {below_ms}: nothing changes at {boundary} µs below {remaining} µs"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn one_panel(side: DisplaySide) -> DisplayRules {
+        let caps = Capabilities {
+            displays: 1,
+            ..caps(true)
+        };
+        DisplayRules::for_side(&DisplayConfig::default(), &caps, ButtonSide::Left, side)
+    }
+
+    #[test]
+    fn a_one_panel_unit_shows_its_configured_side() {
+        let mut state = running_white(0, 300 * SECOND, 180 * SECOND);
+        let black = one_panel(DisplaySide::Black).render(&state, &Marks::default());
+        assert_eq!(black.left.time.as_str(), "3:00");
+        assert!(!black.left.icons.contains(Icons::RUNNING));
+        assert_eq!(black.right, blank_panel());
+        let white = one_panel(DisplaySide::White).render(&state, &Marks::default());
+        assert_eq!(white.left.time.as_str(), "5:00");
+        // `both` on one panel: the running side, then the side to move.
+        let both = one_panel(DisplaySide::Both);
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "5:00"
+        );
+        state.running = Some(Side::Black);
+        state.to_move = Some(Side::Black);
+        let shown = both.render(&state, &Marks::default());
+        assert_eq!(shown.left.time.as_str(), "3:00");
+        assert!(shown.left.icons.contains(Icons::RUNNING));
+        state.running = None;
+        state.paused = true;
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "3:00"
+        );
+        state.to_move = None;
+        assert_eq!(
+            both.render(&state, &Marks::default()).left.time.as_str(),
+            "5:00"
+        );
+    }
+
+    #[test]
+    fn a_display_showing_one_side_changes_only_with_that_side() {
+        let state = running_white(0, 300 * SECOND, 180 * SECOND);
+        assert_eq!(one_panel(DisplaySide::Black).next_change(&state), None);
+        assert_eq!(
+            one_panel(DisplaySide::White).next_change(&state),
+            Some(SECOND)
+        );
+        // Two panels showing Black only: Black's time left, the right blank.
+        let caps = caps(true);
+        let rules = DisplayRules::for_side(
+            &DisplayConfig::default(),
+            &caps,
+            ButtonSide::Left,
+            DisplaySide::Black,
+        );
+        let shown = rules.render(&state, &Marks::default());
+        assert_eq!(shown.left.time.as_str(), "3:00");
+        assert_eq!(shown.right, blank_panel());
+        assert_eq!(rules.next_change(&state), None);
+    }
+
+    #[test]
+    fn a_lost_button_unit_is_no_buttons_never_link_lost() {
+        let r = rules(true);
+        let state = running_white(0, 300 * SECOND, 300 * SECOND);
+        let marks = Marks {
+            buttons_lost: true,
+            ..Marks::default()
+        };
+        let shown = r.render(&state, &marks);
+        for panel in [shown.left, shown.right] {
+            assert!(panel.icons.contains(Icons::NO_BUTTONS));
+            assert!(!panel.icons.contains(Icons::LINK_LOST));
+            assert!(!panel.icons.contains(Icons::LOW_POWER));
+        }
+        assert_eq!(shown.text.as_str(), "NO BUTTONS");
+        let shown = r.render(&state, &Marks::default());
+        assert!(!shown.left.icons.contains(Icons::NO_BUTTONS));
+    }
+
+    #[test]
+    fn first_flag_marks_the_first_fall_at_once_and_keeps_it() {
+        let r = rules(true);
+        // Sudden death without freeze: White fell, Black's clock runs on.
+        let mut state = running_white(0, 0, 30 * SECOND);
+        state.running = Some(Side::Black);
+        state.flags = vec![Side::White];
+        state.white.flag_at = Some(10);
+        let shown = r.render(&state, &Marks::default());
+        assert!(shown.left.icons.contains(Icons::FLAG));
+        assert!(shown.left.icons.contains(Icons::FIRST_FLAG));
+        assert!(!shown.right.icons.contains(Icons::FIRST_FLAG));
+        // Black falls too: FIRST_FLAG stays with White alone.
+        state.flags = vec![Side::White, Side::Black];
+        state.black.flag_at = Some(30 * SECOND);
+        state.running = None;
+        let shown = r.render(&state, &Marks::default());
+        assert!(shown.left.icons.contains(Icons::FIRST_FLAG));
+        assert!(shown.right.icons.contains(Icons::FLAG));
+        assert!(!shown.right.icons.contains(Icons::FIRST_FLAG));
+    }
+
+    #[test]
+    fn brightness_is_scaled_to_the_units_levels() {
+        assert_eq!(scale_brightness(255, 8), 7);
+        assert_eq!(scale_brightness(0, 8), 0);
+        assert_eq!(scale_brightness(128, 2), 1);
+        assert_eq!(scale_brightness(127, 2), 0);
+        assert_eq!(scale_brightness(200, 16), 12);
+        assert_eq!(scale_brightness(255, 255), 254);
+        assert_eq!(scale_brightness(255, 1), 0);
+        assert_eq!(scale_brightness(255, 0), 0);
+        let caps = Capabilities {
+            brightness_levels: 8,
+            ..caps(true)
+        };
+        let rules = DisplayRules::new(&DisplayConfig::default(), &caps, ButtonSide::Left);
+        let state = running_white(0, SECOND, SECOND);
+        assert_eq!(rules.render(&state, &Marks::default()).brightness, 5);
+    }
+
+    #[test]
+    fn a_state_notice_shows_below_the_board_notices() {
+        let r = rules(true);
+        let mut state = running_white(0, 300 * SECOND, 300 * SECOND);
+        state.running = None;
+        state.paused = true;
+        let marks = Marks {
+            state_notice: Some("STATE DAMAGED".into()),
+            down_time: Some(SECOND),
+            ..Marks::default()
+        };
+        assert_eq!(r.render(&state, &marks).text.as_str(), "STATE DAMAGED");
+        let marks = Marks {
+            arbiter_called: true,
+            ..marks
+        };
+        assert_eq!(r.render(&state, &marks).text.as_str(), "ARBITER");
+    }
+
+    #[test]
+    fn a_rising_time_changes_exactly_at_the_next_boundary_everywhere() {
+        for digits in [4, 5] {
+            let r = rules_with(digits, true, 20_000);
+            for remaining in [
+                59_400 * MS,
+                19_950 * MS,
+                19_900 * MS,
+                3_599 * SECOND,
+                3_599 * SECOND + 1,
+                3_600 * SECOND,
+                5_370 * SECOND,
+                35_999 * SECOND,
+                36_000 * SECOND + 7,
+            ] {
+                let at = r.next_change_rising(&side(Some(remaining)), 0).unwrap();
+                let shown = text_of(&r, remaining);
+                // The time grows by what passed since t = 0.
+                assert_eq!(
+                    text_of(&r, remaining + at - 1),
+                    shown,
+                    "digits {digits}: {remaining} µs"
+                );
+                assert_ne!(
+                    text_of(&r, remaining + at),
+                    shown,
+                    "digits {digits}: {remaining} µs"
+                );
+            }
+        }
     }
 }

@@ -246,16 +246,23 @@ impl Icons {
     pub const RUNNING: Icons = Icons(0x0008);
     /// The clock is paused.
     pub const PAUSED: Icons = Icons(0x0010);
-    /// Link to the host lost (the device sets it itself).
+    /// Link to the host lost (the device sets it itself; the host never
+    /// sends it).
     pub const LINK_LOST: Icons = Icons(0x0020);
-    /// Low power (the device sets it itself).
+    /// Low power (the device sets it itself; the host never sends it).
     pub const LOW_POWER: Icons = Icons(0x0040);
     /// Increment/delay active for this side.
     pub const BONUS: Icons = Icons(0x0080);
     /// The arbiter has been called.
     pub const ARBITER: Icons = Icons(0x0100);
-    /// Every icon bit defined by version 1.
-    pub const ALL: Icons = Icons(0x01FF);
+    /// The board's button unit has no link to the host ("partner lost"):
+    /// set by the host (SPEC.md 8.2, added in 1.1). The display's own link
+    /// is fine, unlike [`Icons::LINK_LOST`].
+    pub const NO_BUTTONS: Icons = Icons(0x0200);
+    /// The icons only a device sets; a host sends them as 0.
+    pub const DEVICE_OWN: Icons = Icons(0x0060);
+    /// Every icon bit defined by version 1 (document version 1.1).
+    pub const ALL: Icons = Icons(0x03FF);
 
     pub fn contains(self, other: Icons) -> bool {
         self.0 & other.0 == other.0
@@ -263,6 +270,11 @@ impl Icons {
 
     pub fn union(self, other: Icons) -> Icons {
         Icons(self.0 | other.0)
+    }
+
+    /// These icons without those of `other`.
+    pub fn without(self, other: Icons) -> Icons {
+        Icons(self.0 & !other.0)
     }
 }
 
@@ -347,6 +359,23 @@ pub struct Hello {
     /// The oldest unacknowledged event number (the next one to be assigned
     /// when none is waiting); a host with no record of this boot expects it.
     pub first_unacked_event: u16,
+}
+
+/// Longest HELLO `serial` (SPEC.md 5.2).
+pub const MAX_SERIAL: usize = 16;
+
+/// Whether `serial` is a valid HELLO serial number: 1 to [`MAX_SERIAL`]
+/// characters from `A-Z a-z 0-9` (SPEC.md 5.2). A host refuses a HELLO with
+/// any other serial with NAK Malformed (SPEC.md 6.1).
+pub fn serial_is_valid(serial: &str) -> bool {
+    (1..=MAX_SERIAL).contains(&serial.len()) && serial.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+impl Hello {
+    /// [`serial_is_valid`] of this HELLO's serial.
+    pub fn has_valid_serial(&self) -> bool {
+        serial_is_valid(self.serial.as_str())
+    }
 }
 
 /// NAK reasons.
@@ -572,6 +601,29 @@ pub fn decode(wire: &[u8]) -> Result<Frame, FrameError> {
     })?;
     let raw = raw.get(..report.frame_size()).ok_or(FrameError::Oversize)?;
     decode_raw(raw)
+}
+
+/// The message id and frame sequence number of a COBS-encoded frame
+/// (without its delimiter) whose CRC is valid, even when its payload is
+/// malformed: what a NAK of a malformed frame names (SPEC.md 10.2). `None`
+/// when the frame is not valid COBS, too short or fails its CRC.
+pub fn frame_header(wire: &[u8]) -> Option<(u8, u8)> {
+    if wire.is_empty() || wire.len() > MAX_COBS_FRAME || wire.contains(&0) {
+        return None;
+    }
+    let mut raw = [0u8; MAX_FRAME];
+    let report = cobs::decode(wire, &mut raw).ok()?;
+    let raw = raw.get(..report.frame_size())?;
+    if raw.len() < FRAME_OVERHEAD {
+        return None;
+    }
+    let (body, crc_bytes) = raw.split_at(raw.len() - CRC_LEN);
+    let mut crc = [0u8; CRC_LEN];
+    crc.copy_from_slice(crc_bytes);
+    if CRC.checksum(body) != u32::from_le_bytes(crc) {
+        return None;
+    }
+    Some((*body.first()?, *body.get(1)?))
 }
 
 /// Decodes a frame already stripped of COBS (id, seq, payload, CRC).
@@ -801,6 +853,7 @@ pub struct Accumulator {
     buf: [u8; MAX_WIRE_FRAME],
     len: usize,
     overfull: bool,
+    refused_header: Option<(u8, u8)>,
 }
 
 impl Default for Accumulator {
@@ -824,6 +877,7 @@ impl Accumulator {
             buf: [0; MAX_WIRE_FRAME],
             len: 0,
             overfull: false,
+            refused_header: None,
         }
     }
 
@@ -847,15 +901,18 @@ impl Accumulator {
             if self.overfull {
                 self.overfull = false;
                 self.len = 0;
+                self.refused_header = None;
                 return Feed::Error(FrameError::Oversize, rest);
             }
             if self.len == 0 {
                 continue;
             }
             let len = core::mem::take(&mut self.len);
-            let result = match self.buf.get(..len) {
-                Some(wire) => decode(wire),
-                None => Err(FrameError::Oversize),
+            let wire = self.buf.get(..len).unwrap_or(&[]);
+            let result = decode(wire);
+            self.refused_header = match result {
+                Err(FrameError::Malformed) => frame_header(wire),
+                _ => None,
             };
             return match result {
                 Ok(frame) => Feed::Frame(frame, rest),
@@ -863,6 +920,13 @@ impl Accumulator {
             };
         }
         Feed::NeedMore
+    }
+
+    /// After [`Feed::Error`] with [`FrameError::Malformed`]: the message id
+    /// and sequence number of that frame when its CRC was valid (see
+    /// [`frame_header`]), else `None`. Cleared by the next frame.
+    pub fn refused_header(&self) -> Option<(u8, u8)> {
+        self.refused_header
     }
 
     /// Bytes of an unfinished frame held.

@@ -19,6 +19,14 @@
 //! a CDC-ACM IN endpoint every 1 ms), a mapped instant lies within
 //! [`ClockSync::error_bound_us`] (δ plus the drift error) after the true one.
 //!
+//! Heartbeats are the reference. A button event's timestamp is checked
+//! against the offset the heartbeats alone give (SPEC.md 9.2, item 7): an
+//! observation below it by more than the error bound is impossible for a
+//! true stamp (the frame would have arrived before it was stamped), so it is
+//! rejected and counted ([`ClockSync::observe_event`]) and moves nothing.
+//! Without that check one BUTTON stamped in the future lowered the minimum
+//! and made every later press count early by as much.
+//!
 //! No allocation and no panics: all arithmetic is widened or saturating.
 
 /// Device time covered by one bucket, µs.
@@ -40,12 +48,50 @@ pub const UNESTIMATED_DRIFT_PPB: i64 = 600_000;
 /// Default bound on the smallest one-way delay within the window, µs.
 pub const DEFAULT_DELAY_BOUND_US: u64 = 1_000;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// No heartbeat in a bucket (only button events lowered it).
+const NO_HEARTBEAT: i64 = i64::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Sample {
     /// Bucket number: `device / BUCKET_US`.
     bucket: u64,
+    /// Device time of the smallest observation of the bucket.
     device: u64,
+    /// The smallest observation of the bucket (heartbeats and accepted
+    /// button events).
     offset: i64,
+    /// Device time of the bucket's smallest heartbeat observation.
+    hb_device: u64,
+    /// The smallest heartbeat observation of the bucket, or [`NO_HEARTBEAT`].
+    hb_offset: i64,
+}
+
+impl Default for Sample {
+    fn default() -> Self {
+        Sample {
+            bucket: 0,
+            device: 0,
+            offset: 0,
+            hb_device: 0,
+            hb_offset: NO_HEARTBEAT,
+        }
+    }
+}
+
+/// What [`ClockSync::observe_event`] did with a button event's timestamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventObservation {
+    /// Consistent with the heartbeats: used like a heartbeat observation.
+    Used,
+    /// Below the heartbeats' offset by more than the error bound: the stamp
+    /// cannot be true. Not used; counted.
+    Rejected {
+        /// How far below the heartbeat offset the observation was, µs.
+        below_us: u64,
+    },
+    /// No heartbeat to check it against yet: not used (the press is mapped
+    /// with what the heartbeats give, or at its arrival).
+    Unchecked,
 }
 
 /// Host-side estimator of the device clock's offset (and drift).
@@ -58,6 +104,7 @@ pub struct ClockSync {
     rate_ppb: i64,
     rate_baseline_us: u64,
     delay_bound_us: u64,
+    rejected: u64,
 }
 
 impl Default for ClockSync {
@@ -86,18 +133,63 @@ impl ClockSync {
             rate_ppb: 0,
             rate_baseline_us: 0,
             delay_bound_us,
+            rejected: 0,
         }
     }
 
-    /// Records a frame carrying `device_time_us` that arrived at host
-    /// instant `host_arrival_us` (heartbeats and button events).
+    /// Records a DEVICE_HEARTBEAT carrying `device_time_us` that arrived at
+    /// host instant `host_arrival_us`. Heartbeats are the reference of the
+    /// mapping (SPEC.md 9.2).
     pub fn observe(&mut self, device_time_us: u64, host_arrival_us: i64) {
+        self.record(device_time_us, host_arrival_us, true);
+    }
+
+    /// Same as [`Self::observe`]: a heartbeat.
+    pub fn observe_heartbeat(&mut self, device_time_us: u64, host_arrival_us: i64) {
+        self.record(device_time_us, host_arrival_us, true);
+    }
+
+    /// Records a BUTTON's `device_time_us` that arrived at
+    /// `host_arrival_us`, if the heartbeats confirm it could be true: an
+    /// observation below the heartbeat-based offset at that device time by
+    /// more than [`Self::error_bound_at`] is rejected and counted
+    /// ([`Self::rejected_events`]), and one that cannot be checked (no
+    /// heartbeat yet) is not used. Either way the mapping does not move.
+    pub fn observe_event(&mut self, device_time_us: u64, host_arrival_us: i64) -> EventObservation {
+        let Some((hb_offset, from)) = self.heartbeat_offset_at(device_time_us) else {
+            return EventObservation::Unchecked;
+        };
         let offset = clamp_i64(host_arrival_us as i128 - device_time_us as i128);
-        let sample = Sample {
+        let allowance = self.allowance(device_time_us, from) as i128;
+        let below = hb_offset as i128 - offset as i128;
+        if below > allowance {
+            self.rejected = self.rejected.saturating_add(1);
+            return EventObservation::Rejected {
+                below_us: below.clamp(0, u64::MAX as i128) as u64,
+            };
+        }
+        self.record(device_time_us, host_arrival_us, false);
+        EventObservation::Used
+    }
+
+    /// Button timestamps rejected by [`Self::observe_event`] since the last
+    /// reset.
+    pub fn rejected_events(&self) -> u64 {
+        self.rejected
+    }
+
+    fn record(&mut self, device_time_us: u64, host_arrival_us: i64, heartbeat: bool) {
+        let offset = clamp_i64(host_arrival_us as i128 - device_time_us as i128);
+        let mut sample = Sample {
             bucket: device_time_us / BUCKET_US,
             device: device_time_us,
             offset,
+            ..Sample::default()
         };
+        if heartbeat {
+            sample.hb_device = device_time_us;
+            sample.hb_offset = offset;
+        }
         if self.count == 0 {
             self.samples = [Sample::default(); BUCKETS];
             self.newest = 0;
@@ -108,37 +200,37 @@ impl ClockSync {
             return;
         }
         let newest = self.sample(0);
-        if sample.bucket == newest.bucket {
-            if sample.offset < newest.offset {
-                if let Some(s) = self.samples.get_mut(self.newest) {
-                    *s = sample;
-                }
+        if sample.bucket > newest.bucket {
+            self.newest = (self.newest + 1) % BUCKETS;
+            if let Some(s) = self.samples.get_mut(self.newest) {
+                *s = sample;
             }
+            self.count = (self.count + 1).min(BUCKETS);
+            self.estimate_rate();
             return;
         }
-        if sample.bucket < newest.bucket {
-            // An old timestamp (a resent button event): it says less than
-            // the bucket already holds about the present; use it only when it
-            // lowers a bucket still kept.
-            for age in 0..self.count {
-                let index = self.index(age);
-                if let Some(s) = self.samples.get_mut(index) {
-                    if s.bucket == sample.bucket {
-                        if sample.offset < s.offset {
-                            *s = sample;
-                        }
-                        break;
+        // The newest bucket, or an older one (a resent button event): it
+        // says less about the present; use it only when it lowers a bucket
+        // still kept.
+        for age in 0..self.count {
+            let index = self.index(age);
+            if let Some(s) = self.samples.get_mut(index) {
+                if s.bucket == sample.bucket {
+                    if sample.offset < s.offset {
+                        s.offset = sample.offset;
+                        s.device = sample.device;
                     }
+                    if heartbeat && sample.hb_offset < s.hb_offset {
+                        s.hb_offset = sample.hb_offset;
+                        s.hb_device = sample.hb_device;
+                    }
+                    break;
+                }
+                if s.bucket < sample.bucket {
+                    break;
                 }
             }
-            return;
         }
-        self.newest = (self.newest + 1) % BUCKETS;
-        if let Some(s) = self.samples.get_mut(self.newest) {
-            *s = sample;
-        }
-        self.count = (self.count + 1).min(BUCKETS);
-        self.estimate_rate();
     }
 
     /// The host instant of `device_time_us`, never later than
@@ -160,7 +252,21 @@ impl ClockSync {
         }
         let now = self.sample(0).device;
         let (_, from) = self.offset_at(now)?;
-        let age = now.saturating_sub(from) as i128;
+        Some(self.allowance(now, from))
+    }
+
+    /// The bound on the error of the heartbeat-based offset at device
+    /// instant `at`: the delay bound plus the drift error accumulated since
+    /// the heartbeat that set it. `None` before any heartbeat in the window.
+    /// This is the tolerance of the check of [`Self::observe_event`].
+    pub fn error_bound_at(&self, at: u64) -> Option<u64> {
+        let (_, from) = self.heartbeat_offset_at(at)?;
+        Some(self.allowance(at, from))
+    }
+
+    /// δ plus the drift error over `|at − from|`.
+    fn allowance(&self, at: u64, from: u64) -> u64 {
+        let age = (at as i128 - from as i128).abs();
         let rate_error_ppb = if self.rate_baseline_us > 0 {
             // Two envelope points each uncertain by the delay bound.
             (2 * self.delay_bound_us as i128 * 1_000_000_000) / self.rate_baseline_us as i128
@@ -168,10 +274,8 @@ impl ClockSync {
             UNESTIMATED_DRIFT_PPB as i128
         };
         let drift = age.saturating_mul(rate_error_ppb) / 1_000_000_000;
-        Some(
-            self.delay_bound_us
-                .saturating_add(drift.clamp(0, u64::MAX as i128) as u64),
-        )
+        self.delay_bound_us
+            .saturating_add(drift.clamp(0, u64::MAX as i128) as u64)
     }
 
     /// The estimated rate of the host clock relative to the device clock,
@@ -193,6 +297,23 @@ impl ClockSync {
     /// The offset at device instant `at` and the device time of the sample
     /// that gave it.
     fn offset_at(&self, at: u64) -> Option<(i64, u64)> {
+        self.lowest_at(at, |s| Some((s.offset, s.device)))
+    }
+
+    /// [`Self::offset_at`] from the heartbeats alone.
+    fn heartbeat_offset_at(&self, at: u64) -> Option<(i64, u64)> {
+        self.lowest_at(at, |s| {
+            (s.hb_offset != NO_HEARTBEAT).then_some((s.hb_offset, s.hb_device))
+        })
+    }
+
+    /// The smallest of `pick(bucket)` over the window, each carried to `at`
+    /// at the estimated rate.
+    fn lowest_at(
+        &self,
+        at: u64,
+        pick: impl Fn(&Sample) -> Option<(i64, u64)>,
+    ) -> Option<(i64, u64)> {
         if self.count == 0 {
             return None;
         }
@@ -208,9 +329,12 @@ impl ClockSync {
             if newest_bucket.saturating_sub(s.bucket) >= window {
                 break;
             }
-            let carried = clamp_i64(s.offset as i128 + self.drift_between(s.device, at));
+            let Some((offset, device)) = pick(&s) else {
+                continue;
+            };
+            let carried = clamp_i64(offset as i128 + self.drift_between(device, at));
             if best.is_none_or(|(b, _)| carried < b) {
-                best = Some((carried, s.device));
+                best = Some((carried, device));
             }
         }
         best
@@ -316,7 +440,11 @@ mod tests {
             sync.observe(d, truth(d, ppb) + delay(&mut rng));
             while next_press <= d {
                 let arrival = truth(next_press, ppb) + delay(&mut rng);
-                sync.observe(next_press, arrival);
+                let seen = sync.observe_event(next_press, arrival);
+                assert!(
+                    !matches!(seen, EventObservation::Rejected { .. }),
+                    "ppb {ppb}: true stamp rejected: {seen:?}"
+                );
                 let mapped = sync.to_host(next_press, arrival);
                 assert!(mapped <= arrival);
                 let err = mapped - truth(next_press, ppb);
@@ -387,6 +515,93 @@ mod tests {
         }
         let r = sync.drift_ppb().unwrap();
         assert!((r - 120_000).abs() < 20_000, "{r}");
+    }
+
+    /// Regression (issue 13): one BUTTON stamped 1.3 s in the future lowered
+    /// the minimum offset, and a normal press a second later was accounted
+    /// 1.0-1.3 s early (2.8 s and 5.0 s after several such stamps).
+    #[test]
+    fn regression_a_button_stamped_in_the_future_does_not_move_the_mapping() {
+        let mut sync = ClockSync::new();
+        // Device clock = host clock - 5 s; heartbeats arrive 100 µs late.
+        let host = |d: u64| d as i64 + 5_000_000;
+        for k in 1..=8u64 {
+            let d = k * 250_000;
+            sync.observe(d, host(d) + 100);
+        }
+        let before = sync.to_host(2_100_000, i64::MAX);
+        // A press frame stamped 1.3 s after the instant it was really made.
+        let d_glitch = 2_050_000 + 1_300_000;
+        let seen = sync.observe_event(d_glitch, host(2_050_000) + 300);
+        assert!(
+            matches!(seen, EventObservation::Rejected { below_us } if below_us > 1_290_000),
+            "{seen:?}"
+        );
+        assert_eq!(sync.rejected_events(), 1);
+        assert_eq!(
+            sync.to_host(2_100_000, i64::MAX),
+            before,
+            "mapping unchanged"
+        );
+        // The glitched press itself cannot be placed before its arrival.
+        let arrival = host(2_050_000) + 300;
+        assert_eq!(sync.to_host(d_glitch, arrival), arrival);
+        // Several such stamps, heartbeats going on: a normal press a second
+        // later is mapped to its true instant (within the delay).
+        for k in 9..=16u64 {
+            let d = k * 250_000;
+            sync.observe(d, host(d) + 100);
+            let glitch = sync.observe_event(d + 2_800_000 + k * 10_000, host(d) + 200);
+            assert!(
+                matches!(glitch, EventObservation::Rejected { .. }),
+                "{glitch:?}"
+            );
+        }
+        let press = 4_100_000;
+        let arrival = host(press) + 20_000;
+        assert_eq!(sync.observe_event(press, arrival), EventObservation::Used);
+        let mapped = sync.to_host(press, arrival);
+        assert!(
+            (0..=200).contains(&(mapped - host(press))),
+            "mapped {} µs off",
+            mapped - host(press)
+        );
+        assert_eq!(sync.rejected_events(), 9);
+    }
+
+    #[test]
+    fn a_button_within_the_bound_is_used_and_one_without_heartbeats_is_not() {
+        let mut sync = ClockSync::new();
+        // Nothing to check against: not used, nothing mapped but arrival.
+        assert_eq!(
+            sync.observe_event(1_000_000, 6_000_000),
+            EventObservation::Unchecked
+        );
+        assert_eq!(sync.samples(), 0);
+        assert_eq!(sync.to_host(1_000_000, 6_000_000), 6_000_000);
+        // A heartbeat 800 µs late, then a press frame with only 50 µs of
+        // delay: 750 µs below the heartbeat offset, within δ = 1000 µs.
+        sync.observe(1_000_000, 6_000_800);
+        assert_eq!(sync.error_bound_at(1_200_000), Some(1_000 + 120));
+        assert_eq!(
+            sync.observe_event(1_200_000, 6_200_050),
+            EventObservation::Used
+        );
+        assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
+        // 2 ms below: impossible for a true stamp.
+        assert!(matches!(
+            sync.observe_event(1_400_000, 6_398_000),
+            EventObservation::Rejected { below_us: 2_800 }
+        ));
+        assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
+        // A resent press (an old stamp, a late arrival) is harmless.
+        assert_eq!(
+            sync.observe_event(1_100_000, 7_000_000),
+            EventObservation::Used
+        );
+        assert_eq!(sync.to_host(1_300_000, i64::MAX), 6_300_050);
+        sync.reset();
+        assert_eq!(sync.rejected_events(), 0);
     }
 
     #[test]

@@ -274,3 +274,135 @@ fn stream_vectors_whatever_the_read_boundaries() {
         }
     }
 }
+
+/// SPEC 7.3 (1.1): the reference device sends each BUTTON when the
+/// retransmission vectors say (a new event does not restart the timer).
+#[test]
+fn retransmission_vectors_match_the_reference_device() {
+    use chessclock_protocol::device::DeviceLink;
+    let v = vectors();
+    let list = v["retransmission"].as_array().expect("retransmission[]");
+    assert!(list.len() >= 4);
+    for case in list {
+        let name = case["name"].as_str().unwrap();
+        let steps = case["steps"].as_array().unwrap();
+        let until = num(case, "until_us");
+        let mut link: DeviceLink<8> = DeviceLink::new(Hello::default(), 0);
+        let mut sends = Vec::new();
+        let mut next = 0usize;
+        let mut now = 0u64;
+        loop {
+            while let Some(step) = steps.get(next).filter(|s| num(s, "at_us") <= now) {
+                next += 1;
+                match step["do"].as_str().unwrap() {
+                    "welcome" => {
+                        link.receive(
+                            &Frame {
+                                seq: 0,
+                                message: Message::Welcome {
+                                    protocol_version: 1,
+                                    heartbeat_interval_ms: 250,
+                                    link_timeout_ms: 1000,
+                                },
+                            },
+                            now,
+                        );
+                    }
+                    "ack" => {
+                        link.receive(
+                            &Frame {
+                                seq: 0,
+                                message: Message::Ack {
+                                    event: num(step, "event") as u16,
+                                },
+                            },
+                            now,
+                        );
+                    }
+                    "press" => {
+                        link.press(Button::Left, true, now).unwrap();
+                    }
+                    other => panic!("{name}: unknown step {other}"),
+                }
+            }
+            while let Some(frame) = link.poll(now) {
+                if let Message::Button { event, .. } = frame.message {
+                    sends.push((now, event));
+                }
+            }
+            let step_at = steps.get(next).map_or(u64::MAX, |s| num(s, "at_us"));
+            let wake = link.next_deadline().max(now + 1).min(step_at);
+            if wake > until {
+                break;
+            }
+            now = wake;
+        }
+        let want: Vec<(u64, u16)> = case["sends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (num(s, "at_us"), num(s, "event") as u16))
+            .collect();
+        assert_eq!(sends, want, "{name}");
+    }
+}
+
+/// SPEC 9.2 (1.1): the reference host's mapping uses, rejects and maps each
+/// button observation as the vectors say.
+#[test]
+fn time_mapping_vectors_match_the_reference_host() {
+    use chessclock_protocol::timesync::{ClockSync, EventObservation};
+    let v = vectors();
+    let list = v["time_mapping"].as_array().expect("time_mapping[]");
+    assert!(list.len() >= 3);
+    for case in list {
+        let name = case["name"].as_str().unwrap();
+        let mut sync = ClockSync::new();
+        for ob in case["observations"].as_array().unwrap() {
+            let device = num(ob, "device_us");
+            let arrival = num(ob, "arrival_us") as i64;
+            if ob["kind"] == "heartbeat" {
+                sync.observe_heartbeat(device, arrival);
+                continue;
+            }
+            let used = match sync.observe_event(device, arrival) {
+                EventObservation::Used => "used",
+                EventObservation::Rejected { .. } => "rejected",
+                EventObservation::Unchecked => "unchecked",
+            };
+            assert_eq!(used, ob["expect"]["use"], "{name}: {ob}");
+            assert_eq!(
+                sync.to_host(device, arrival),
+                ob["expect"]["mapped_us"].as_i64().unwrap(),
+                "{name}: {ob}"
+            );
+        }
+    }
+}
+
+/// SPEC 10.2 (1.1): a Malformed HELLO with a valid CRC can be named in a NAK.
+#[test]
+fn a_malformed_hello_vector_has_a_readable_header() {
+    let v = vectors();
+    let vector = v["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "hello_serial_17_bytes")
+        .expect("hello_serial_17_bytes");
+    let wire = unhex(vector["wire"].as_str().unwrap());
+    assert_eq!(frame_header(&wire[..wire.len() - 1]), Some((ids::HELLO, 9)));
+    let mut acc = Accumulator::new();
+    assert!(matches!(
+        acc.feed(&wire),
+        Feed::Error(FrameError::Malformed, _)
+    ));
+    assert_eq!(acc.refused_header(), Some((ids::HELLO, 9)));
+    // A frame with a bad CRC names nothing.
+    let bad = unhex(
+        v["invalid"].as_array().unwrap()[0]["wire"]
+            .as_str()
+            .unwrap(),
+    );
+    assert_eq!(frame_header(&bad[..bad.len() - 1]), None);
+}

@@ -6,13 +6,19 @@ zlib.crc32 is CRC-32/ISO-HDLC). Usage: python3 check_vectors.py [vectors.json]
 Every valid vector's fields are encoded per SPEC.md section 5 and compared
 with its 'raw' and 'wire' bytes, every wire is decoded back to the fields,
 every invalid vector must be refused with its error, and every stream must
-yield its frames and errors. Exit status 0 when all agree.
+yield its frames and errors. The rules above the framing (SPEC 1.1) are
+implemented here from the document too, and each table is checked: the host's
+answer to a HELLO (6.1), the time text (8.1), brightness (5.7), icons (8.2),
+the device's retransmissions (7.3) and the host's time mapping (9.2). Exit
+status 0 when all agree.
 """
 import json
 import os
+import string
 import struct
 import sys
 import zlib
+from fractions import Fraction
 
 MAX_FRAME = 128
 MAX_COBS = 129
@@ -192,6 +198,203 @@ def unhex(h):
     return bytes(int(x, 16) for x in h.split())
 
 
+def header(wire):
+    """(id, seq) of a delimited-free wire frame whose CRC is valid, else None."""
+    try:
+        raw = cobs_decode(wire)
+    except ValueError:
+        return None
+    if len(raw) < 6 or struct.pack("<I", zlib.crc32(raw[:-4])) != raw[-4:]:
+        return None
+    return raw[0], raw[1]
+
+
+# --- SPEC 5.2, 6.1, 10.2: what a host answers to a HELLO ---------------------
+
+SERIAL_CHARS = set(string.ascii_uppercase + string.ascii_lowercase + string.digits)
+
+
+def host_answer(wire, slot_roles, linked_elsewhere):
+    try:
+        kind, seq, f = decode(wire)
+    except ValueError as e:
+        h = header(wire)
+        if str(e) == "Malformed" and h is not None and h[0] == IDS["HELLO"]:
+            return {"message": "NAK", "code": 4, "seq": h[1]}
+        return None
+    if kind != "HELLO":
+        return None
+    if f["protocol_version"] != 1:
+        return {"message": "NAK", "code": 5, "seq": seq}
+    serial = f["serial"]
+    if not (1 <= len(serial) <= 16 and set(serial) <= SERIAL_CHARS):
+        return {"message": "NAK", "code": 4, "seq": seq}
+    if f["roles"] & 0x03 & slot_roles != slot_roles:
+        return {"message": "NAK", "code": 6, "seq": seq}
+    if linked_elsewhere:
+        return {"message": "NAK", "code": 6, "seq": seq}
+    return {"message": "WELCOME"}
+
+
+# --- SPEC 8.1: the time text ---------------------------------------------------
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def time_text(c):
+    digits = max(c["digits"], 4)
+
+    def whole(seconds, minutes):
+        if seconds < 3600:
+            return "%d:%02d" % (seconds // 60, seconds % 60)
+        hours = seconds // 3600
+        if len(str(hours)) + 4 <= digits:
+            return "%d:%02d:%02d" % (hours, seconds // 60 % 60, seconds % 60)
+        largest = (10 ** (digits - 2) - 1) * 60 + 59
+        minutes = min(minutes, largest)
+        return "%d.%02d" % (minutes // 60, minutes % 60)
+
+    if "used_us" in c:
+        used = max(c["used_us"], 0)
+        return whole(used // 1000000, used // 60000000)
+    r = max(c["remaining_us"], 0)
+    tenths = ceil_div(r, 100000)
+    fits = 600000000 if digits == 4 else 3600000000
+    limit = min(c["tenths_below_ms"] * 1000, fits) if c["tenths"] else 0
+    if tenths * 100000 < limit:
+        return "%d:%02d.%d" % (tenths // 600, tenths // 10 % 60, tenths % 10)
+    return whole(ceil_div(r, 1000000), ceil_div(r, 60000000))
+
+
+def brightness(setting, levels):
+    if levels == 0:
+        return 0
+    exact = Fraction(setting * (levels - 1), 255)
+    return int(exact + Fraction(1, 2))  # halves up
+
+
+# --- SPEC 8.2: icons -------------------------------------------------------------
+
+ICON = {"FLAG": 0x0001, "FIRST_FLAG": 0x0002, "STAGE_FLAG": 0x0004, "RUNNING": 0x0008,
+        "PAUSED": 0x0010, "LINK_LOST": 0x0020, "LOW_POWER": 0x0040, "NO_BUTTONS": 0x0200}
+
+
+def icons(c):
+    def side_icons(side):
+        bits = 0
+        own = [f for f in c["flags"] if f["side"] == side]
+        if own and not own[-1]["last_stage"]:
+            bits |= ICON["STAGE_FLAG"]
+        elif own:
+            bits |= ICON["FLAG"]
+        if c["flags"] and c["flags"][0]["side"] == side:
+            bits |= ICON["FIRST_FLAG"]
+        if c["running"] == side:
+            bits |= ICON["RUNNING"]
+        if c["paused"]:
+            bits |= ICON["PAUSED"]
+        if not c["buttons_linked"]:
+            bits |= ICON["NO_BUTTONS"]
+        return bits
+    left = "white" if c["white_button"] == "left" else "black"
+    right = "black" if left == "white" else "white"
+    return side_icons(left), side_icons(right)
+
+
+# --- SPEC 7.3: when a device sends each BUTTON ------------------------------------
+
+RETRANSMIT_US = 100000
+
+
+def retransmissions(steps, until):
+    queue, next_event, linked, timer, sends, i = [], 0, False, None, [], 0
+    while True:
+        times = ([steps[i]["at_us"]] if i < len(steps) else []) + ([timer] if timer is not None else [])
+        if not times:
+            break
+        t = min(times)
+        if t > until:
+            break
+        while i < len(steps) and steps[i]["at_us"] == t:
+            step = steps[i]
+            i += 1
+            if step["do"] == "press":
+                queue.append(next_event)
+                if linked:
+                    sends.append((t, next_event))
+                    if timer is None:
+                        timer = t + RETRANSMIT_US
+                next_event += 1
+            elif step["do"] == "welcome":
+                linked = True
+                sends.extend((t, e) for e in queue)
+                timer = t + RETRANSMIT_US if queue else None
+            elif step["do"] == "ack" and linked and step["event"] in queue:
+                queue = queue[queue.index(step["event"]) + 1:]
+                timer = t + RETRANSMIT_US if queue else None
+        if timer is not None and timer <= t:
+            sends.extend((t, e) for e in queue)
+            timer = t + RETRANSMIT_US if queue else None
+    return sends
+
+
+# --- SPEC 9.2: the host's time mapping (no rate estimated yet) ---------------------
+
+DELTA_US = 1000
+UNESTIMATED_PPB = 600000
+WINDOW = 4
+
+
+def time_mapping(observations):
+    buckets = {}  # bucket -> [offset, device, heartbeat offset or None, its device]
+    results = []
+
+    def record(d, o, heartbeat):
+        b = d // 1000000
+        if not buckets or b > max(buckets):
+            buckets[b] = [o, d, o if heartbeat else None, d]
+            return
+        if b not in buckets:
+            return  # older than what is kept
+        slot = buckets[b]
+        if o < slot[0]:
+            slot[0], slot[1] = o, d
+        if heartbeat and (slot[2] is None or o < slot[2]):
+            slot[2], slot[3] = o, d
+
+    def lowest(heartbeats_only):
+        if not buckets:
+            return None
+        newest = max(buckets)
+        best = None
+        for b in sorted(buckets, reverse=True):
+            if newest - b >= WINDOW:
+                break
+            o, d = (buckets[b][2], buckets[b][3]) if heartbeats_only else (buckets[b][0], buckets[b][1])
+            if o is not None and (best is None or o < best[0]):
+                best = (o, d)
+        return best
+
+    for ob in observations:
+        d, h = ob["device_us"], ob["arrival_us"]
+        o = h - d
+        if ob["kind"] == "heartbeat":
+            record(d, o, True)
+            continue
+        hb = lowest(True)
+        if hb is None:
+            use = "unchecked"
+        elif hb[0] - o > DELTA_US + abs(d - hb[1]) * UNESTIMATED_PPB // 1000000000:
+            use = "rejected"
+        else:
+            record(d, o, False)
+            use = "used"
+        best = lowest(False)
+        results.append({"use": use, "mapped_us": h if best is None else min(d + best[0], h)})
+    return results
+
+
 def stream(data):
     found, buf, over = [], bytearray(), False
     for b in data:
@@ -245,7 +448,37 @@ def main():
     for st in doc["streams"]:
         want = [("frame", frames[e["frame"]]) if "frame" in e else ("error", e["error"]) for e in st["expect"]]
         check(stream(unhex(st["bytes"])) == want, f"stream {st['name']}")
-    total = len(doc["valid"]) + len(doc["invalid"]) + len(doc["streams"])
+    wires = {v["name"]: unhex(v["wire"]) for v in doc["valid"] + doc["invalid"]}
+    for h in doc["handshakes"]:
+        wire = wires[h.get("hello") or h["wire"]]
+        got = host_answer(wire[:-1], h["slot_roles"], h["linked_elsewhere"])
+        check(got == h["answer"], f"handshake {h['name']}: {got} != {h['answer']}")
+    for c in doc["time_text"]:
+        got = time_text(c)
+        check(got == c["text"], f"time_text {c}: {got!r}")
+    for c in doc["brightness"]:
+        got = brightness(c["setting"], c["levels"])
+        check(got == c["value"], f"brightness {c}: {got}")
+    for c in doc["icons"]:
+        got = icons(c)
+        check(got == (c["left"], c["right"]), f"icons {c['name']}: {got}")
+    for r in doc["retransmission"]:
+        got = retransmissions(r["steps"], r["until_us"])
+        want = [(x["at_us"], x["event"]) for x in r["sends"]]
+        check(got == want, f"retransmission {r['name']}: {got} != {want}")
+    for m in doc["time_mapping"]:
+        got = time_mapping(m["observations"])
+        want = [o["expect"] for o in m["observations"] if o["kind"] == "button"]
+        check(got == want, f"time_mapping {m['name']}: {got} != {want}")
+    # The icon bits the host never sends (SPEC 8.2) are in no host vector.
+    for v in doc["valid"]:
+        if v["message"] == "DISPLAY":
+            for panel in ("left", "right"):
+                check(v["fields"][panel]["icons"] & (ICON["LINK_LOST"] | ICON["LOW_POWER"]) == 0,
+                      f"{v['name']}: a host DISPLAY with LINK_LOST or LOW_POWER")
+    total = (len(doc["valid"]) + len(doc["invalid"]) + len(doc["streams"]) + len(doc["handshakes"])
+             + len(doc["time_text"]) + len(doc["brightness"]) + len(doc["icons"])
+             + len(doc["retransmission"]) + len(doc["time_mapping"]))
     print(f"{total} vectors, {failures} failures")
     return 1 if failures else 0
 

@@ -30,6 +30,10 @@ struct Args {
     /// Where the game state lives (overrides `daemon.state-dir`).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Keep the games in memory only: no state directory, NO crash safety
+    /// (a crash or restart loses every game).
+    #[arg(long, conflicts_with = "state_dir")]
+    no_state: bool,
     /// Serve on the session bus.
     #[arg(long, conflicts_with = "system")]
     session: bool,
@@ -126,6 +130,7 @@ async fn daemon(args: Args) -> anyhow::Result<()> {
         state_dir: args.state_dir.clone(),
         bus: bus_choice(&args),
         config_path,
+        no_state: args.no_state,
         ..RunOptions::default()
     };
     run(config, options, shutdown).await
@@ -216,6 +221,12 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     let state_dir = demo_state_dir(&args);
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("cannot create {}", state_dir.display()))?;
+    if !args.no_state {
+        // Before the simulated units and the terminal view start: a second
+        // demo on this state says so at once (the runtime takes the lock
+        // for good further on).
+        drop(chessclockd::runtime::lock::StateLock::acquire(&state_dir)?);
+    }
     // Stable names for the simulated units (the PTY changes on a replug).
     let links = std::env::temp_dir().join(format!("chessclockd-demo-{}", std::process::id()));
     std::fs::create_dir_all(&links)
@@ -241,7 +252,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         id: "demo".into(),
         control: "300+3".into(),
         buttons: Some(device("buttons")?),
-        displays: vec![device("display")?],
+        displays: vec![device("display")?.into()],
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: true,
@@ -272,6 +283,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         state_dir: Some(state_dir),
         bus: Some(BusKind::Session),
         bus_address: private_bus.as_ref().map(|b| b.address.clone()),
+        no_state: args.no_state,
         ..RunOptions::default()
     };
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -437,12 +437,20 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                 writeln!(stdout, "{value}")?;
             } else {
                 write!(stdout, "{}", Table::render(&views, now_ms))?;
+                let mut health = Vec::new();
                 for id in &ids {
                     let state = api(id, ctx.board(id).await?.state().await)?;
                     let state = serde_json::from_str(&state).unwrap_or_default();
                     for note in output::state_notes(id, &state) {
                         writeln!(stdout, "{note}")?;
                     }
+                    if health.is_empty() {
+                        health = output::health_notes(&state);
+                    }
+                }
+                // The daemon's, not a board's: said once.
+                for note in health {
+                    writeln!(stdout, "{note}")?;
                 }
             }
         }

@@ -208,6 +208,39 @@ pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
     notes
 }
 
+/// What `State()`'s `state_health` says, one line each, when there is
+/// anything to say (the state is damaged, or kept in memory only).
+pub fn health_notes(state: &Value) -> Vec<String> {
+    let Some(health) = state.get("state_health") else {
+        return Vec::new();
+    };
+    let memory = health.get("mode").and_then(Value::as_str) == Some("memory");
+    let mut notes = Vec::new();
+    if let Some(Value::Array(findings)) = health.get("findings") {
+        for finding in findings {
+            let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
+            let board = finding.get("board").and_then(Value::as_str);
+            let kind = finding.get("kind").and_then(Value::as_str).unwrap_or("");
+            let head = if kind == "no-crash-safety" {
+                "state: NOT SAVED"
+            } else {
+                "state: DAMAGED"
+            };
+            notes.push(match board {
+                Some(board) => format!("{head}: {board}: {message}"),
+                None => format!("{head}: {message}"),
+            });
+        }
+    }
+    if let Some(evidence) = health.get("evidence").and_then(Value::as_str) {
+        notes.push(format!("state: the damaged files were kept in {evidence}"));
+    }
+    if memory && notes.is_empty() {
+        notes.push("state: NOT SAVED: kept in memory only, no crash safety".to_owned());
+    }
+    notes
+}
+
 /// The entries of a history document: the array itself, or the first array
 /// of objects inside an object.
 fn history_entries(history: &Value) -> Option<&Vec<Value>> {

@@ -465,10 +465,21 @@ impl Board {
             .await
     }
 
+    // The read methods take the header only so that zbus checks the call's
+    // signature: a method with no parameter at all accepts (and drops) any
+    // arguments, and a caller must hear that `State("x")` is wrong.
+
+    // The read methods take the header (the caller's share of reading)
+    // also so that zbus checks the call's signature: a method with no
+    // parameter at all accepts (and drops) any arguments, and a caller
+    // must hear that `State("x")` is wrong.
+
     /// The state as JSON (the replay output schema plus additions; `t` is
-    /// the daemon's monotonic milliseconds).
+    /// the daemon's monotonic milliseconds), with the state store's health
+    /// under `"state_health"`.
     async fn state(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
-        self.read_text(&header, Command::State).await
+        let text = self.read_text(&header, Command::State).await?;
+        Ok(self.context.with_state_health(&text))
     }
 
     /// The game history as JSON, each change with the caller's uid.
@@ -521,7 +532,7 @@ impl Board {
     }
 
     /// Every property at once, as JSON (consistent: one snapshot).
-    async fn snapshot(&self) -> Result<String, Error> {
+    async fn snapshot(&self, #[zbus(header)] _header: Header<'_>) -> Result<String, Error> {
         let snapshot = match &self.snapshot {
             Some(snapshot) => snapshot.clone(),
             None => fetch_snapshot(&self.handle, &self.id).await?,
@@ -774,6 +785,7 @@ mod tests {
                 requests,
                 events,
                 boards: vec!["b1".into()],
+                health: Default::default(),
             },
             Arc::new(Context {
                 policy: super::super::auth::Policy {
@@ -785,6 +797,7 @@ mod tests {
                 reads: std::sync::Mutex::new(super::super::ReadShares::new(
                     super::super::limit::Limits::default(),
                 )),
+                health: Default::default(),
             }),
             None,
         )

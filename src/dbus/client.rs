@@ -26,6 +26,8 @@ pub mod manager {
         fn remove_device(&self, path: &str) -> Result<(), Error>;
         #[zbus(property)]
         fn version(&self) -> zbus::Result<String>;
+        #[zbus(property)]
+        fn state_health(&self) -> zbus::Result<String>;
         #[zbus(signal)]
         fn arbiter_called(&self, board: String, path: OwnedObjectPath) -> zbus::Result<()>;
     }

@@ -62,8 +62,11 @@ fn validate_device_path(path: &str) -> Result<(), Error> {
 
 #[interface(name = "org.chessclockd.ChessClock1.Manager")]
 impl Manager {
+    // The read methods take the header only so that zbus checks the call's
+    // signature (a method with no parameter at all accepts any arguments).
+
     /// The object paths of all boards, in configuration order.
-    fn list_boards(&self) -> Vec<OwnedObjectPath> {
+    fn list_boards(&self, #[zbus(header)] _header: Header<'_>) -> Vec<OwnedObjectPath> {
         self.handle
             .boards
             .iter()
@@ -75,7 +78,7 @@ impl Manager {
     /// `SnapshotMs`) and wall time in microseconds since the Unix epoch.
     /// Clients use it to extrapolate remaining times.
     #[zbus(out_args("monotonic_ms", "unix_time_usec"))]
-    fn now(&self) -> (i64, i64) {
+    fn now(&self, #[zbus(header)] _header: Header<'_>) -> (i64, i64) {
         (
             crate::clock::monotonic_now_us() / 1000,
             crate::clock::wall_now_us(),
@@ -156,6 +159,15 @@ impl Manager {
     #[zbus(property(emits_changed_signal = "const"))]
     fn version(&self) -> String {
         env!("CARGO_PKG_VERSION").to_owned()
+    }
+
+    /// What the state store found when the daemon opened its state, as JSON:
+    /// `mode` (`durable` or `memory`), `path`, `findings` (each `kind`,
+    /// `message` and maybe `board`; empty when nothing was lost) and
+    /// `evidence` (where copies of damaged files were kept).
+    #[zbus(property(emits_changed_signal = "const"))]
+    fn state_health(&self) -> String {
+        self.context.state_health_json().to_string()
     }
 
     /// A player called the arbiter at a board.

@@ -10,7 +10,13 @@
 //!   `[daemon] admin-group`, decided from the caller's credentials, and
 //!   carries the caller's uid to the runtime (recorded in the history);
 //! * bad arguments get `org.chessclockd.ChessClock1.Error.InvalidArgument`
-//!   before the runtime sees them: nothing changes;
+//!   before the runtime sees them: nothing changes (a time control that is
+//!   empty, has spaces at either end, or gives no time is one); arguments
+//!   given to a method that takes none get
+//!   `org.freedesktop.DBus.Error.InvalidArgs`;
+//! * the state store's health ([`crate::control::StateHealth`]) is in every
+//!   board's `State()` under `state_health` and in the manager's
+//!   `StateHealth` property;
 //! * `PropertiesChanged` for every state change (one signal per change, with
 //!   every changed property), never per clock tick: clients extrapolate from
 //!   `SnapshotMs` with `Manager.Now()`.
@@ -37,7 +43,7 @@ pub use manager::{Manager, MANAGER_INTERFACE};
 pub use ntp::NtpSource;
 
 use crate::config::{BusKind, Config};
-use crate::control::{BoardEvent, BoardSnapshot, Caller, ControlHandle};
+use crate::control::{BoardEvent, BoardSnapshot, Caller, ControlHandle, StateHealth};
 
 /// The well-known bus name.
 pub const BUS_NAME: &str = "org.chessclockd.ChessClock1";
@@ -104,6 +110,7 @@ pub(crate) struct Context {
     ntp: NtpSource,
     config: Config,
     reads: std::sync::Mutex<ReadShares>,
+    health: Arc<StateHealth>,
 }
 
 /// The read limiter and the size of the last answer of each kind per board
@@ -124,6 +131,23 @@ impl ReadShares {
 }
 
 impl Context {
+    /// The state store's health as JSON (the manager's `StateHealth`).
+    pub(crate) fn state_health_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.health.as_ref()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A board's `State()` text with the state health added (the D-Bus
+    /// layer owns it: the same value as the manager's property).
+    pub(crate) fn with_state_health(&self, state: &str) -> String {
+        match serde_json::from_str::<serde_json::Value>(state) {
+            Ok(serde_json::Value::Object(mut map)) => {
+                map.insert("state_health".into(), self.state_health_json());
+                serde_json::Value::Object(map).to_string()
+            }
+            _ => state.to_owned(),
+        }
+    }
+
     /// Admits a read of `kind` on `board` by `caller`, estimated at the
     /// size of the last such answer; returns the estimate.
     pub(crate) fn admit_read(&self, caller: &str, board: &str, kind: &str) -> Result<usize, Error> {
@@ -209,6 +233,13 @@ pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error
             "the time control is empty: {hint}"
         )));
     }
+    if control.trim() != control {
+        return Err(Error::InvalidArgument(format!(
+            "the time control `{}` has spaces at its start or end: give `{}`",
+            control.escape_default(),
+            control.trim().escape_default()
+        )));
+    }
     if control.len() > 256 || control.chars().any(|c| c.is_control() || !c.is_ascii()) {
         return Err(Error::InvalidArgument(format!(
             "the time control `{}` is not valid: {hint}",
@@ -258,6 +289,7 @@ pub async fn serve_with(
         ntp: options.ntp,
         config: options.config,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
+        health: Arc::clone(&handle.health),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.

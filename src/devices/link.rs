@@ -1,13 +1,20 @@
 //! The I/O shell of one device: find its port, open it, move bytes between
 //! the port and its [`Session`], reopen with back-off. All protocol decisions
 //! are the session's; this task only reads, writes, reads the clock and
-//! waits.
+//! waits, and tells the session which serials other links have up
+//! ([`LinkedSerials`]).
+//!
+//! At the open it takes what the port already holds and answers the newest
+//! HELLO in it (SPEC.md 6.1 item 4), so a replugged unit links right after
+//! its first HELLO. A refused device keeps its port open: the session
+//! answers each of its HELLOs with a NAK and checks each afresh.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chessclock_protocol::{encode, Accumulator, Feed, MAX_WIRE_FRAME};
+use chessclock_protocol::{encode, Accumulator, Feed, Frame, FrameError, Message, MAX_WIRE_FRAME};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use super::port::Port;
@@ -34,6 +41,45 @@ pub(super) struct LinkSpec {
     pub session: SessionConfig,
     pub min_backoff: Micros,
     pub max_backoff: Micros,
+    pub linked: LinkedSerials,
+}
+
+/// The serials with a unit up on some link of this host, and which link
+/// (SPEC.md 6.1: a second unit with a serial already linked gets NAK Busy).
+/// Shared by the links of one [`super::DeviceManager`].
+#[derive(Clone, Debug, Default)]
+pub(super) struct LinkedSerials(Arc<Mutex<HashMap<String, String>>>);
+
+impl LinkedSerials {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, String>) -> T) -> T {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut map)
+    }
+
+    /// The link other than `me` that has `serial` up.
+    fn holder_other_than(&self, serial: &str, me: &str) -> Option<String> {
+        self.with(|map| map.get(serial).filter(|holder| *holder != me).cloned())
+    }
+
+    fn claim(&self, serial: &str, me: &str) {
+        self.with(|map| map.insert(serial.to_owned(), me.to_owned()));
+    }
+
+    /// Forgets every serial `me` holds.
+    fn release(&self, me: &str) {
+        self.with(|map| map.retain(|_, holder| holder != me));
+    }
+}
+
+/// Why [`Link::next_input`] stopped the session.
+enum Wake {
+    /// The port is gone (the reason).
+    Gone(String),
+    /// The manager was dropped.
+    Shutdown,
 }
 
 /// How a port's session ended.
@@ -43,8 +89,6 @@ enum LinkEnd {
     Lost,
     /// Not the serial we look for: try the next candidate.
     WrongSerial,
-    /// Wrong role or version: leave alone until the node appears again.
-    Refused,
     /// The manager was dropped.
     Shutdown,
 }
@@ -119,8 +163,8 @@ impl Link {
         );
         loop {
             let handshakes_before = self.session.stats().handshakes;
-            let (end, path) = match self.spec.device.clone() {
-                DeviceRef::Path(path) => (self.try_port(&path).await, Some(path)),
+            let end = match self.spec.device.clone() {
+                DeviceRef::Path(path) => self.try_port(&path).await,
                 DeviceRef::Serial(_) => self.probe_candidates().await,
             };
             if self.session.stats().handshakes > handshakes_before {
@@ -129,13 +173,6 @@ impl Link {
             }
             match end {
                 Some(LinkEnd::Shutdown) => return,
-                Some(LinkEnd::Refused) => {
-                    // Left alone: only a new node (replug) is worth a look.
-                    if !self.wait_for_node(path.as_deref(), None).await {
-                        return;
-                    }
-                    backoff = self.spec.min_backoff;
-                }
                 _ => {
                     if !self.wait_for_node(None, Some(backoff)).await {
                         return;
@@ -194,7 +231,7 @@ impl Link {
 
     /// Probes every candidate port once, in name order, for the wanted
     /// serial. `None` when no candidate answered usefully.
-    async fn probe_candidates(&mut self) -> (Option<LinkEnd>, Option<PathBuf>) {
+    async fn probe_candidates(&mut self) -> Option<LinkEnd> {
         let wanted = self
             .session
             .config()
@@ -209,10 +246,10 @@ impl Link {
         for path in candidates {
             match self.try_port(&path).await {
                 None | Some(LinkEnd::WrongSerial) => continue,
-                end => return (end, Some(path)),
+                end => return end,
             }
         }
-        (None, None)
+        None
     }
 
     /// Opens `path` and runs the session on it until it ends. `None` when
@@ -250,65 +287,191 @@ impl Link {
         Some(self.serve(port, path).await)
     }
 
+    /// The label this link holds serials under in [`LinkedSerials`].
+    fn holder_label(&self, path: &Path) -> String {
+        format!(
+            "board {} {} on {}",
+            self.board(),
+            self.label,
+            path.display()
+        )
+    }
+
+    /// Hands one decoded frame to the session (with the serials other
+    /// links have up).
+    fn frame_in(&mut self, frame: Frame, now: Micros, me: &str) {
+        tracing::trace!(board = self.board(), device = %self.label, ?frame, "frame received");
+        let rejected = self.session.stats().stamps_rejected;
+        let linked = self.spec.linked.clone();
+        self.session
+            .on_frame_with(frame, now, |serial| linked.holder_other_than(serial, me));
+        if self.session.stats().stamps_rejected > rejected {
+            tracing::warn!(board = self.board(), device = %self.label,
+                total = self.session.stats().stamps_rejected,
+                "a button timestamp contradicts the device's heartbeats (SPEC 9.2); \
+                 the press is accounted without it, at most at its arrival");
+        }
+    }
+
+    fn bad_frame_in(
+        &mut self,
+        error: FrameError,
+        header: Option<(u8, u8)>,
+        now: Micros,
+        path: &Path,
+    ) {
+        tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), ?error, "bad frame");
+        self.session.on_bad_frame(error, header, now);
+    }
+
+    /// What the port held at the open: every frame is parsed, but of the
+    /// HELLOs only the newest is answered (a device still in HANDSHAKE takes
+    /// any WELCOME; answering each would only repeat it).
+    fn take_backlog(
+        &mut self,
+        port: &Port,
+        accumulator: &mut Accumulator,
+        path: &Path,
+        me: &str,
+    ) -> Result<(), String> {
+        let mut buf = [0u8; 512];
+        let mut newest_hello: Option<Frame> = None;
+        let mut refused = Vec::new();
+        loop {
+            let n = port
+                .read_waiting(&mut buf)
+                .map_err(|error| format!("read failed: {error}"))?;
+            if n == 0 {
+                break;
+            }
+            let mut input = &buf[..n];
+            loop {
+                match accumulator.feed(input) {
+                    Feed::NeedMore => break,
+                    Feed::Frame(frame, rest) => {
+                        if matches!(frame.message, Message::Hello(_)) {
+                            newest_hello = Some(frame);
+                        }
+                        input = rest;
+                    }
+                    Feed::Error(error, rest) => {
+                        refused.push((error, accumulator.refused_header()));
+                        input = rest;
+                    }
+                }
+            }
+        }
+        let now = monotonic_now_us();
+        if let Some(hello) = newest_hello {
+            tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "a HELLO was waiting at the open; answering it");
+            self.frame_in(hello, now, me);
+        } else {
+            for (error, header) in refused {
+                self.bad_frame_in(error, header, now, path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the port, the manager or the session's next deadline, and
+    /// hands what came to the session.
+    async fn next_input(
+        &mut self,
+        port: &Port,
+        accumulator: &mut Accumulator,
+        buf: &mut [u8],
+        path: &Path,
+        canonical: Option<&Path>,
+        me: &str,
+    ) -> Result<(), Wake> {
+        let sleep_for = self
+            .session
+            .next_deadline()
+            .map(|deadline| (deadline - monotonic_now_us()).max(0) as u64);
+        let mut gone: Option<String> = None;
+        tokio::select! {
+            read = port.read(buf) => {
+                let now = monotonic_now_us();
+                match read {
+                    Ok(0) => gone = Some("port closed (end of file)".to_owned()),
+                    Ok(n) => {
+                        let mut input = &buf[..n];
+                        loop {
+                            match accumulator.feed(input) {
+                                Feed::NeedMore => break,
+                                Feed::Frame(frame, rest) => {
+                                    self.frame_in(frame, now, me);
+                                    input = rest;
+                                }
+                                Feed::Error(error, rest) => {
+                                    self.bad_frame_in(error, accumulator.refused_header(), now, path);
+                                    input = rest;
+                                }
+                            }
+                        }
+                    }
+                    Err(error) => gone = Some(format!("read failed: {error}")),
+                }
+            }
+            input = self.inputs.recv() => match input {
+                None => {
+                    self.session.link_down("daemon stopping");
+                    self.session.drain_outputs();
+                    return Err(Wake::Shutdown);
+                }
+                Some(LinkInput::Command(command)) => {
+                    self.session.on_command(command, monotonic_now_us());
+                }
+                Some(LinkInput::Hotplug { path: removed, added: false }) => {
+                    if removed == path || canonical == Some(removed.as_path()) {
+                        gone = Some(format!("device node {} removed", removed.display()));
+                    }
+                }
+                Some(LinkInput::Hotplug { .. }) => {}
+            },
+            _ = sleep_maybe(sleep_for) => {}
+        }
+        match gone {
+            Some(reason) => Err(Wake::Gone(reason)),
+            None => Ok(()),
+        }
+    }
+
     /// Moves bytes between `port` and the session until the link ends.
     async fn serve(&mut self, port: Port, path: &Path) -> LinkEnd {
         let canonical = std::fs::canonicalize(path).ok();
+        let me = self.holder_label(path);
+        let end = self
+            .serve_port(&port, path, canonical.as_deref(), &me)
+            .await;
+        self.spec.linked.release(&me);
+        end
+    }
+
+    async fn serve_port(
+        &mut self,
+        port: &Port,
+        path: &Path,
+        canonical: Option<&Path>,
+        me: &str,
+    ) -> LinkEnd {
         let mut accumulator = Accumulator::new();
         let mut buf = [0u8; 512];
         let mut wire = [0u8; MAX_WIRE_FRAME];
         self.session.link_up(monotonic_now_us());
+        let mut first = true;
         loop {
-            let sleep_for = self
-                .session
-                .next_deadline()
-                .map(|deadline| (deadline - monotonic_now_us()).max(0) as u64);
-            let mut gone: Option<String> = None;
-            tokio::select! {
-                read = port.read(&mut buf) => {
-                    let now = monotonic_now_us();
-                    match read {
-                        Ok(0) => gone = Some("port closed (end of file)".to_owned()),
-                        Ok(n) => {
-                            let mut input = &buf[..n];
-                            loop {
-                                match accumulator.feed(input) {
-                                    Feed::NeedMore => break,
-                                    Feed::Frame(frame, rest) => {
-                                        tracing::trace!(board = self.board(), device = %self.label, ?frame, "frame received");
-                                        self.session.on_frame(frame, now);
-                                        input = rest;
-                                    }
-                                    Feed::Error(error, rest) => {
-                                        tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), ?error, "bad frame");
-                                        self.session.on_frame_error(error, now);
-                                        input = rest;
-                                    }
-                                }
-                            }
-                        }
-                        Err(error) => gone = Some(format!("read failed: {error}")),
-                    }
-                }
-                input = self.inputs.recv() => match input {
-                    None => {
-                        self.session.link_down("daemon stopping");
-                        self.session.drain_outputs();
-                        return LinkEnd::Shutdown;
-                    }
-                    Some(LinkInput::Command(command)) => {
-                        self.session.on_command(command, monotonic_now_us());
-                    }
-                    Some(LinkInput::Hotplug { path: removed, added: false }) => {
-                        if removed == path || canonical.as_deref() == Some(removed.as_path()) {
-                            gone = Some(format!("device node {} removed", removed.display()));
-                        }
-                    }
-                    Some(LinkInput::Hotplug { .. }) => {}
-                },
-                _ = sleep_maybe(sleep_for) => {}
-            }
-            if let Some(reason) = gone {
-                return self.lost(path, &reason);
+            let step = if std::mem::take(&mut first) {
+                self.take_backlog(port, &mut accumulator, path, me)
+                    .map_err(Wake::Gone)
+            } else {
+                self.next_input(port, &mut accumulator, &mut buf, path, canonical, me)
+                    .await
+            };
+            match step {
+                Ok(()) => {}
+                Err(Wake::Gone(reason)) => return self.lost(path, &reason),
+                Err(Wake::Shutdown) => return LinkEnd::Shutdown,
             }
             self.session.on_tick(monotonic_now_us());
             while let Some(output) = self.session.pop_output() {
@@ -340,6 +503,8 @@ impl Link {
                         }
                     }
                     Output::Connected(hello) => {
+                        self.spec.linked.release(me);
+                        self.spec.linked.claim(hello.serial.as_str(), me);
                         tracing::info!(
                             board = self.board(),
                             device = %self.label,
@@ -361,13 +526,16 @@ impl Link {
                     }
                     Output::Disconnected { reason } => {
                         // Missed heartbeats or a device restart mid-session.
+                        self.spec.linked.release(me);
                         self.report_disconnected(path, &reason);
                         if self.session.hello().is_none() {
                             return LinkEnd::Lost;
                         }
                     }
                     Output::Refused { hello, refusal } => {
-                        return self.refused(path, &hello, &refusal, &port).await;
+                        if let Some(end) = self.refused(path, &hello, &refusal) {
+                            return end;
+                        }
                     }
                     Output::HandshakeTimeout => {
                         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "no HELLO; closing the port");
@@ -446,36 +614,33 @@ impl Link {
         LinkEnd::Lost
     }
 
-    async fn refused(
+    /// Reports a refusal. `Some`: the port is closed (not the device a
+    /// `serial:` slot looks for); otherwise the port stays open and the
+    /// session answers every further HELLO.
+    fn refused(
         &mut self,
         path: &Path,
         hello: &chessclock_protocol::Hello,
         refusal: &Refusal,
-        port: &Port,
-    ) -> LinkEnd {
-        // A NAK may be queued for the device: send it before closing.
-        let mut wire = [0u8; MAX_WIRE_FRAME];
-        while let Some(output) = self.session.pop_output() {
-            if let Output::Send(frame) = output {
-                if let Ok(n) = encode(&frame, &mut wire) {
-                    let _ = tokio::time::timeout(
-                        Duration::from_millis(100),
-                        port.write_all(&wire[..n]),
-                    )
-                    .await;
-                }
-            }
-        }
-        self.session.link_down("refused");
+    ) -> Option<LinkEnd> {
         if refusal.is_wrong_serial() {
             tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), serial = hello.serial.as_str(), %refusal, "not the wanted device");
-            return LinkEnd::WrongSerial;
+            self.session.link_down("not the wanted device");
+            self.session.drain_outputs();
+            return Some(LinkEnd::WrongSerial);
         }
+        // Its NAK went out just before this output (the session queues it
+        // first).
+        let then = if refusal.is_temporary() {
+            "welcomed at its first HELLO once the reason is gone"
+        } else {
+            "every HELLO is answered with a NAK until the device is fixed or replaced"
+        };
         let reason = format!(
-            "{refusal} (serial `{}`, {} {}); left alone until it is plugged in again",
-            hello.serial.as_str(),
-            hello.vendor.as_str(),
-            hello.model.as_str()
+            "{refusal} (serial `{}`, {} {}); {then}",
+            hello.serial.as_str().escape_default(),
+            hello.vendor.as_str().escape_default(),
+            hello.model.as_str().escape_default()
         );
         tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), serial = hello.serial.as_str(), reason = %reason, "device refused");
         for key in &self.spec.keys {
@@ -485,7 +650,7 @@ impl Link {
                 reason: reason.clone(),
             });
         }
-        LinkEnd::Refused
+        None
     }
 }
 

@@ -16,11 +16,16 @@
 //!   heartbeats) is reported once and reopened with exponential back-off
 //!   (100 ms doubling to 5 s), or at once when hotplug (inotify on the device
 //!   directories, or [`DeviceManager::device_added`]) says a node appeared;
-//! * a device refused for its role or protocol version is reported
-//!   ([`DeviceEvent::Refused`], a warning with the reason) and not reopened
-//!   until its node appears again;
+//! * a device refused (protocol version, invalid serial, a role its slot
+//!   needs, a serial another link has up) is reported once per reason
+//!   ([`DeviceEvent::Refused`], a warning with the reason); its port stays
+//!   open and every HELLO it sends is answered with a NAK and checked again,
+//!   so one refused for a passing reason (a duplicate serial) links at its
+//!   next HELLO once the reason is gone (SPEC.md 6.1);
+//! * input waiting at the open is answered (the newest HELLO in it), so a
+//!   replugged device links right after its first HELLO;
 //! * the latest display and LED state of each slot is re-sent right after a
-//!   reconnect;
+//!   reconnect, each once;
 //! * [`DeviceManager::send`] and [`DeviceHandle::send`] never block and may
 //!   be called from any thread (the real-time timing thread included).
 //!
@@ -79,8 +84,9 @@ pub enum DeviceEvent {
     /// Frames refused since the last report (bad CRC, malformed, unknown id...).
     Errors { key: DeviceKey, count: u64 },
     /// A device answered on the slot's port but is not usable there (wrong
-    /// role or protocol version): it is left alone until its device node
-    /// appears again (replug, or [`DeviceManager::device_added`]).
+    /// protocol version, invalid serial, a role the slot needs, a serial
+    /// another link has up). Said once per reason; the port stays open and
+    /// the device is welcomed at its first HELLO that is acceptable.
     Refused {
         key: DeviceKey,
         path: String,
@@ -137,8 +143,11 @@ pub fn group_slots(boards: &[BoardConfig]) -> Vec<(DeviceRef, Vec<DeviceKey>)> {
         if let Some(device) = &board.buttons {
             add(device, DeviceKey::new(&board.id, DeviceRole::Buttons));
         }
-        for (n, device) in board.displays.iter().enumerate() {
-            add(device, DeviceKey::new(&board.id, DeviceRole::Display(n)));
+        for (n, display) in board.displays.iter().enumerate() {
+            add(
+                &display.device,
+                DeviceKey::new(&board.id, DeviceRole::Display(n)),
+            );
         }
     }
     groups
@@ -180,6 +189,7 @@ impl DeviceManager {
         watched.extend(watch_dirs.iter().cloned());
         let mut candidate_dirs = options.device_dirs.clone();
         candidate_dirs.extend(watch_dirs.iter().cloned());
+        let linked = link::LinkedSerials::default();
         for (device, keys) in group_slots(boards) {
             if let DeviceRef::Path(path) = &device {
                 if let Some(parent) = path.parent() {
@@ -199,6 +209,7 @@ impl DeviceManager {
                 session: options.session.clone(),
                 min_backoff: options.min_backoff,
                 max_backoff: options.max_backoff,
+                linked: linked.clone(),
             };
             tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
         }
@@ -358,7 +369,7 @@ mod tests {
             id: id.to_owned(),
             control: "fide-rapid".to_owned(),
             buttons: buttons.map(device),
-            displays: displays.iter().map(|s| device(s)).collect(),
+            displays: displays.iter().map(|s| device(s).into()).collect(),
             eboard: None,
             white_button: ButtonSide::Left,
             start_on_black_press: false,

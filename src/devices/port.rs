@@ -1,6 +1,12 @@
 //! A serial port as a device link reads and writes it: non-blocking, on the
-//! current tokio runtime's reactor, opened exclusively at 115200 8N1 with
-//! stale input discarded.
+//! current tokio runtime's reactor, opened exclusively at 115200 8N1.
+//!
+//! Input waiting at the open is kept (SPEC.md 6.1 item 4): it is the HELLO a
+//! replugged device sent while the host was still opening the port (a PTY
+//! keeps what the device side wrote; the PTY's own echo goes back to the
+//! device side, never into this input, once the slave is raw). Throwing it
+//! away made every replug wait for the device's next HELLO, 500 ms later,
+//! and a cable flapping faster than that never linked.
 //!
 //! Why not `tokio_serial::SerialStream`'s `AsyncRead`: after every read that
 //! returned data it reads again to learn that the port is empty, and on a
@@ -12,16 +18,15 @@
 use std::io::{self, Read, Write};
 
 use tokio::io::unix::AsyncFd;
-use tokio_serial::{ClearBuffer, SerialPort};
 
 pub(super) struct Port {
     fd: AsyncFd<mio_serial::SerialStream>,
 }
 
 impl Port {
-    /// Opens `path` (symlinks followed) exclusively, raw at 115200 8N1, with
-    /// whatever arrived before the open thrown away (a PTY echoes what the
-    /// device side wrote before the port was opened). The `open` and the line
+    /// Opens `path` (symlinks followed) exclusively, raw at 115200 8N1,
+    /// keeping whatever arrived before the open (see the module docs;
+    /// [`Port::read_waiting`] takes it). The `open` and the line
     /// set-up run on tokio's blocking pool: on a real USB tty they can take
     /// milliseconds, and this task shares the timing thread, whose deadlines
     /// must not wait for them. Must be called inside a tokio runtime with
@@ -32,7 +37,6 @@ impl Port {
             let builder = tokio_serial::new(path.to_string_lossy(), 115_200);
             let mut stream = mio_serial::SerialStream::open(&builder)?;
             stream.set_exclusive(true)?;
-            stream.clear(ClearBuffer::Input)?;
             Ok::<_, tokio_serial::Error>(stream)
         })
         .await;
@@ -68,6 +72,16 @@ impl Port {
                 Ok(Err(error)) => return Err(error),
                 Err(_would_block) => continue,
             }
+        }
+    }
+
+    /// Reads what the port holds right now without waiting (the input that
+    /// was waiting at the open): `Ok(0)` when nothing is there.
+    pub fn read_waiting(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match (&mut self.fd.get_ref()).read(buf) {
+            Ok(n) => Ok(n),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(error) => Err(error),
         }
     }
 
@@ -122,5 +136,34 @@ mod tests {
         let mut back = [0u8; 5];
         master.read_exact(&mut back).unwrap();
         assert_eq!(&back, b"hello");
+    }
+
+    /// SPEC 6.1 item 4: what the device wrote before the open is kept.
+    #[tokio::test(flavor = "current_thread")]
+    async fn spec_6_1_input_written_before_the_open_is_kept() {
+        let pair = nix::pty::openpty(None, None).unwrap();
+        let mut termios = tcgetattr(pair.slave.as_fd()).unwrap();
+        cfmakeraw(&mut termios);
+        tcsetattr(pair.slave.as_fd(), SetArg::TCSANOW, &termios).unwrap();
+        let slave_path = nix::unistd::ttyname(pair.slave.as_fd()).unwrap();
+        let mut master = std::fs::File::from(pair.master);
+        master.write_all(&[0, 7, 7, 7, 0]).unwrap();
+        let port = Port::open(&slave_path).await.unwrap();
+        let mut buf = [0u8; 64];
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while got.len() < 5 && std::time::Instant::now() < deadline {
+            let n = port.read_waiting(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+            if n == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        assert_eq!(got, [0, 7, 7, 7, 0]);
+        assert_eq!(
+            port.read_waiting(&mut buf).unwrap(),
+            0,
+            "nothing more waits"
+        );
     }
 }

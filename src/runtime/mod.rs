@@ -8,6 +8,12 @@
 //! * the **store thread** ([`store`]) owns SQLite: every engine input is
 //!   committed before its effect is reported (D-Bus reply, device ACK,
 //!   [`BoardEvent`](crate::control::BoardEvent) broadcast);
+//! * the **state directory** is held with an exclusive lock ([`lock`]) for
+//!   the runtime's life: one daemon per state. Opening it checks it
+//!   ([`store::open`]); what was found is the [`StateHealth`] in the
+//!   [`ControlHandle`]. A state directory that cannot be used stops the
+//!   start with an error, unless `[daemon] crash-safety = false` (then the
+//!   state is kept in memory, and the health says so) or `--no-state`;
 //! * the **control loop** (a tokio task on the main runtime) owns the
 //!   electronic-board tasks: it takes [`Request`]s from the D-Bus layer and
 //!   forwards them to the timing thread, and carries DGT commands out.
@@ -27,6 +33,7 @@ pub mod boot;
 pub mod control;
 pub mod deadline;
 pub mod eboard;
+pub mod lock;
 pub mod realtime;
 pub mod store;
 pub mod timing;
@@ -43,13 +50,14 @@ use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::config::{BusKind, Config};
-use crate::control::{Caller, Command, ControlHandle, Reply};
+use crate::control::{Caller, Command, ControlHandle, Reply, StateHealth};
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
 use chessclock_core::board::{Board, BoardSetup, GameSpec, Resumed};
 use chessclock_core::journal::StoredGame;
 
-use self::store::Store;
+use self::lock::{LockError, StateLock};
+use self::store::{Opened, Store, StoreError};
 use self::timing::{Timing, TimingIo, TimingMsg};
 
 /// Threads the timing thread's runtime may use to open ports (`open` and
@@ -141,6 +149,18 @@ pub struct RunOptions {
     pub config_path: Option<PathBuf>,
     /// Receives the control handle once the runtime is up.
     pub handle: Option<oneshot::Sender<ControlHandle>>,
+    /// Keep the state in memory only: no state directory, no lock, no
+    /// crash safety (`--no-state`).
+    pub no_state: bool,
+}
+
+/// Where the runtime keeps its state.
+#[derive(Clone, Debug, Default)]
+pub struct StateOptions {
+    /// Overrides `daemon.state-dir`.
+    pub dir: Option<PathBuf>,
+    /// In memory only (see [`RunOptions::no_state`]).
+    pub no_state: bool,
 }
 
 /// A counter the timing thread bumps on every loop (at least twice a
@@ -170,23 +190,110 @@ pub struct Runtime {
     timing_thread: Option<std::thread::JoinHandle<()>>,
     store_thread: Option<std::thread::JoinHandle<()>>,
     state_path: PathBuf,
+    health: Arc<StateHealth>,
+    /// Held for the runtime's life (none in memory).
+    _lock: Option<StateLock>,
+}
+
+/// Why the state could not be opened.
+enum StateFailure {
+    /// Another daemon holds the state directory: always fatal.
+    Held(LockError),
+    /// The state directory or database cannot be used.
+    Unusable(String),
+}
+
+/// Locks and opens the state of `config` (see [`Runtime::start_with`]).
+fn open_state(config: &Config, no_state: bool) -> anyhow::Result<(Option<StateLock>, Opened)> {
+    if no_state {
+        tracing::warn!("--no-state: games are kept in memory only (no crash safety)");
+        return Ok((None, Store::in_memory("started with --no-state")?));
+    }
+    let dir = &config.daemon.state_dir;
+    let attempt = (|| {
+        std::fs::create_dir_all(dir).map_err(|error| {
+            StateFailure::Unusable(format!(
+                "cannot create the state directory {}: {error}",
+                dir.display()
+            ))
+        })?;
+        let lock = StateLock::acquire(dir).map_err(|error| match error {
+            LockError::Held { .. } => StateFailure::Held(error),
+            LockError::Io { .. } => StateFailure::Unusable(format!(
+                "the state directory {} is not writable: {error}",
+                dir.display()
+            )),
+        })?;
+        let opened = Store::open_state(dir)
+            .map_err(|error: StoreError| StateFailure::Unusable(error.to_string()))?;
+        Ok((Some(lock), opened))
+    })();
+    match attempt {
+        Ok(opened) => Ok(opened),
+        Err(StateFailure::Held(error)) => Err(anyhow::Error::new(error)),
+        Err(StateFailure::Unusable(reason)) if !config.daemon.crash_safety => {
+            tracing::error!(
+                reason,
+                "the state cannot be used; crash-safety = false: running from memory"
+            );
+            Ok((None, Store::in_memory(&reason)?))
+        }
+        Err(StateFailure::Unusable(reason)) => anyhow::bail!(
+            "{reason}. chessclockd will not run without crash safety unless told to: \
+             fix the state directory, or set `[daemon] crash-safety = false` (or start with \
+             --no-state) to keep games in memory only"
+        ),
+    }
 }
 
 impl Runtime {
     /// Opens the state, rebuilds the stored games and starts the threads
     /// and the control loop. Must be called inside a tokio runtime.
     pub fn start(
-        mut config: Config,
+        config: Config,
         state_dir: Option<PathBuf>,
         devices: Devices,
     ) -> anyhow::Result<Runtime> {
-        if let Some(dir) = state_dir {
+        Self::start_with(
+            config,
+            StateOptions {
+                dir: state_dir,
+                no_state: false,
+            },
+            devices,
+        )
+    }
+
+    /// [`Runtime::start`] with the state options: the state directory is
+    /// locked (another daemon on it: an error naming its PID), checked and
+    /// opened; a state that cannot be used is an error unless
+    /// `[daemon] crash-safety = false`.
+    pub fn start_with(
+        mut config: Config,
+        state: StateOptions,
+        devices: Devices,
+    ) -> anyhow::Result<Runtime> {
+        if let Some(dir) = state.dir {
             config.daemon.state_dir = dir;
         }
-        let (store, stored) = Store::open_or_recover(&config.daemon.state_dir)?;
+        let (lock, opened) = open_state(&config, state.no_state)?;
+        let Opened {
+            store,
+            games: stored,
+            health,
+        } = opened;
         let state_path = store.path().to_owned();
+        if health.is_damaged() {
+            // A damaged game is never resumed without the arbiter.
+            config.daemon.resume_after_restart = false;
+            tracing::error!(path = %state_path.display(), findings = health.findings.len(),
+                evidence = health.evidence.as_deref().unwrap_or(""),
+                "the state was found DAMAGED; games come back paused and marked (chessclockctl status)");
+        }
         tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
-        let boards = build_boards(&config, &stored, boot::boot_id());
+        let health = Arc::new(health);
+        let notice = health.display_notice().map(str::to_owned);
+        let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref());
 
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
@@ -234,10 +341,16 @@ impl Runtime {
                         let (devices, device_events) = match devices {
                             Devices::Manager => {
                                 let (tx, rx) = tokio_mpsc::unbounded_channel();
-                                let manager = DeviceManager::start(
+                                // The timing loop renders for each unit it
+                                // is told of and sends that: the sessions
+                                // need not restore a stale picture first.
+                                let mut options = crate::devices::DeviceOptions::default();
+                                options.session.restore_on_welcome = false;
+                                let manager = DeviceManager::start_with(
                                     &config.boards,
                                     &config.daemon.watch_dirs,
                                     tx,
+                                    options,
                                 );
                                 (DeviceDriver::Manager(manager), rx)
                             }
@@ -296,6 +409,7 @@ impl Runtime {
             requests,
             events,
             boards: config.boards.iter().map(|b| b.id.clone()).collect(),
+            health: Arc::clone(&health),
         };
         Ok(Runtime {
             handle,
@@ -306,7 +420,14 @@ impl Runtime {
             timing_thread: Some(timing_thread),
             store_thread: Some(store_thread),
             state_path,
+            health,
+            _lock: lock,
         })
+    }
+
+    /// What opening the state found.
+    pub fn health(&self) -> Arc<StateHealth> {
+        Arc::clone(&self.health)
     }
 
     pub fn handle(&self) -> ControlHandle {
@@ -332,7 +453,11 @@ impl Runtime {
                 continue;
             };
             match game_spec(&config, &board.control) {
-                Ok(spec) => boards.push((index, board_setup(&config, board), spec)),
+                Ok(spec) => boards.push((
+                    index,
+                    board_setup(&config, board, self.handle.health.display_notice()),
+                    spec,
+                )),
                 Err(error) => {
                     tracing::error!(board = %id, control = %board.control, %error, "config reload: the board's control is invalid; keeping the old settings")
                 }
@@ -423,11 +548,22 @@ fn spawn_eboards(
 }
 
 /// What a board's core needs of the config.
-pub fn board_setup(config: &Config, board: &crate::config::BoardConfig) -> BoardSetup {
+pub fn board_setup(
+    config: &Config,
+    board: &crate::config::BoardConfig,
+    state_notice: Option<&str>,
+) -> BoardSetup {
     BoardSetup {
         id: board.id.clone(),
         buttons: board.buttons.clone().map(String::from),
-        displays: board.displays.iter().cloned().map(String::from).collect(),
+        displays: board
+            .displays
+            .iter()
+            .map(|display| chessclock_core::board::DisplaySetup {
+                name: String::from(display.device.clone()),
+                side: display.side,
+            })
+            .collect(),
         eboard: board.eboard.clone().map(String::from),
         white_button: board.white_button,
         start_on_black_press: board.start_on_black_press,
@@ -437,6 +573,7 @@ pub fn board_setup(config: &Config, board: &crate::config::BoardConfig) -> Board
         resume_after_restart: config.daemon.resume_after_restart,
         pgn_file: config.daemon.pgn_dir.is_some(),
         pgn_tags: config.pgn_tags(board),
+        state_notice: state_notice.map(str::to_owned),
     }
 }
 
@@ -456,6 +593,7 @@ fn build_boards(
     config: &Config,
     stored: &[StoredGame],
     boot_id: Option<String>,
+    state_notice: Option<&str>,
 ) -> Vec<(Board, Vec<chessclock_core::board::Action>)> {
     let now = monotonic_now_us();
     let wall = wall_now_us();
@@ -468,7 +606,7 @@ fn build_boards(
         .boards
         .iter()
         .map(|board| {
-            let setup = board_setup(config, board);
+            let setup = board_setup(config, board, state_notice);
             if let Some(game) = stored.iter().find(|g| g.board == board.id) {
                 match game_spec(config, &game.control) {
                     Ok(spec) => return Board::restore(setup, spec, game, &run),
@@ -525,7 +663,14 @@ pub async fn run(
     if let Some(bus) = options.bus {
         config.daemon.bus = bus;
     }
-    let runtime = Runtime::start(config.clone(), options.state_dir.clone(), Devices::Manager)?;
+    let runtime = Runtime::start_with(
+        config.clone(),
+        StateOptions {
+            dir: options.state_dir.clone(),
+            no_state: options.no_state,
+        },
+        Devices::Manager,
+    )?;
     let _bus = if options.no_bus {
         None
     } else {
@@ -598,10 +743,16 @@ async fn wait_for_devices(handle: &ControlHandle, limit: std::time::Duration) {
 
 /// Tells systemd the daemon is ready (bus name owned, device tasks started).
 fn notify_ready(runtime: &Runtime) {
+    let health = runtime.health();
     let status = format!(
-        "{} board(s), state in {}",
+        "{} board(s), state in {}{}",
         runtime.handle.boards.len(),
-        runtime.state_path().display()
+        runtime.state_path().display(),
+        match health.display_notice() {
+            Some(_) if health.is_damaged() => " (DAMAGED: see chessclockctl status)",
+            Some(_) => " (in memory only: no crash safety)",
+            None => "",
+        }
     );
     match crate::notify::Notifier::from_env().ready(&status) {
         Ok(_) => tracing::info!(%status, "ready"),

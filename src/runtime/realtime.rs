@@ -26,8 +26,10 @@ pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
         locked: false,
     };
     if priority > 0 {
+        // The config refuses priorities above the kernel's maximum; the
+        // kernel's answer below is the truth either way.
         let param = libc::sched_param {
-            sched_priority: i32::from(priority.min(99)),
+            sched_priority: i32::from(priority),
         };
         // SAFETY: pthread_self() is always a valid handle for the calling
         // thread, and `param` is a fully initialised sched_param that lives
@@ -60,6 +62,25 @@ pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
         }
     }
     status
+}
+
+/// The lowest and highest SCHED_FIFO priorities this kernel accepts
+/// (`sched_get_priority_min/max`; Linux: 1 and 99). `(1, 99)` if the kernel
+/// does not say.
+pub fn fifo_priority_range() -> (i32, i32) {
+    // SAFETY: sched_get_priority_min/max take a policy number by value and
+    // touch no memory; an unknown policy gives -1, handled below.
+    let (min, max) = unsafe {
+        (
+            libc::sched_get_priority_min(libc::SCHED_FIFO),
+            libc::sched_get_priority_max(libc::SCHED_FIFO),
+        )
+    };
+    if min < 0 || max < min {
+        (1, 99)
+    } else {
+        (min, max)
+    }
 }
 
 /// Sleeps until monotonic instant `deadline` (µs), absolute, so a late

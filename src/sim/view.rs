@@ -120,7 +120,7 @@ impl Canvas {
 }
 
 /// Icon names (scripts, logs, the view), in bit order.
-pub const ICON_NAMES: [(Icons, &str); 9] = [
+pub const ICON_NAMES: [(Icons, &str); 10] = [
     (Icons::FLAG, "flag"),
     (Icons::FIRST_FLAG, "first-flag"),
     (Icons::STAGE_FLAG, "stage-flag"),
@@ -130,6 +130,7 @@ pub const ICON_NAMES: [(Icons, &str); 9] = [
     (Icons::LOW_POWER, "low-power"),
     (Icons::BONUS, "bonus"),
     (Icons::ARBITER, "arbiter"),
+    (Icons::NO_BUTTONS, "no-buttons"),
 ];
 
 pub fn icon_names(icons: Icons) -> Vec<&'static str> {
@@ -159,6 +160,7 @@ fn icon_label(icon: Icons) -> (&'static str, Tone) {
         Icons::LOW_POWER => ("▾ LOW POWER", Tone::Warn),
         Icons::BONUS => ("+ BONUS", Tone::Normal),
         Icons::ARBITER => ("☎ ARBITER", Tone::Warn),
+        Icons::NO_BUTTONS => ("✖ NO BUTTONS", Tone::Bad),
         _ => ("?", Tone::Dim),
     }
 }

@@ -45,6 +45,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
         requests,
         events: events.clone(),
         boards: boards.iter().map(|b| b.to_string()).collect(),
+        health: Default::default(),
     };
     let mut state: BTreeMap<String, FakeBoard> = boards
         .iter()

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use chessclock_protocol::host::{EventFilter, EventVerdict};
 use chessclock_protocol::{event_before, Capabilities, DisplayState, Hello, Leds};
 
-use crate::display::{ButtonSide, DisplayConfig, DisplayRules};
+use crate::display::{ButtonSide, DisplayConfig, DisplayRules, DisplaySide};
 use crate::session::DeviceRole;
 use crate::views::DeviceView;
 
@@ -61,6 +61,8 @@ impl Slot {
 #[derive(Clone, Debug)]
 pub(super) struct DisplaySlot {
     pub slot: Slot,
+    /// The side(s) the unit is configured to show.
+    pub side: DisplaySide,
     pub rules: DisplayRules,
     pub sent: Option<DisplayState>,
 }
@@ -110,7 +112,7 @@ pub(super) fn default_display_caps() -> Capabilities {
 impl Devices {
     pub fn new(
         buttons: Option<&str>,
-        displays: &[String],
+        displays: &[super::DisplaySetup],
         config: &DisplayConfig,
         white_button: ButtonSide,
     ) -> Devices {
@@ -119,9 +121,15 @@ impl Devices {
             displays: displays
                 .iter()
                 .enumerate()
-                .map(|(index, name)| DisplaySlot {
-                    slot: Slot::new(DeviceRole::Display(index), name),
-                    rules: DisplayRules::new(config, &default_display_caps(), white_button),
+                .map(|(index, display)| DisplaySlot {
+                    slot: Slot::new(DeviceRole::Display(index), &display.name),
+                    side: display.side,
+                    rules: DisplayRules::for_side(
+                        config,
+                        &default_display_caps(),
+                        white_button,
+                        display.side,
+                    ),
                     sent: None,
                 })
                 .collect(),
@@ -171,7 +179,8 @@ impl Devices {
         }
         if let DeviceRole::Display(n) = role {
             if let Some(display) = self.displays.get_mut(n) {
-                display.rules = DisplayRules::new(config, &hello.capabilities, white_button);
+                display.rules =
+                    DisplayRules::for_side(config, &hello.capabilities, white_button, display.side);
                 // Restore at once, whatever was sent before.
                 display.sent = None;
             }
@@ -253,7 +262,7 @@ impl Devices {
             } else {
                 default_display_caps()
             };
-            display.rules = DisplayRules::new(config, &caps, white_button);
+            display.rules = DisplayRules::for_side(config, &caps, white_button, display.side);
             display.sent = None;
         }
     }

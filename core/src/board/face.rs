@@ -7,7 +7,14 @@ impl Board {
     /// beeps in the last seconds.
     pub(super) fn refresh(&mut self, now: Micros) {
         let state = self.state(now);
-        for display in &mut self.devices.displays {
+        // An unlinked unit is sent nothing: its picture goes out, rendered
+        // for its capabilities, when it links (its `sent` is cleared then).
+        for display in self
+            .devices
+            .displays
+            .iter_mut()
+            .filter(|d| d.slot.connected)
+        {
             let shown = display.rules.render(&state, &self.marks);
             if display.sent != Some(shown) {
                 display.sent = Some(shown);
@@ -17,7 +24,7 @@ impl Board {
                 });
             }
         }
-        if self.devices.buttons.is_some() {
+        if self.devices.buttons.as_ref().is_some_and(|b| b.connected) {
             let left = match self.setup.white_button {
                 ButtonSide::Left => Side::White,
                 ButtonSide::Right => Side::Black,

@@ -92,7 +92,7 @@ pub struct BoardSetup {
     pub id: String,
     /// The configured button unit (path or `serial:...`).
     pub buttons: Option<String>,
-    pub displays: Vec<String>,
+    pub displays: Vec<DisplaySetup>,
     pub eboard: Option<String>,
     pub white_button: ButtonSide,
     /// Club practice: Black's press starts White's clock.
@@ -107,6 +107,17 @@ pub struct BoardSetup {
     /// The PGN tags of the board's games from the configuration (`Event`,
     /// `Site`, `Round`, `White`, `Black`).
     pub pgn_tags: std::collections::BTreeMap<String, String>,
+    /// A notice about the saved state for the displays' text line
+    /// (`STATE DAMAGED`, `NOT SAVED`), when there is one.
+    pub state_notice: Option<String>,
+}
+
+/// A configured display unit and the side it shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisplaySetup {
+    /// Path or `serial:...` from the config.
+    pub name: String,
+    pub side: crate::display::DisplaySide,
 }
 
 /// A game's control, resolved by the shell from its text.
@@ -361,6 +372,7 @@ impl Board {
         Board {
             marks: Marks {
                 buttons_lost: setup.buttons.is_some(),
+                state_notice: setup.state_notice.clone(),
                 ..Marks::default()
             },
             game: Game::new(spec.control.clone(), spec.settings),

@@ -8,10 +8,18 @@
 //! is a parameter (CLOCK_MONOTONIC µs in the daemon), so the tests below are
 //! exact transcripts.
 //!
-//! Promises:
+//! Promises (the normative rules are `protocol/SPEC.md` 6.1 and 10.2):
 //! * a device is welcomed only when its HELLO carries our protocol version,
-//!   every role the slot needs and (for `serial:` slots) the wanted serial
-//!   number; otherwise the session says why ([`Refusal`]) and goes quiet;
+//!   a valid serial number, every role the slot needs (reserved role bits
+//!   are ignored), (for `serial:` slots) the wanted serial number, and a
+//!   serial no other link of this host has up (the shell says which serials
+//!   are taken, [`Session::on_frame_with`]); otherwise the session says why
+//!   ([`Refusal`], once per reason) and answers **every** refused HELLO with
+//!   its NAK (`UnsupportedVersion`, `Malformed`, `Busy`), checking each HELLO
+//!   afresh, so a device refused for a passing reason is welcomed at its next
+//!   HELLO; a HELLO frame refused as Malformed with a valid CRC gets NAK
+//!   `Malformed` too ([`Session::on_bad_frame`]); a `serial:` slot's probe of
+//!   another device stays silent;
 //! * heartbeats both ways; the device is declared lost when no valid frame
 //!   arrived for [`SessionConfig::link_timeout`];
 //! * every BUTTON frame of the welcomed unit is reported with the unit's
@@ -19,7 +27,9 @@
 //!   of a missing one is decided in one place, the board core's record of
 //!   the unit's events (SPEC §7.2), which survives replugs and restarts;
 //! * a press is reported at its device timestamp mapped to host time by
-//!   [`ClockSync`] (fed by heartbeats and button frames), never later than the
+//!   [`ClockSync`] (fed by heartbeats; a button frame's stamp is used only
+//!   when the heartbeats confirm it could be true, else rejected and
+//!   counted, [`SessionStats::stamps_rejected`]), never later than the
 //!   frame's arrival;
 //! * an event is acknowledged only when the runtime says so
 //!   ([`DeviceCommand::Ack`]), after it committed the press to its state
@@ -30,15 +40,19 @@
 //!   messages that make no sense in the current state are counted, reported
 //!   (coalesced) as [`Output::Errors`] and otherwise ignored: never fatal;
 //! * the latest display state and LED state are kept and sent right after
-//!   each WELCOME, so a replugged display is restored at once.
+//!   each WELCOME, so a replugged display is restored at once; each goes out
+//!   once per WELCOME (a command equal to what this link already sent is
+//!   not sent again), and a display state rendered for another unit's
+//!   capabilities (or before any unit was welcomed) waits for the runtime's
+//!   rendering for this one instead of going out first.
 
 use std::collections::VecDeque;
 use std::fmt;
 
-use chessclock_protocol::timesync::ClockSync;
+use chessclock_protocol::timesync::{ClockSync, EventObservation};
 use chessclock_protocol::{
-    Button, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode, Roles,
-    DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
+    ids, Button, Capabilities, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode,
+    Roles, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
 };
 
 use crate::engine::{Micros, MS};
@@ -97,6 +111,11 @@ pub struct SessionConfig {
     pub hello_timeout: Micros,
     /// Frame errors are reported at most this often (coalesced).
     pub error_report_interval: Micros,
+    /// Send the kept display and LED state right after each WELCOME. The
+    /// daemon turns this off: its runtime renders for the unit it was told
+    /// of and sends that itself, so the unit gets one DISPLAY, not a stale
+    /// one first (SPEC.md 6.1 item 2).
+    pub restore_on_welcome: bool,
 }
 
 impl Default for SessionConfig {
@@ -109,24 +128,61 @@ impl Default for SessionConfig {
             link_timeout: DEFAULT_LINK_TIMEOUT_MS as Micros * MS,
             hello_timeout: 3_000 * MS,
             error_report_interval: 100 * MS,
+            restore_on_welcome: true,
         }
     }
 }
 
-/// Why a device was not welcomed. The shell closes the port and leaves it
-/// alone (no retry loop) until a hotplug event names its path again, except
-/// for [`Refusal::WrongSerial`] which just means "not the device we look for".
+/// Why a device was not welcomed. The shell keeps the port open and the
+/// session answers each further HELLO (checked afresh), except for
+/// [`Refusal::WrongSerial`], which just means "not the device we look for"
+/// (the shell then probes the next port).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    WrongVersion { got: u8, want: u8 },
-    WrongRoles { got: Roles, want: Roles },
-    WrongSerial { got: String, want: String },
+    WrongVersion {
+        got: u8,
+        want: u8,
+    },
+    /// The serial is empty, too long or has characters outside
+    /// `A-Z a-z 0-9` (NAK Malformed).
+    InvalidSerial {
+        got: String,
+    },
+    WrongRoles {
+        got: Roles,
+        want: Roles,
+    },
+    WrongSerial {
+        got: String,
+        want: String,
+    },
+    /// Another unit with this serial is linked on another port (NAK Busy,
+    /// until that one goes away).
+    SerialInUse {
+        serial: String,
+        holder: String,
+    },
 }
 
 impl Refusal {
     /// A device of the right kind that is simply not the one wanted.
     pub fn is_wrong_serial(&self) -> bool {
         matches!(self, Refusal::WrongSerial { .. })
+    }
+
+    /// The NAK that answers the HELLO (`None`: stay silent, SPEC.md 6.1).
+    pub fn nak(&self) -> Option<NakCode> {
+        match self {
+            Refusal::WrongVersion { .. } => Some(NakCode::UnsupportedVersion),
+            Refusal::InvalidSerial { .. } => Some(NakCode::Malformed),
+            Refusal::WrongRoles { .. } | Refusal::SerialInUse { .. } => Some(NakCode::Busy),
+            Refusal::WrongSerial { .. } => None,
+        }
+    }
+
+    /// A reason that may go away by itself (the next HELLO may be welcome).
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, Refusal::SerialInUse { .. })
     }
 }
 
@@ -166,6 +222,16 @@ impl fmt::Display for Refusal {
             Refusal::WrongSerial { got, want } => {
                 write!(f, "device serial is `{got}`, looking for `{want}`")
             }
+            Refusal::InvalidSerial { got } => write!(
+                f,
+                "device serial `{}` is not 1 to 16 of A-Z a-z 0-9",
+                got.escape_default()
+            ),
+            Refusal::SerialInUse { serial, holder } => write!(
+                f,
+                "another unit with serial `{serial}` is already linked ({holder}); \
+                 this one is welcomed once that one is gone"
+            ),
         }
     }
 }
@@ -180,7 +246,10 @@ pub enum Output {
     /// A welcomed device is gone (or restarted); the shell closes the port
     /// and reconnects with back-off unless the reason came from the shell.
     Disconnected { reason: String },
-    /// The device is not welcome: close the port and leave it alone.
+    /// The device is not welcome (said once per reason; every HELLO is
+    /// answered with its NAK). [`Refusal::WrongSerial`]: close the port and
+    /// probe on; otherwise keep the port open: the next HELLO is checked
+    /// again.
     Refused { hello: Hello, refusal: Refusal },
     /// No HELLO within [`SessionConfig::hello_timeout`]: close, retry later.
     HandshakeTimeout,
@@ -236,6 +305,11 @@ pub struct SessionStats {
     /// BUTTON frames reported (resent ones included).
     pub button_events: u64,
     pub handshakes: u64,
+    /// HELLOs refused (each answered with its NAK, SPEC.md 6.1).
+    pub hellos_refused: u64,
+    /// Button timestamps the heartbeats contradicted (SPEC.md 9.2, item 7):
+    /// not used for the time mapping.
+    pub stamps_rejected: u64,
 }
 
 /// Where the link stands.
@@ -251,7 +325,7 @@ pub enum LinkState {
         last_rx: Micros,
         last_tx: Micros,
     },
-    /// HELLO refused; waiting for the shell to close the port.
+    /// HELLO refused; every further HELLO is checked again.
     Refused,
 }
 
@@ -269,7 +343,17 @@ pub struct Session {
     /// Serial of the device last welcomed.
     serial: Option<String>,
     display: Option<DisplayState>,
+    /// The capabilities of the unit that was welcomed when `display` was
+    /// asked for (the runtime renders for the unit it knows).
+    display_for: Option<Capabilities>,
     leds: Option<Leds>,
+    /// What this link sent since its last WELCOME (so each goes out once).
+    display_sent: Option<DisplayState>,
+    leds_sent: Option<Leds>,
+    /// Capabilities of the unit last welcomed.
+    last_caps: Option<Capabilities>,
+    /// The refusal last reported (said once per reason).
+    last_refusal: Option<Refusal>,
     errors: ErrorCounts,
     stats: SessionStats,
     unreported_errors: u64,
@@ -288,7 +372,12 @@ impl Session {
             tx_seq: 0,
             serial: None,
             display: None,
+            display_for: None,
             leds: None,
+            display_sent: None,
+            leds_sent: None,
+            last_caps: None,
+            last_refusal: None,
             errors: ErrorCounts::default(),
             stats: SessionStats::default(),
             unreported_errors: 0,
@@ -353,6 +442,7 @@ impl Session {
     pub fn link_up(&mut self, now: Micros) {
         self.end_link("link replaced".to_owned());
         self.link = LinkState::AwaitingHello { since: now };
+        self.last_refusal = None;
     }
 
     /// The shell lost or closed the port. Reports [`Output::Disconnected`]
@@ -368,11 +458,25 @@ impl Session {
         }
     }
 
-    /// A frame decoded from the port, read at `now`.
+    /// A frame decoded from the port, read at `now`, on a host where no
+    /// other link has a device up.
     pub fn on_frame(&mut self, frame: Frame, now: Micros) {
+        self.on_frame_with(frame, now, |_| None)
+    }
+
+    /// A frame decoded from the port, read at `now`. `linked_elsewhere`
+    /// names the other link (port) of this host on which a unit with the
+    /// given serial is up, if any: a HELLO with that serial is refused
+    /// ([`Refusal::SerialInUse`]).
+    pub fn on_frame_with(
+        &mut self,
+        frame: Frame,
+        now: Micros,
+        linked_elsewhere: impl Fn(&str) -> Option<String>,
+    ) {
         self.stats.frames_received += 1;
         match frame.message {
-            Message::Hello(hello) => self.on_hello(hello, frame.seq, now),
+            Message::Hello(hello) => self.on_hello(hello, frame.seq, now, &linked_elsewhere),
             Message::Unknown { .. } => self.count_error(now, |e| &mut e.unknown_message),
             Message::Nak { .. } => self.count_error(now, |e| &mut e.nak_received),
             Message::Button {
@@ -391,7 +495,7 @@ impl Session {
             }
             Message::DeviceHeartbeat { device_time_us, .. } => {
                 if self.touch(now) {
-                    self.sync.observe(device_time_us, now);
+                    self.sync.observe_heartbeat(device_time_us, now);
                 } else {
                     self.count_error(now, |e| &mut e.unexpected);
                 }
@@ -407,6 +511,26 @@ impl Session {
 
     /// A frame refused by the decoder, read at `now`. Counted, never fatal.
     pub fn on_frame_error(&mut self, error: FrameError, now: Micros) {
+        self.on_bad_frame(error, None, now)
+    }
+
+    /// [`Self::on_frame_error`] with the refused frame's `(id, seq)` when its
+    /// CRC was valid ([`chessclock_protocol::Accumulator::refused_header`]):
+    /// a malformed HELLO (e.g. a serial of 17 bytes) is answered with NAK
+    /// Malformed (SPEC.md 6.1, 10.2), as a refused HELLO is.
+    pub fn on_bad_frame(&mut self, error: FrameError, header: Option<(u8, u8)>, now: Micros) {
+        if let (FrameError::Malformed, Some((ids::HELLO, seq))) = (error, header) {
+            if !matches!(self.link, LinkState::Down) {
+                self.stats.hellos_refused += 1;
+                self.send(
+                    Message::Nak {
+                        code: NakCode::Malformed,
+                        seq,
+                    },
+                    now,
+                );
+            }
+        }
         match error {
             FrameError::Cobs => self.count_error(now, |e| &mut e.cobs),
             FrameError::BadCrc => self.count_error(now, |e| &mut e.bad_crc),
@@ -424,13 +548,16 @@ impl Session {
         match command {
             DeviceCommand::Display(state) => {
                 self.display = Some(state);
-                if up {
+                self.display_for = self.last_caps;
+                if up && self.display_sent != Some(state) {
+                    self.display_sent = Some(state);
                     self.send(Message::Display(state), now);
                 }
             }
             DeviceCommand::Leds(leds) => {
                 self.leds = Some(leds);
-                if up {
+                if up && self.leds_sent != Some(leds) {
+                    self.leds_sent = Some(leds);
                     self.send(Message::Leds(leds), now);
                 }
             }
@@ -529,12 +656,17 @@ impl Session {
         }
     }
 
-    fn on_hello(&mut self, hello: Hello, seq: u8, now: Micros) {
+    fn on_hello(
+        &mut self,
+        hello: Hello,
+        seq: u8,
+        now: Micros,
+        linked_elsewhere: &dyn Fn(&str) -> Option<String>,
+    ) {
         let mut again = false;
         match &self.link {
-            LinkState::Down | LinkState::Refused => {
-                // No port we listen to (Down) or already refused: the
-                // shell is closing it; a repeated HELLO changes nothing.
+            LinkState::Down => {
+                // No port we listen to: the shell is closing it.
                 return;
             }
             LinkState::Up { hello: current, .. } => {
@@ -547,27 +679,27 @@ impl Session {
                     // The device restarted within the session (a UART
                     // bridge keeps the port open across a device reset).
                     self.end_link("device restarted (HELLO with a new boot id)".to_owned());
+                    self.link = LinkState::AwaitingHello { since: now };
                 }
             }
-            LinkState::AwaitingHello { .. } => {}
+            LinkState::AwaitingHello { .. } | LinkState::Refused => {}
         }
-        if let Some(refusal) = self.check(&hello).filter(|_| !again) {
-            // SPEC 6.1/10.2: a refused HELLO gets NAK UnsupportedVersion or
-            // Busy. A device that is merely not the serial a probing slot
-            // looks for is not refused by the daemon (another slot may
-            // want it), so it gets nothing.
-            let code = match refusal {
-                Refusal::WrongVersion { .. } => Some(NakCode::UnsupportedVersion),
-                Refusal::WrongRoles { .. } => Some(NakCode::Busy),
-                Refusal::WrongSerial { .. } => None,
-            };
-            if let Some(code) = code {
+        if let Some(refusal) = self.check(&hello, linked_elsewhere).filter(|_| !again) {
+            // SPEC 6.1/10.2: every refused HELLO gets its NAK; a device that
+            // is merely not the serial a probing slot looks for is not
+            // refused by the daemon (another slot may want it): nothing.
+            if let Some(code) = refusal.nak() {
+                self.stats.hellos_refused += 1;
                 self.send(Message::Nak { code, seq }, now);
             }
             self.link = LinkState::Refused;
-            self.outputs.push_back(Output::Refused { hello, refusal });
+            if self.last_refusal.as_ref() != Some(&refusal) || refusal.is_wrong_serial() {
+                self.last_refusal = Some(refusal.clone());
+                self.outputs.push_back(Output::Refused { hello, refusal });
+            }
             return;
         }
+        self.last_refusal = None;
         self.stats.handshakes += 1;
         let serial = hello.serial.as_str().to_owned();
         let boot = (serial.clone(), hello.boot_id);
@@ -593,21 +725,37 @@ impl Session {
         if !again {
             self.outputs.push_back(Output::Connected(hello));
         }
+        self.last_caps = Some(hello.capabilities);
+        self.display_sent = None;
+        self.leds_sent = None;
+        if !self.config.restore_on_welcome {
+            return;
+        }
         if hello.roles.contains(Roles::DISPLAY) {
-            if let Some(state) = self.display {
+            // A state rendered for another unit (or before any was
+            // welcomed) would be replaced at once by the runtime's
+            // rendering for this one: send only what fits this unit.
+            if let Some(state) = self.display.filter(|_| self.display_for == self.last_caps) {
+                self.display_sent = Some(state);
                 self.send(Message::Display(state), now);
             }
         }
         if hello.roles.contains(Roles::BUTTONS) {
             if let Some(leds) = self.leds {
+                self.leds_sent = Some(leds);
                 self.send(Message::Leds(leds), now);
             }
         }
     }
 
-    /// Serial first: a `serial:` slot probing ports must not call a foreign
-    /// device of another kind "refused".
-    fn check(&self, hello: &Hello) -> Option<Refusal> {
+    /// The first reason, in the order of SPEC.md 6.1, to refuse `hello`.
+    /// A `serial:` slot probing ports looks at the serial first: a foreign
+    /// device of another kind is "not ours", not "refused".
+    fn check(
+        &self,
+        hello: &Hello,
+        linked_elsewhere: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Refusal> {
         if let Some(want) = &self.config.wanted_serial {
             if hello.serial.as_str() != want {
                 return Some(Refusal::WrongSerial {
@@ -622,10 +770,21 @@ impl Session {
                 want: PROTOCOL_VERSION,
             });
         }
+        if !hello.has_valid_serial() {
+            return Some(Refusal::InvalidSerial {
+                got: String::from_utf8_lossy(hello.serial.as_bytes()).into_owned(),
+            });
+        }
         if !hello.roles.contains(self.config.required_roles) {
             return Some(Refusal::WrongRoles {
                 got: hello.roles,
                 want: self.config.required_roles,
+            });
+        }
+        if let Some(holder) = linked_elsewhere(hello.serial.as_str()) {
+            return Some(Refusal::SerialInUse {
+                serial: hello.serial.as_str().to_owned(),
+                holder,
             });
         }
         None
@@ -639,7 +798,9 @@ impl Session {
         device_time_us: u64,
         now: Micros,
     ) {
-        self.sync.observe(device_time_us, now);
+        if let EventObservation::Rejected { .. } = self.sync.observe_event(device_time_us, now) {
+            self.stats.stamps_rejected += 1;
+        }
         let Some(serial) = self.serial.clone() else {
             return;
         };

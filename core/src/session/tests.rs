@@ -117,8 +117,9 @@ fn a_combined_unit_satisfies_a_buttons_slot() {
     recv!(s, ms(1), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
 }
 
+/// SPEC 6.1 item 3: every refused HELLO is answered, each with its NAK.
 #[test]
-fn wrong_roles_are_refused_with_a_reason_and_nothing_more_is_sent() {
+fn spec_6_1_wrong_roles_are_refused_with_a_nak_at_every_hello() {
     let mut s = Session::new(SessionConfig {
         required_roles: Roles(Roles::BUTTONS.0 | Roles::DISPLAY.0),
         ..SessionConfig::default()
@@ -138,10 +139,17 @@ fn wrong_roles_are_refused_with_a_reason_and_nothing_more_is_sent() {
         "device has roles display, this slot needs buttons+display"
     );
     assert_eq!(s.link(), &LinkState::Refused);
-    assert_eq!(s.next_deadline(), None, "a refused device is left alone");
-    // It keeps saying HELLO: still nothing.
-    recv!(s, ms(1_005), Message::Hello(h) => []);
+    assert_eq!(
+        s.next_deadline(),
+        None,
+        "nothing timed: the device speaks next"
+    );
+    // It keeps saying HELLO: each one gets its NAK; the reason is reported
+    // once.
+    recv!(s, ms(505), Message::Hello(h) => [sent(1, Message::Nak { code: NakCode::Busy, seq: 7 })]);
+    recv!(s, ms(1_005), Message::Hello(h) => [sent(2, Message::Nak { code: NakCode::Busy, seq: 7 })]);
     tick!(s, ms(60_000) => []);
+    assert_eq!(s.stats().hellos_refused, 3);
 }
 
 #[test]
@@ -285,6 +293,7 @@ fn left_of(serial: &str, event: u16, at: Micros) -> Output {
 fn every_button_frame_is_reported_and_acked_only_on_command() {
     let mut s = up_session();
     // Device clock = host clock - T0: frames without delay map exactly.
+    recv!(s, ms(15), heartbeat(15_000) => []);
     recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
     // Retransmitted before the runtime acknowledged: reported again, with
     // the same device instant; no ACK of its own.
@@ -351,19 +360,25 @@ fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
     recv!(s, ms(660), press(0, 10) => [late(0, ms(660), ms(660))]);
 }
 
+fn panel_text(time: &str) -> DisplayState {
+    DisplayState {
+        left: Panel {
+            time: Text::truncated(time),
+            ..Panel::default()
+        },
+        ..DisplayState::default()
+    }
+}
+
+/// SPEC 6.1 item 2: DISPLAY and LEDS once each after a WELCOME; a state
+/// rendered before the unit was known waits for the runtime's rendering.
 #[test]
-fn display_and_leds_are_restored_right_after_welcome() {
+fn spec_6_1_display_and_leds_go_out_once_after_welcome() {
     let mut s = Session::new(SessionConfig {
         required_roles: Roles(3),
         ..SessionConfig::default()
     });
-    let state = DisplayState {
-        left: Panel {
-            time: Text::truncated("1:29:59"),
-            ..Panel::default()
-        },
-        ..DisplayState::default()
-    };
+    let state = panel_text("1:29:59");
     let leds = Leds {
         left: false,
         right: true,
@@ -376,11 +391,49 @@ fn display_and_leds_are_restored_right_after_welcome() {
     assert_eq!(s.display(), Some(&state));
     s.link_up(ms(1));
     let h = hello(Roles(3), "CC0003");
+    // The display state was rendered before any unit was known: the
+    // runtime renders it for this one next, so only LEDS go out now.
     recv!(s, ms(2), Message::Hello(h) => [
         sent(0, welcome()),
         Output::Connected(h),
-        sent(1, Message::Display(state)),
-        sent(2, Message::Leds(leds)),
+        sent(1, Message::Leds(leds)),
+    ]);
+    // The runtime's rendering for the unit, and its LEDs again: one DISPLAY,
+    // no second LEDS.
+    let rendered = panel_text("1:30.00");
+    command!(s, ms(3), DeviceCommand::Display(rendered) => [sent(2, Message::Display(rendered))]);
+    command!(s, ms(3), DeviceCommand::Leds(leds) => []);
+    command!(s, ms(4), DeviceCommand::Display(rendered) => []);
+    // Replugged, the same unit: both restored at once, and the runtime's
+    // unchanged state after its Connected is not sent again.
+    s.link_down("unplugged");
+    s.drain_outputs();
+    s.link_up(ms(500));
+    recv!(s, ms(510), Message::Hello(h) => [
+        sent(3, welcome()),
+        Output::Connected(h),
+        sent(4, Message::Display(rendered)),
+        sent(5, Message::Leds(leds)),
+    ]);
+    command!(s, ms(511), DeviceCommand::Display(rendered) => []);
+    command!(s, ms(511), DeviceCommand::Leds(leds) => []);
+    // Another unit (other capabilities) on the port: its picture waits for
+    // the runtime's rendering for it.
+    s.link_down("unplugged");
+    s.drain_outputs();
+    s.link_up(ms(600));
+    let four = Hello {
+        capabilities: Capabilities {
+            digits: 4,
+            ..h.capabilities
+        },
+        serial: Text::truncated("CC0004"),
+        ..h
+    };
+    recv!(s, ms(610), Message::Hello(four) => [
+        sent(6, welcome()),
+        Output::Connected(four),
+        sent(7, Message::Leds(leds)),
     ]);
 }
 
@@ -430,6 +483,8 @@ fn a_repeated_hello_is_welcomed_again_quietly_with_the_state() {
         sent(2, welcome()),
         sent(3, Message::Leds(Leds { left: true, right: false, arbiter: false })),
     ]);
+    // The runtime's LEDs after the reconnect: already sent, not again.
+    command!(s, ms(501), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => []);
     assert_eq!(s.stats().handshakes, 2);
 }
 
@@ -451,4 +506,202 @@ fn a_hello_with_a_new_boot_id_is_a_device_restart() {
 fn role_names_are_readable() {
     assert_eq!(role_names(Roles(0)), "none");
     assert_eq!(role_names(Roles(0x81)), "buttons+unknown(0x80)");
+}
+
+/// SPEC 6.1 item 3 and 5.2: a serial that is empty, has a character outside
+/// A-Z a-z 0-9, or is 17 bytes long (a Malformed frame) gets NAK Malformed,
+/// at every HELLO.
+#[test]
+fn spec_6_1_invalid_serials_get_nak_malformed() {
+    for bad in ["", "BU-42", "BU 42", "ÄB"] {
+        let mut s = buttons_session();
+        let h = hello(Roles::BUTTONS, bad);
+        s.on_frame(frame(Message::Hello(h)), ms(5));
+        let outputs = s.drain_outputs();
+        assert_eq!(
+            outputs[0],
+            sent(
+                0,
+                Message::Nak {
+                    code: NakCode::Malformed,
+                    seq: 7
+                }
+            ),
+            "serial {bad:?}"
+        );
+        assert!(
+            matches!(
+                &outputs[1],
+                Output::Refused {
+                    refusal: Refusal::InvalidSerial { .. },
+                    ..
+                }
+            ),
+            "serial {bad:?}: {outputs:?}"
+        );
+        recv!(s, ms(505), Message::Hello(h) => [sent(1, Message::Nak { code: NakCode::Malformed, seq: 7 })]);
+        assert_eq!(s.hello(), None);
+    }
+    // 17 bytes cannot be decoded: the accumulator gives the header of the
+    // Malformed frame, and it is answered the same way.
+    let mut s = buttons_session();
+    s.on_bad_frame(
+        FrameError::Malformed,
+        Some((chessclock_protocol::ids::HELLO, 9)),
+        ms(5),
+    );
+    assert_eq!(
+        s.drain_outputs(),
+        vec![sent(
+            0,
+            Message::Nak {
+                code: NakCode::Malformed,
+                seq: 9
+            }
+        )]
+    );
+    assert_eq!(s.errors().malformed, 1);
+    // Other malformed frames get no NAK (SPEC 10.2: MAY), only a count.
+    s.on_bad_frame(
+        FrameError::Malformed,
+        Some((chessclock_protocol::ids::BUTTON, 3)),
+        ms(6),
+    );
+    s.on_bad_frame(FrameError::BadCrc, None, ms(6));
+    tick!(s, ms(6) => [Output::Errors { count: 3 }]);
+}
+
+/// SPEC 6.1 item 3: a second unit with a serial already linked elsewhere is
+/// refused with NAK Busy, and welcomed at its first HELLO after the first
+/// unit went away, without a replug.
+#[test]
+fn spec_6_1_a_duplicate_serial_is_busy_until_the_other_unit_is_gone() {
+    let mut s = buttons_session();
+    let h = hello(Roles::BUTTONS, "CC0001");
+    let elsewhere =
+        |serial: &str| (serial == "CC0001").then(|| "board b2, /dev/ttyACM1".to_owned());
+    s.on_frame_with(frame(Message::Hello(h)), ms(5), elsewhere);
+    let outputs = s.drain_outputs();
+    assert_eq!(
+        outputs[0],
+        sent(
+            0,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )
+    );
+    match &outputs[1] {
+        Output::Refused { refusal, .. } => {
+            assert!(refusal.is_temporary());
+            assert!(
+                refusal.to_string().contains("board b2, /dev/ttyACM1"),
+                "{refusal}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    s.on_frame_with(frame(Message::Hello(h)), ms(505), elsewhere);
+    assert_eq!(
+        s.drain_outputs(),
+        vec![sent(
+            1,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )]
+    );
+    // The other unit is gone: the next HELLO is welcomed.
+    s.on_frame_with(frame(Message::Hello(h)), ms(1_005), |_| None);
+    assert_eq!(
+        s.drain_outputs(),
+        vec![sent(2, welcome()), Output::Connected(h)]
+    );
+}
+
+/// SPEC 2: reserved role bits are ignored; a HELLO with no known role is
+/// refused with NAK Busy.
+#[test]
+fn spec_2_reserved_role_bits_are_ignored() {
+    let mut s = buttons_session();
+    let h = hello(Roles(0x05), "CC0001");
+    recv!(s, ms(1), Message::Hello(h) => [sent(0, welcome()), Output::Connected(h)]);
+    let mut s = buttons_session();
+    let none = hello(Roles(0x04), "CC0001");
+    s.on_frame(frame(Message::Hello(none)), ms(1));
+    let outputs = s.drain_outputs();
+    assert_eq!(
+        outputs[0],
+        sent(
+            0,
+            Message::Nak {
+                code: NakCode::Busy,
+                seq: 7
+            }
+        )
+    );
+    assert!(matches!(
+        &outputs[1],
+        Output::Refused {
+            refusal: Refusal::WrongRoles { .. },
+            ..
+        }
+    ));
+}
+
+/// SPEC 2: a combined unit in a buttons-only slot is welcomed and used for
+/// its buttons: no DISPLAY goes to it (the slot has no display state).
+#[test]
+fn spec_2_a_combined_unit_in_a_buttons_slot_gets_no_display() {
+    let mut s = buttons_session();
+    let leds = Leds {
+        left: true,
+        right: false,
+        arbiter: false,
+    };
+    command!(s, ms(0), DeviceCommand::Leds(leds) => []);
+    let h = hello(Roles::COMBINED, "CC0003");
+    recv!(s, ms(1), Message::Hello(h) => [
+        sent(0, welcome()),
+        Output::Connected(h),
+        sent(1, Message::Leds(leds)),
+    ]);
+    recv!(s, ms(2), heartbeat(2_000) => []);
+    recv!(s, ms(3), press(1, 3_000) => [left_of("CC0003", 1, ms(3))]);
+}
+
+/// Regression (issue 13, SPEC 9.2 item 7): one BUTTON stamped 1.3 s in the
+/// future lowered the time mapping, and a normal press a second later was
+/// accounted 1.0-1.3 s early.
+#[test]
+fn regression_a_future_stamped_button_does_not_make_later_presses_early() {
+    // No host heartbeats in the way of the transcript.
+    let mut s = Session::new(SessionConfig {
+        heartbeat_interval: 10_000 * MS,
+        link_timeout: 20_000 * MS,
+        ..SessionConfig::default()
+    });
+    s.link_up(ms(0));
+    let h = hello(Roles::BUTTONS, "CC0001");
+    s.on_frame(frame(Message::Hello(h)), ms(10));
+    s.drain_outputs();
+    // Device clock = host clock - T0; heartbeats arrive 100 µs late.
+    let dev = |host: Micros| (host - T0) as u64;
+    for k in 1..=4 {
+        recv!(s, ms(k * 250), heartbeat(dev(ms(k * 250)) - 100) => []);
+    }
+    // Pressed at ms(1_050), stamped 1.3 s later than that (a firmware
+    // glitch), arriving at ms(1_051): accounted at its arrival, no earlier.
+    recv!(s, ms(1_051), press(1, dev(ms(2_350))) => [Output::Button {
+        serial: "CC0001".into(), event: 1, button: Button::Left, pressed: true, at: ms(1_051), arrival: ms(1_051)
+    }]);
+    assert_eq!(s.stats().stamps_rejected, 1);
+    recv!(s, ms(1_250), heartbeat(dev(ms(1_250)) - 100) => []);
+    // A normal press a second later, its frame 30 ms late: at its instant.
+    recv!(s, ms(2_080), press(2, dev(ms(2_050))) => [Output::Button {
+        serial: "CC0001".into(), event: 2, button: Button::Left, pressed: true, at: ms(2_050) + 100, arrival: ms(2_080)
+    }]);
+    assert_eq!(s.stats().stamps_rejected, 1);
 }

@@ -191,7 +191,11 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
         }
         Some('*') => {
             cursor.at += 1;
+            let time_at = cursor.at;
             let time = cursor.seconds("the hourglass time in seconds")?;
+            if time == 0 {
+                return Err(cursor.error_at(time_at, ZERO_TIME));
+            }
             if cursor.peek() == Some(':') {
                 return Err(cursor.error("an hourglass control `*seconds` must stand alone"));
             }
@@ -207,7 +211,9 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
             return Err(cursor.error("an hourglass control `*seconds` must stand alone"));
         }
         let first = cursor.number("seconds or a number of moves")?;
+        let mut time_at = field_start;
         let (moves, time) = if cursor.eat('/') {
+            time_at = cursor.at;
             (
                 Some(cursor.bounded_moves(field_start, first)?),
                 cursor.seconds("the seconds of the stage")?,
@@ -237,6 +243,7 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
             }
             _ => Bonus::None,
         };
+        check_stage_time(cursor, time_at, time, bonus, stages.is_empty())?;
         stages.push(Stage { moves, time, bonus });
         match cursor.peek() {
             Some(':') => {
@@ -259,6 +266,37 @@ fn parse_pgn(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
     Ok(TimeControl::Stages(stages))
 }
 
+/// Why a control that gives no time is refused.
+const ZERO_TIME: &str =
+    "a time control of 0 s gives the player no time at all: give more than 0 seconds";
+
+/// A stage must give time: the first more than 0 s, a later one more than
+/// 0 s or a bonus of more than 0 s (`60/300:0+2`: 2 s a move from move 61).
+fn check_stage_time(
+    cursor: &Cursor,
+    at: usize,
+    time: Micros,
+    bonus: Bonus,
+    first: bool,
+) -> Result<(), ParseError> {
+    if time > 0 {
+        return Ok(());
+    }
+    if first {
+        return Err(cursor.error_at(
+            at,
+            "the first stage of 0 s gives the player no time at the start: give more than 0 seconds",
+        ));
+    }
+    if bonus.amount() == 0 {
+        return Err(cursor.error_at(
+            at,
+            "a stage of 0 s with no increment or delay gives no time: give seconds or a bonus",
+        ));
+    }
+    Ok(())
+}
+
 /// `G/90;d5`, `40/120, SD/30;d5`, `G/3;inc2`, `G/5+3`: minutes, stages
 /// separated by `,`, one bonus for the whole game after `;` (or `+`).
 fn parse_us(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
@@ -278,7 +316,15 @@ fn parse_us(cursor: &mut Cursor) -> Result<TimeControl, ParseError> {
         } else {
             return Err(cursor.error("expected `G/`, `SD/` or `moves/minutes`"));
         };
+        let time_at = cursor.at;
         let time = cursor.minutes("the minutes of the stage")?;
+        if time == 0 {
+            // US Chess has no stage of 0 minutes (its bonus is the game's).
+            return Err(cursor.error_at(
+                time_at,
+                "a stage of 0 minutes gives no time: give more than 0 minutes",
+            ));
+        }
         stages.push(Stage {
             moves,
             time,

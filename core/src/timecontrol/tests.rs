@@ -80,6 +80,44 @@ fn errors_name_the_position() {
     assert_eq!(parse("é").unwrap_err().position, 1);
 }
 
+/// Controls that give no time are refused at the notation, with the position
+/// of the time at fault; a later stage of 0 s with a bonus is a real control.
+#[test]
+fn zero_time_controls_are_refused() {
+    for (text, position) in [
+        ("0", 1),
+        ("0+0", 1),
+        ("0d0", 1),
+        ("0+2", 1),
+        ("40/0", 4),
+        ("40/0+30:1800", 4),
+        ("40/5400:0", 9),
+        ("40/5400:0+0", 9),
+        ("*0", 2),
+        ("G/0", 3),
+        ("G/0;inc5", 3),
+        ("40/0, SD/30", 4),
+        ("40/120, SD/0;d5", 12),
+    ] {
+        let err = parse(text).unwrap_err();
+        assert_eq!(err.position, position, "{text}: {err}");
+        assert!(
+            err.message.contains("0 s") || err.message.contains("no time"),
+            "{text}: {err}"
+        );
+    }
+    assert!(parse("60/300:0+2").is_ok());
+    assert!(parse("40/5400+30:0+30").is_ok());
+    assert!(
+        parse("byoyomi:0:5x30").is_ok(),
+        "byo-yomi periods give time"
+    );
+    assert!(
+        parse("canadian:0:25/300").is_ok(),
+        "Canadian blocks give time"
+    );
+}
+
 #[test]
 fn us_chess_notation() {
     assert_eq!(

@@ -19,7 +19,8 @@ pub const USB_TEST_PRODUCT_ID: u16 = 0x0001;
 /// The icons every display of this firmware shows (section 8.2), on LEDs
 /// beside the seven-segment modules (`hardware/README.md`): FLAG steady,
 /// FIRST_FLAG fast blinking, STAGE_FLAG slow blinking on the panel's flag LED;
-/// RUNNING on its running LED; PAUSED, LINK_LOST and LOW_POWER on unit LEDs.
+/// RUNNING on its running LED; PAUSED, LINK_LOST and LOW_POWER on unit LEDs;
+/// NO_BUTTONS blinking the link LED.
 pub const DISPLAY_ICONS: Icons = Icons(
     Icons::FLAG.0
         | Icons::FIRST_FLAG.0
@@ -27,7 +28,8 @@ pub const DISPLAY_ICONS: Icons = Icons(
         | Icons::RUNNING.0
         | Icons::PAUSED.0
         | Icons::LINK_LOST.0
-        | Icons::LOW_POWER.0,
+        | Icons::LOW_POWER.0
+        | Icons::NO_BUTTONS.0,
 );
 
 /// The three kinds of unit (SPEC.md section 2).

@@ -13,7 +13,8 @@
 //! * the host's commands: the latest DISPLAY, LEDS and BEEP (latest wins),
 //!   kept across link losses;
 //! * [`Outputs`]: the panels rendered right-aligned ([`crate::render`]) with
-//!   the device's own LINK_LOST and LOW_POWER ORed in, only the icons the
+//!   the device's own LINK_LOST and LOW_POWER ORed in, the host's
+//!   NO_BUTTONS (the board's button unit is gone) apart, only the icons the
 //!   unit announced, a one-panel unit showing the `left` panel, the buzzer
 //!   pattern and blinking flags; [`Unit::next_deadline`] says when they or
 //!   the link next change by time alone.
@@ -40,6 +41,9 @@ pub const FIRST_FLAG_BLINK_US: u64 = 125_000;
 /// Half-period of a STAGE_FLAG flag LED (slow blink, 1 Hz).
 pub const STAGE_FLAG_BLINK_US: u64 = 500_000;
 
+/// Half-period of the link LED while the host shows NO_BUTTONS (1 Hz).
+pub const NO_BUTTONS_BLINK_US: u64 = 500_000;
+
 /// Everything the unit's hardware shows at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outputs {
@@ -53,9 +57,17 @@ pub struct Outputs {
     /// Running LED of each panel.
     pub running: [bool; 2],
     pub paused: bool,
-    /// No link to the host (set by the device itself), or a panel's
-    /// LINK_LOST icon from the host.
+    /// No link to the host (set by the device itself; a host that sends
+    /// LINK_LOST on a panel is ORed in, though SPEC.md 8.2 says it never
+    /// does).
     pub link_lost: bool,
+    /// The host shows NO_BUTTONS on a panel: this display is linked but the
+    /// board's button unit is not (SPEC.md 8.2).
+    pub no_buttons: bool,
+    /// The unit's link LED: steady while [`Self::link_lost`], blinking at
+    /// [`NO_BUTTONS_BLINK_US`] while only [`Self::no_buttons`], so one LED
+    /// tells which end of the board is cut off.
+    pub link_led: bool,
     pub low_power: bool,
     /// The button unit's LEDs (LEDS; off without the buttons role).
     pub leds: Leds,
@@ -239,6 +251,8 @@ impl Unit {
             running: [false; 2],
             paused: false,
             link_lost: self.link.link_lost(),
+            no_buttons: false,
+            link_led: false,
             low_power: self.low_power,
             leds: if self.config.kind.has_buttons() {
                 self.leds
@@ -257,11 +271,12 @@ impl Unit {
             out.running[i] = icons.contains(Icons::RUNNING);
             out.paused |= icons.contains(Icons::PAUSED);
             // The panels' LINK_LOST and LOW_POWER are the device's own ORed
-            // with whatever the host sent (the daemon sets LINK_LOST while a
-            // board's button unit is gone): one unit LED each.
+            // with whatever the host sent: one unit LED each.
             out.link_lost |= icons.contains(Icons::LINK_LOST);
             out.low_power |= icons.contains(Icons::LOW_POWER);
+            out.no_buttons |= icons.contains(Icons::NO_BUTTONS);
         }
+        out.link_led = out.link_lost || (out.no_buttons && (now_us / NO_BUTTONS_BLINK_US) % 2 == 0);
         let levels = self.config.chip.brightness_levels();
         out.brightness = shown.brightness.min(levels.saturating_sub(1));
         out
@@ -276,7 +291,11 @@ impl Unit {
         }
         let panels: [&Panel; 2] = [&self.display.left, &self.display.right];
         for panel in panels.iter().take(self.config.panel_count()) {
-            if let Some(half) = blink_half_period(Icons(panel.icons.0 & DISPLAY_ICONS.0)) {
+            let icons = Icons(panel.icons.0 & DISPLAY_ICONS.0);
+            let no_buttons = icons
+                .contains(Icons::NO_BUTTONS)
+                .then_some(NO_BUTTONS_BLINK_US);
+            for half in [blink_half_period(icons), no_buttons].into_iter().flatten() {
                 t = t.min((now_us / half + 1).saturating_mul(half));
             }
         }

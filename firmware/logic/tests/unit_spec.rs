@@ -400,3 +400,42 @@ fn a_power_cycle_is_a_new_boot_with_events_from_zero() {
     assert_eq!((h.boot_id, h.first_unacked_event), (0xBBBB, 0));
     assert_eq!(b.button(press(Button::Right, 9)), Ok(0));
 }
+
+#[test]
+fn no_buttons_from_the_host_blinks_the_link_led_and_is_not_link_lost() {
+    let mut unit = Unit::new(
+        UnitConfig::display(DisplayChip::Tm1637, 2),
+        &identity(),
+        1,
+        0,
+    );
+    frames(&mut unit, 0);
+    unit.receive(&welcome(1_000, 3_000), 10);
+    frames(&mut unit, 10);
+    let partner_lost = |t: &str| Panel {
+        time: Text::new(t).unwrap(),
+        icons: Icons(Icons::NO_BUTTONS.0),
+        moves: 0,
+        stage: 1,
+    };
+    unit.receive(
+        &bytes(Message::Display(DisplayState {
+            left: partner_lost("5:00"),
+            right: partner_lost("4:59"),
+            text: Text::new("NO BUTTONS").unwrap(),
+            brightness: 7,
+        })),
+        20,
+    );
+    let lit = unit.outputs(20);
+    assert!(lit.no_buttons && !lit.link_lost);
+    assert!(lit.link_led, "on in the first half-period");
+    assert_eq!(unit.next_deadline(20).min(500_000), 500_000);
+    let dark = unit.outputs(500_000);
+    assert!(dark.no_buttons && !dark.link_led, "off in the second");
+    assert!(unit.outputs(1_000_000).link_led);
+    // The button unit back: the host clears the icon, the LED goes out.
+    unit.receive(&display("5:00", "4:59"), 1_100_000);
+    let back = unit.outputs(1_100_000);
+    assert!(!back.no_buttons && !back.link_led);
+}

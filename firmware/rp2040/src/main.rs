@@ -209,7 +209,7 @@ impl Hardware {
         }
         self.buzzer.set(out.buzzer);
         for led in &mut self.link_leds {
-            led.set(out.link_lost);
+            led.set(out.link_led);
         }
         self.low_power_led.set(out.low_power);
     }

@@ -4,11 +4,13 @@
 //! Promises:
 //! * every engine input of every game is one committed row before its effect
 //!   is reported (the store thread commits, then replies, acks and
-//!   broadcasts: see [`Job`]);
-//! * a corrupt or unreadable database is moved aside as
-//!   `chessclockd.sqlite3.corrupt-<unix seconds>` with a clear error and a
-//!   fresh one is created; when even that fails the daemon runs on an
-//!   in-memory database (and says so) rather than stopping the clocks.
+//!   broadcasts: see [`Job`]), numbered 1, 2, 3, ... within its game
+//!   (`events.seq`), and every committed batch is counted in the commit
+//!   record beside the database ([`commits`]) before it is reported;
+//! * opening checks the state and never silently restores a shorter game,
+//!   never writes into a file that is not ours, and keeps the evidence of
+//!   any damage ([`open`], [`Store::open_state`]); what it found is the
+//!   [`crate::control::StateHealth`] it returns.
 //!
 //! # Time scheme
 //! CLOCK_MONOTONIC does not survive a reboot, so no monotonic instant is
@@ -24,7 +26,10 @@
 //! the down time is the wall-clock gap since `alive_wall_us`, recorded as a
 //! `restart` event.
 
-mod open;
+pub mod commits;
+#[cfg(test)]
+mod damage_tests;
+pub mod open;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -37,7 +42,7 @@ use rusqlite::{params, Connection};
 use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::engine::Micros;
 pub use chessclock_core::journal::{DeviceOrigin, EventRow, Record, StoredEvent, StoredGame};
-pub use open::move_aside;
+pub use open::Opened;
 pub use thread::{commit_batch, run_store_thread, Commit, Job, StoreMsg};
 
 /// The database file name inside the state directory.
@@ -53,11 +58,32 @@ pub enum StoreError {
     },
     #[error("state database {path}: {message}")]
     Invalid { path: PathBuf, message: String },
-    #[error("state database {path}: cannot move it aside: {source}")]
+    #[error("state {path}: cannot keep it aside: {source}")]
     MoveAside {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("state {path} cannot be used: {reason}")]
+    Unusable { path: PathBuf, reason: String },
+    #[error(
+        "state database {path} is read-only ({source}): chessclockd must be able to write it \
+         (check its owner and permissions)"
+    )]
+    ReadOnly {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path} is not chessclockd's database ({reason}); it was not touched: move it away \
+         or give chessclockd another state directory"
+    )]
+    Foreign { path: PathBuf, reason: String },
+    #[error(
+        "state database {path} was written by a newer chessclockd (schema version {version}, \
+         this one knows {}); it was not touched",
+        open::SCHEMA_VERSION
+    )]
+    TooNew { path: PathBuf, version: i32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +93,8 @@ struct Active {
     /// A clock runs: only then is the alive checkpoint written (no needless
     /// writes to an SD card while nothing happens).
     running: bool,
+    /// The sequence number the game's next event gets.
+    next_seq: i64,
 }
 
 /// The open database. Owned by the store thread.
@@ -74,9 +102,30 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     active: HashMap<String, Active>,
+    /// The commit record (none in memory).
+    commits: Option<commits::CommitFile>,
+    /// Events committed, all games, and the last one `(game, seq)`.
+    committed_events: u64,
+    last_committed: Option<(i64, i64)>,
+    /// Written in the open transaction, not committed yet.
+    pending_events: u64,
+    pending_last: Option<(i64, i64)>,
 }
 
 impl Store {
+    fn with_connection(conn: Connection, path: PathBuf) -> Store {
+        Store {
+            conn,
+            path,
+            active: HashMap::new(),
+            commits: None,
+            committed_events: 0,
+            last_committed: None,
+            pending_events: 0,
+            pending_last: None,
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -95,16 +144,46 @@ impl Store {
         }
     }
 
-    /// Makes `id` the board's active game, on time base `epoch`.
+    /// Makes `id` the board's active game, on time base `epoch`; its next
+    /// event follows the last one stored.
     pub fn activate(&mut self, board: &str, id: i64, epoch: Micros) {
+        let next_seq = self.next_seq_of(id);
         self.active.insert(
             board.to_owned(),
             Active {
                 id,
                 epoch,
                 running: false,
+                next_seq,
             },
         );
+    }
+
+    fn next_seq_of(&self, game: i64) -> i64 {
+        self.conn
+            .query_row(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE game = ?1",
+                [game],
+                |r| r.get(0),
+            )
+            .unwrap_or(1)
+    }
+
+    /// Counts committed events (after a commit, or a write outside any
+    /// transaction) and writes the commit record.
+    fn committed(&mut self) {
+        if self.pending_events == 0 {
+            return;
+        }
+        self.committed_events += std::mem::take(&mut self.pending_events);
+        self.last_committed = self.pending_last.take().or(self.last_committed);
+        let (events, last) = (self.committed_events, self.last_committed);
+        if let Some(record) = &mut self.commits {
+            if let Err(error) = record.record(events, last) {
+                tracing::error!(path = %record.path().display(), %error,
+                    "cannot write the commit record: a later loss of these events could go unnoticed");
+            }
+        }
     }
 
     /// Whether `board`'s clock runs. When it stops, the last alive
@@ -156,6 +235,7 @@ impl Store {
                 let Some(active) = self.active.get(board).copied() else {
                     return Err(self.invalid(format!("board {board} has no game to record into")));
                 };
+                let seq = active.next_seq;
                 let event = serde_json::to_string(&row.event)
                     .map_err(|e| self.invalid(format!("cannot encode event: {e}")))?;
                 let origin = row
@@ -166,11 +246,12 @@ impl Store {
                     .map_err(|e| self.invalid(format!("cannot encode origin: {e}")))?;
                 self.conn
                     .execute(
-                        "INSERT INTO events (game, offset_us, wall_us, event, caller_uid, origin,
+                        "INSERT INTO events (game, seq, offset_us, wall_us, event, caller_uid, origin,
                                              caller_name)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                         params![
                             active.id,
+                            seq,
                             row.offset_us,
                             row.wall_us,
                             event,
@@ -180,6 +261,11 @@ impl Store {
                         ],
                     )
                     .map_err(|e| self.sql_error(e))?;
+                if let Some(active) = self.active.get_mut(board) {
+                    active.next_seq = seq + 1;
+                }
+                self.pending_events += 1;
+                self.pending_last = Some((active.id, seq));
                 self.conn
                     .execute(
                         "UPDATE games SET alive_offset_us = MAX(alive_offset_us, ?2),
@@ -202,6 +288,10 @@ impl Store {
                 self.activate(board, *game, *epoch);
             }
         }
+        if self.conn.is_autocommit() {
+            // Outside a transaction each write committed on its own.
+            self.committed();
+        }
         Ok(())
     }
 
@@ -219,7 +309,9 @@ impl Store {
     pub fn commit(&mut self) -> Result<(), StoreError> {
         self.conn
             .execute_batch("COMMIT")
-            .map_err(|e| self.sql_error(e))
+            .map_err(|e| self.sql_error(e))?;
+        self.committed();
+        Ok(())
     }
 
     /// Abandons the open transaction, if any.
@@ -229,6 +321,36 @@ impl Store {
                 tracing::error!(%error, "rollback failed");
             }
         }
+        // Nothing written since the last commit stands: renumber from the
+        // database.
+        self.pending_events = 0;
+        self.pending_last = None;
+        let games: Vec<(String, i64)> = self
+            .active
+            .iter()
+            .map(|(board, active)| (board.clone(), active.id))
+            .collect();
+        for (board, game) in games {
+            let next = self.next_seq_of(game);
+            if let Some(active) = self.active.get_mut(&board) {
+                active.next_seq = next;
+            }
+        }
+    }
+
+    /// (Tests.) Closing the connection leaves the write-ahead log as a
+    /// killed daemon leaves it: no checkpoint, the WAL file kept.
+    #[cfg(test)]
+    pub(crate) fn leave_wal_on_close(&self) {
+        let _ = self.conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        );
+    }
+
+    /// Events committed so far (all games), as the commit record says.
+    pub fn committed_events(&self) -> u64 {
+        self.committed_events
     }
 
     /// Records that every running game was alive at monotonic `mono_now`.

@@ -1,18 +1,69 @@
-//! Opening the state database: the schema, the checks before any use, and
-//! the loading of each board's latest game.
+//! Opening the state: the checks before any use, the evidence kept of any
+//! damage, the schema and its migrations, the commit record, and the loading
+//! of each board's latest game.
+//!
+//! Promises:
+//! * a file that is not ours is never written to: a SQLite database with
+//!   another `application_id`, or without ours and with other tables (or
+//!   another `user_version`), stops the open with [`StoreError::Foreign`];
+//!   one written by a newer daemon (a `user_version` above
+//!   [`SCHEMA_VERSION`]) with [`StoreError::TooNew`];
+//! * a damaged state is never silently a shorter game. Before anything
+//!   writes, a read-only inspection checks the file header, the write-ahead
+//!   log's header, SQLite's `integrity_check`, every game's event sequence
+//!   (events are numbered 1, 2, 3, ... per game) and the count of committed
+//!   events against the commit record kept outside the database
+//!   ([`super::commits`]); every finding is returned ([`StateHealth`]) and
+//!   logged, and copies of the files as they were are kept in
+//!   `damaged-<unix seconds>/` in the state directory before SQLite opens
+//!   them for writing (which would reset a damaged WAL). A database that is
+//!   not SQLite or fails its integrity check is moved there whole and a
+//!   fresh one is started; any other damage keeps the database and restores
+//!   what is in it, marked;
+//! * a state directory that cannot be used (cannot be created, not
+//!   writable, a read-only database) is [`StoreError::Unusable`] /
+//!   [`StoreError::ReadOnly`]; the caller decides (the daemon stops unless
+//!   told to run without crash safety);
+//! * the schema is owned with `PRAGMA user_version` migrations: version 0
+//!   (the schema before versions, which an old database has) is migrated
+//!   to version 1 in one transaction.
+//!
+//! # Schema, version 1
+//! * `games`: one row per game (`board`, `control`, `settings` JSON,
+//!   `created_wall_us`, `caller_uid`, the alive checkpoint `alive_offset_us`
+//!   / `alive_wall_us`), and two nullable columns reserved for the board
+//!   core's restart reconstruction, not used yet: `boot_id TEXT` (the host
+//!   boot the game's time base belongs to, `/proc/sys/kernel/random/boot_id`)
+//!   and `epoch_mono_us INTEGER` (CLOCK_MONOTONIC µs of the game's offset 0
+//!   in that boot);
+//! * `events`: one row per input (`game`, `seq` = 1, 2, 3, ... within the
+//!   game, unique, `offset_us`, `wall_us`, `event` JSON, `caller_uid`,
+//!   `origin` JSON);
+//! * `meta`: `instance`, a random identity the commit record names.
+//! * `PRAGMA application_id` = [`APPLICATION_ID`], `PRAGMA user_version` =
+//!   [`SCHEMA_VERSION`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
+use super::commits::{self, CommitFile, Commits, ReadCommits, COMMITS_FILE};
 use super::{EventRow, Store, StoreError, StoredGame, DB_FILE};
 use crate::clock::wall_now_us;
+use crate::control::{FindingKind, StateFinding, StateHealth, StateMode};
 use crate::engine::Settings;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS games (
+/// `PRAGMA application_id` of a chessclockd database: "CCKD".
+pub const APPLICATION_ID: i32 = 0x4343_4B44;
+/// The schema version this daemon writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i32 = 1;
+
+const SCHEMA_V1: &str = "
+CREATE TABLE games (
     id INTEGER PRIMARY KEY,
     board TEXT NOT NULL,
     control TEXT NOT NULL,
@@ -20,39 +71,59 @@ CREATE TABLE IF NOT EXISTS games (
     created_wall_us INTEGER NOT NULL,
     caller_uid INTEGER,
     alive_offset_us INTEGER NOT NULL DEFAULT 0,
-    alive_wall_us INTEGER NOT NULL
+    alive_wall_us INTEGER NOT NULL,
+    boot_id TEXT,
+    epoch_mono_us INTEGER
 );
-CREATE INDEX IF NOT EXISTS games_board ON games(board, id);
-CREATE TABLE IF NOT EXISTS events (
+CREATE INDEX games_board ON games(board, id);
+CREATE TABLE events (
     id INTEGER PRIMARY KEY,
     game INTEGER NOT NULL REFERENCES games(id),
     offset_us INTEGER NOT NULL,
     wall_us INTEGER NOT NULL,
     event TEXT NOT NULL,
     caller_uid INTEGER,
-    origin TEXT
+    origin TEXT,
+    seq INTEGER NOT NULL,
+    caller_name TEXT
 );
-CREATE INDEX IF NOT EXISTS events_game ON events(game, id);
+CREATE INDEX events_game ON events(game, id);
+CREATE UNIQUE INDEX events_game_seq ON events(game, seq);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
 
-/// Columns added after the first schema: `(table, column, declaration)`.
-/// `games.boot_id` and `games.epoch_mono_us` map a game's offsets to the
-/// monotonic clock of the boot it last ran in (restart reconstruction);
-/// `events.caller_name` is the name of who made a change.
-const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+/// Version 0 (the schema before versions) to 1: events are numbered per
+/// game in the order they were written; meta. The columns of
+/// [`COLUMNS_ADDED_IN_1`] come first, each only where it is missing.
+const MIGRATE_0_TO_1: &str = "
+ALTER TABLE events ADD COLUMN seq INTEGER;
+UPDATE events SET seq = (SELECT COUNT(*) FROM events AS e
+                         WHERE e.game = events.game AND e.id <= events.id);
+CREATE UNIQUE INDEX events_game_seq ON events(game, seq);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+";
+
+/// Columns version 1 has that version 0 lacked: `games.boot_id` and
+/// `games.epoch_mono_us` map a game's offsets to the monotonic clock of the
+/// boot that wrote them (a restart in the same boot charges the outage);
+/// `events.caller_name` is the account that made a change. Development
+/// builds of version 0 already had some of them, hence one at a time.
+const COLUMNS_ADDED_IN_1: [(&str, &str, &str); 3] = [
     ("games", "boot_id", "TEXT"),
     ("games", "epoch_mono_us", "INTEGER"),
     ("events", "caller_name", "TEXT"),
 ];
 
-/// Adds the columns a database of an older daemon lacks.
-fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
-    for (table, column, declaration) in ADDED_COLUMNS {
-        let mut statement = conn.prepare(&format!("PRAGMA table_info({table})"))?;
-        let names: Vec<String> = statement
-            .query_map([], |row| row.get::<_, String>(1))?
-            .collect::<Result<_, _>>()?;
-        if !names.iter().any(|name| name == column) {
+fn add_missing_columns(conn: &Connection) -> Result<(), rusqlite::Error> {
+    for (table, column, declaration) in COLUMNS_ADDED_IN_1 {
+        let present: bool = conn
+            .query_row(
+                &format!("SELECT COUNT(*) FROM pragma_table_info('{table}') WHERE name = ?1"),
+                [column],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)?;
+        if !present {
             conn.execute_batch(&format!(
                 "ALTER TABLE {table} ADD COLUMN {column} {declaration}"
             ))?;
@@ -61,93 +132,267 @@ fn add_missing_columns(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The tables of our schemas (version 0 had the first two).
+const OUR_TABLES: [&str; 3] = ["games", "events", "meta"];
+
+/// What opening the state gives.
+pub struct Opened {
+    pub store: Store,
+    pub games: Vec<StoredGame>,
+    pub health: StateHealth,
+}
+
+/// The files of one state directory.
+struct Paths {
+    dir: PathBuf,
+    db: PathBuf,
+    wal: PathBuf,
+    shm: PathBuf,
+    commits: PathBuf,
+}
+
+impl Paths {
+    fn new(dir: &Path) -> Paths {
+        let db = dir.join(DB_FILE);
+        Paths {
+            dir: dir.to_owned(),
+            wal: PathBuf::from(format!("{}-wal", db.display())),
+            shm: PathBuf::from(format!("{}-shm", db.display())),
+            commits: dir.join(COMMITS_FILE),
+            db,
+        }
+    }
+}
+
+/// What the read-only inspection found.
+#[derive(Default)]
+struct Inspection {
+    findings: Vec<StateFinding>,
+    /// The database cannot be used: move it aside and start afresh.
+    replace: bool,
+}
+
+impl Inspection {
+    fn find(&mut self, kind: FindingKind, message: String, board: Option<String>) {
+        self.findings.push(StateFinding {
+            kind,
+            message,
+            board,
+        });
+    }
+}
+
+fn len_of(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+fn head_of(path: &Path, n: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(n);
+    if let Ok(file) = File::open(path) {
+        let _ = file.take(n as u64).read_to_end(&mut bytes);
+    }
+    bytes
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex16(text: &str) -> Option<[u8; 16]> {
+    if text.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 impl Store {
-    /// Opens (or creates) the database in `dir` and loads each board's
-    /// latest game. A database that cannot be opened or read is moved aside
-    /// and replaced by a fresh one; the error is logged.
-    pub fn open_or_recover(dir: &Path) -> Result<(Store, Vec<StoredGame>), StoreError> {
-        let path = dir.join(DB_FILE);
-        if let Err(error) = std::fs::create_dir_all(dir) {
-            tracing::error!(dir = %dir.display(), %error, "cannot create the state directory");
+    /// Opens the state in `dir` (created if missing): checks it, keeps
+    /// evidence of any damage, migrates it, loads each board's latest game.
+    /// See the module docs for what is refused and what is reported.
+    pub fn open_state(dir: &Path) -> Result<Opened, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Unusable {
+            path: dir.to_owned(),
+            reason: format!("cannot create the state directory: {source}"),
+        })?;
+        let paths = Paths::new(dir);
+        let record = commits::read(&paths.commits);
+        let inspection = inspect(&paths, &record)?;
+        let mut health = StateHealth {
+            mode: StateMode::Durable,
+            path: Some(paths.db.display().to_string()),
+            findings: inspection.findings,
+            evidence: None,
+        };
+        let is_lasting = |f: &StateFinding| lasting(f.kind);
+        if health.findings.iter().any(|f| !is_lasting(f)) {
+            // What SQLite would reset or replace once it writes (the WAL,
+            // the count, the file itself): kept now, whatever it is.
+            let kept = keep_evidence(&paths, &health, inspection.replace)?;
+            health.evidence = Some(kept.display().to_string());
         }
-        match Store::open(&path) {
-            Ok(opened) => return Ok(opened),
-            Err(error) => {
-                tracing::error!(%error, "the state database is unreadable or corrupt; moving it aside and starting with fresh state");
-                match move_aside(&path) {
-                    Ok(kept) => {
-                        tracing::error!(kept = %kept.display(), "the old state database was kept for inspection")
-                    }
-                    Err(error) => {
-                        tracing::error!(%error, "could not move the corrupt database aside")
-                    }
-                }
+        let mut store = open_writable(&paths)?;
+        let (games, load_findings) = store.load_latest_games()?;
+        health.findings.extend(load_findings);
+        let lasting_now: Vec<String> = health
+            .findings
+            .iter()
+            .filter(|f| is_lasting(f))
+            .map(fingerprint)
+            .collect();
+        // Damage that stays in the database (a gap, an unreadable row) is
+        // found again at every start while its game is the board's latest:
+        // reported each time, kept once.
+        let known = store.known_damage();
+        match (&health.evidence, known) {
+            (None, Some((seen, kept)))
+                if !lasting_now.is_empty() && lasting_now.iter().all(|f| seen.contains(f)) =>
+            {
+                tracing::warn!(kept = %kept, "the state damage found at an earlier start is still there");
+                health.evidence = Some(kept);
             }
+            _ if !lasting_now.is_empty() => {
+                let kept = match &health.evidence {
+                    Some(kept) => PathBuf::from(kept),
+                    None => keep_evidence(&paths, &health, false)?,
+                };
+                health.evidence = Some(kept.display().to_string());
+                store.remember_damage(&lasting_now, &kept.display().to_string());
+            }
+            _ => {}
         }
-        match Store::open(&path) {
-            Ok(opened) => Ok(opened),
-            Err(error) => {
-                tracing::error!(%error, "cannot create a fresh state database; running WITHOUT crash safety (in memory)");
-                Store::in_memory()
-            }
+        for finding in &health.findings {
+            tracing::error!(kind = ?finding.kind, board = finding.board.as_deref().unwrap_or(""),
+                "state damaged: {}", finding.message);
+        }
+        if let Some(kept) = &health.evidence {
+            tracing::error!(kept = %kept, "the damaged state files are kept for inspection");
+        }
+        store.start_commit_record(&paths.commits)?;
+        Ok(Opened {
+            store,
+            games,
+            health,
+        })
+    }
+
+    /// The lasting damage reported at an earlier start, and where its
+    /// evidence is.
+    fn known_damage(&self) -> Option<(Vec<String>, String)> {
+        let text: String = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'known_damage'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .ok()??;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let seen = value
+            .get("findings")?
+            .as_array()?
+            .iter()
+            .filter_map(|f| f.as_str().map(str::to_owned))
+            .collect();
+        Some((seen, value.get("evidence")?.as_str()?.to_owned()))
+    }
+
+    fn remember_damage(&self, findings: &[String], evidence: &str) {
+        let value = serde_json::json!({"findings": findings, "evidence": evidence});
+        if let Err(error) = self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('known_damage', ?1)",
+            [value.to_string()],
+        ) {
+            tracing::warn!(%error, "cannot note the damage found; it will be kept again at the next start");
         }
     }
 
-    fn in_memory() -> Result<(Store, Vec<StoredGame>), StoreError> {
+    /// A store that keeps everything in memory (no crash safety); `why` is
+    /// said in its health.
+    pub fn in_memory(why: &str) -> Result<Opened, StoreError> {
         let path = PathBuf::from(":memory:");
         let sql = |source| StoreError::Sql {
             path: path.clone(),
             source,
         };
         let conn = Connection::open_in_memory().map_err(sql)?;
-        conn.execute_batch(SCHEMA).map_err(sql)?;
-        Ok((
-            Store {
-                conn,
-                path: path.clone(),
-                active: HashMap::new(),
+        conn.execute_batch(SCHEMA_V1).map_err(sql)?;
+        let store = Store::with_connection(conn, path);
+        Ok(Opened {
+            store,
+            games: Vec::new(),
+            health: StateHealth {
+                mode: StateMode::Memory,
+                path: None,
+                findings: vec![StateFinding {
+                    kind: FindingKind::NoCrashSafety,
+                    message: format!(
+                        "running WITHOUT crash safety: games are kept in memory only and a \
+                         crash or restart loses them ({why})"
+                    ),
+                    board: None,
+                }],
+                evidence: None,
             },
-            Vec::new(),
-        ))
+        })
     }
 
-    /// Opens `path` strictly (no recovery).
-    pub fn open(path: &Path) -> Result<(Store, Vec<StoredGame>), StoreError> {
-        let sql = |source| StoreError::Sql {
-            path: path.to_owned(),
-            source,
-        };
-        let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(Duration::from_secs(2)).map_err(sql)?;
-        let check: String = conn
-            .query_row("PRAGMA quick_check", [], |row| row.get(0))
-            .map_err(sql)?;
-        if check != "ok" {
-            return Err(StoreError::Invalid {
-                path: path.to_owned(),
-                message: format!("integrity check failed: {check}"),
-            });
-        }
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(sql)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(path = %path.display(), mode, "SQLite refused WAL mode");
-        }
-        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(sql)?;
-        conn.execute_batch(SCHEMA).map_err(sql)?;
-        add_missing_columns(&conn).map_err(sql)?;
-        let mut store = Store {
-            conn,
-            path: path.to_owned(),
-            active: HashMap::new(),
-        };
-        let games = store.load_latest_games()?;
-        Ok((store, games))
+    /// (For tests and tools.) [`Store::open_state`] without the health.
+    pub fn open_or_recover(dir: &Path) -> Result<(Store, Vec<StoredGame>), StoreError> {
+        Store::open_state(dir).map(|opened| (opened.store, opened.games))
     }
 
-    fn load_latest_games(&mut self) -> Result<Vec<StoredGame>, StoreError> {
+    /// Writes the commit record afresh for the database as it is now.
+    fn start_commit_record(&mut self, path: &Path) -> Result<(), StoreError> {
+        let instance: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.sql_error(e))?;
+        let instance = instance.and_then(|text| unhex16(&text)).unwrap_or_default();
+        let events: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .map_err(|e| self.sql_error(e))?;
+        let last: Option<(i64, i64)> = self
+            .conn
+            .query_row(
+                "SELECT game, seq FROM events ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql_error(e))?;
+        let previous = match commits::read(path) {
+            ReadCommits::Valid(c) => c.generation,
+            _ => 0,
+        };
+        let file = CommitFile::create(
+            path,
+            Commits {
+                generation: previous,
+                instance,
+                events: u64::try_from(events).unwrap_or(0),
+                last,
+            },
+        )
+        .map_err(|source| StoreError::Unusable {
+            path: path.to_owned(),
+            reason: format!("cannot write the commit record: {source}"),
+        })?;
+        self.committed_events = file.current().events;
+        self.last_committed = last;
+        self.commits = Some(file);
+        Ok(())
+    }
+
+    fn load_latest_games(&mut self) -> Result<(Vec<StoredGame>, Vec<StateFinding>), StoreError> {
         let ids: Vec<i64> = {
             let mut statement = self
                 .conn
@@ -159,11 +404,27 @@ impl Store {
             rows.collect::<Result<_, _>>()
                 .map_err(|e| self.sql_error(e))?
         };
-        ids.into_iter().map(|id| self.load_game(id)).collect()
+        let mut games = Vec::new();
+        let mut findings = Vec::new();
+        for id in ids {
+            match self.load_game(id) {
+                Ok((game, mut bad)) => {
+                    findings.append(&mut bad);
+                    games.push(game);
+                }
+                Err(error) => findings.push(StateFinding {
+                    kind: FindingKind::Corrupt,
+                    message: format!("game {id} cannot be read ({error}); it is not restored"),
+                    board: None,
+                }),
+            }
+        }
+        Ok((games, findings))
     }
 
-    /// Loads one game with all its events.
-    pub fn load_game(&self, id: i64) -> Result<StoredGame, StoreError> {
+    /// Loads one game with all its events; events that cannot be read are
+    /// left out and reported.
+    pub fn load_game(&self, id: i64) -> Result<(StoredGame, Vec<StateFinding>), StoreError> {
         let row = self
             .conn
             .query_row(
@@ -193,8 +454,8 @@ impl Store {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT offset_us, wall_us, event, caller_uid, origin, caller_name FROM events
-                 WHERE game = ?1 ORDER BY id",
+                "SELECT offset_us, wall_us, event, caller_uid, origin, seq, caller_name
+                 FROM events WHERE game = ?1 ORDER BY seq, id",
             )
             .map_err(|e| self.sql_error(e))?;
         let raw = statement
@@ -205,68 +466,572 @@ impl Store {
                     row.get::<_, String>(2)?,
                     row.get::<_, Option<u32>>(3)?,
                     row.get::<_, Option<String>>(4)?,
-                    row.get::<_, Option<String>>(5)?,
+                    row.get::<_, Option<i64>>(5)?,
+                    row.get::<_, Option<String>>(6)?,
                 ))
             })
             .map_err(|e| self.sql_error(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.sql_error(e))?;
         let mut events = Vec::with_capacity(raw.len());
-        for (offset_us, wall_us, event, caller_uid, origin, caller_name) in raw {
-            let event = serde_json::from_str(&event)
-                .map_err(|e| self.invalid(format!("game {id}: bad event {event:?}: {e}")))?;
-            let origin = match origin {
-                None => None,
-                Some(text) => Some(serde_json::from_str(&text).map_err(|e| {
-                    self.invalid(format!("game {id}: bad event origin {text:?}: {e}"))
-                })?),
-            };
-            events.push(EventRow {
-                offset_us,
-                wall_us,
-                event,
-                caller_uid,
-                caller_name,
-                origin,
-            });
+        let mut findings = Vec::new();
+        let board = row.0.clone();
+        for (offset_us, wall_us, event, caller_uid, origin, seq, caller_name) in raw {
+            let decoded = serde_json::from_str(&event)
+                .map_err(|e| format!("event {event:?}: {e}"))
+                .and_then(|event| {
+                    let origin = match origin {
+                        None => None,
+                        Some(text) => Some(
+                            serde_json::from_str(&text)
+                                .map_err(|e| format!("event origin {text:?}: {e}"))?,
+                        ),
+                    };
+                    Ok((event, origin))
+                });
+            match decoded {
+                Ok((event, origin)) => events.push(EventRow {
+                    offset_us,
+                    wall_us,
+                    event,
+                    caller_uid,
+                    caller_name,
+                    origin,
+                }),
+                Err(why) => findings.push(StateFinding {
+                    kind: FindingKind::EventUnreadable,
+                    message: format!(
+                        "game {id}, event {}: cannot be read ({why}); the game is restored without it",
+                        seq.map_or("?".to_owned(), |s| s.to_string())
+                    ),
+                    board: Some(board.clone()),
+                }),
+            }
         }
-        Ok(StoredGame {
-            id,
-            board: row.0,
-            control: row.1,
-            settings,
-            created_wall_us: row.3,
-            caller_uid: row.4,
-            alive_offset_us: row.5,
-            alive_wall_us: row.6,
-            boot_id: row.7,
-            epoch_mono_us: row.8,
-            events,
-        })
+        Ok((
+            StoredGame {
+                id,
+                board: row.0,
+                control: row.1,
+                settings,
+                created_wall_us: row.3,
+                caller_uid: row.4,
+                alive_offset_us: row.5,
+                alive_wall_us: row.6,
+                boot_id: row.7,
+                epoch_mono_us: row.8,
+                events,
+            },
+            findings,
+        ))
     }
 }
 
-/// Renames the database (and its WAL/SHM files) to `*.corrupt-<unix s>`;
-/// returns the new name of the main file.
-pub fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
+/// Damage that stays in the database (found again at the next start)
+/// rather than in what SQLite resets when it writes.
+fn lasting(kind: FindingKind) -> bool {
+    matches!(
+        kind,
+        FindingKind::SequenceBroken | FindingKind::EventUnreadable
+    )
+}
+
+fn fingerprint(finding: &StateFinding) -> String {
+    format!(
+        "{:?}|{}|{}",
+        finding.kind,
+        finding.board.as_deref().unwrap_or(""),
+        finding.message
+    )
+}
+
+/// SQLite's WAL header magic (big-endian), either byte order of checksums.
+fn wal_header_valid(head: &[u8]) -> bool {
+    matches!(head.get(..4), Some([0x37, 0x7f, 0x06, 0x82 | 0x83])) && head.len() >= 32
+}
+
+/// Checks the state without writing anything (see the module docs).
+fn inspect(paths: &Paths, record: &ReadCommits) -> Result<Inspection, StoreError> {
+    let mut found = Inspection::default();
+    let db_len = len_of(&paths.db);
+    let wal_len = len_of(&paths.wal).unwrap_or(0);
+    if wal_len > 0 && !wal_header_valid(&head_of(&paths.wal, 32)) {
+        found.find(
+            FindingKind::WalUnreadable,
+            format!(
+                "the write-ahead log {} ({wal_len} bytes) has no valid WAL header: SQLite \
+                 ignores it, so the commits it held are lost",
+                paths.wal.display()
+            ),
+            None,
+        );
+    }
+    let committed = match record {
+        ReadCommits::Valid(c) => Some(*c),
+        _ => None,
+    };
+    let empty = db_len.unwrap_or(0) == 0;
+    if empty {
+        if let Some(c) = committed.filter(|c| c.events > 0) {
+            found.find(
+                FindingKind::DatabaseEmptied,
+                format!(
+                    "the database {} is {} but {} events had been committed to it",
+                    paths.db.display(),
+                    if db_len.is_none() {
+                        "missing"
+                    } else {
+                        "empty (0 bytes)"
+                    },
+                    c.events
+                ),
+                None,
+            );
+        }
+        if db_len.is_none() && wal_len > 0 {
+            // A log without its database: SQLite would replay it into a
+            // new, empty file and make half a database of it.
+            if !found
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::DatabaseEmptied)
+            {
+                found.find(
+                    FindingKind::DatabaseEmptied,
+                    format!(
+                        "the database {} is missing but its write-ahead log ({wal_len} bytes) \
+                         is there; a fresh database is started",
+                        paths.db.display()
+                    ),
+                    None,
+                );
+            }
+            found.replace = true;
+            return Ok(found);
+        }
+        if db_len.is_none() || wal_len == 0 {
+            return Ok(found);
+        }
+    } else {
+        let head = head_of(&paths.db, 100);
+        if head.len() < 100 || &head[..16] != b"SQLite format 3\0" {
+            found.find(
+                FindingKind::NotADatabase,
+                format!(
+                    "the database {} is not a SQLite database ({} bytes): no game can be \
+                     restored from it; a fresh database is started",
+                    paths.db.display(),
+                    db_len.unwrap_or(0)
+                ),
+                None,
+            );
+            found.replace = true;
+            return Ok(found);
+        }
+        let app = i32::from_be_bytes([head[68], head[69], head[70], head[71]]);
+        if app != 0 && app != APPLICATION_ID {
+            return Err(StoreError::Foreign {
+                path: paths.db.clone(),
+                reason: format!(
+                    "its application id is 0x{app:08x}, chessclockd's is 0x{APPLICATION_ID:08x}"
+                ),
+            });
+        }
+    }
+    let conn = match Connection::open_with_flags(
+        &paths.db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ) {
+        Ok(conn) => conn,
+        Err(error) => return unreadable(paths, found, error),
+    };
+    let _ = conn.busy_timeout(Duration::from_secs(2));
+    match inspect_sql(paths, &conn, committed, record, &mut found) {
+        Ok(()) => Ok(found),
+        Err(Inspect::Refuse(error)) => Err(error),
+        Err(Inspect::Sql(error)) => unreadable(paths, found, error),
+    }
+}
+
+enum Inspect {
+    Refuse(StoreError),
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Inspect {
+    fn from(error: rusqlite::Error) -> Inspect {
+        Inspect::Sql(error)
+    }
+}
+
+/// A database SQLite cannot read: corrupt (replace it), or not readable by
+/// us at all (the directory is unusable).
+fn unreadable(
+    paths: &Paths,
+    mut found: Inspection,
+    error: rusqlite::Error,
+) -> Result<Inspection, StoreError> {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => {
+            found.find(
+                FindingKind::Corrupt,
+                format!(
+                    "the database {} cannot be read ({error}): no game can be restored from \
+                     it; a fresh database is started",
+                    paths.db.display()
+                ),
+                None,
+            );
+            found.replace = true;
+            Ok(found)
+        }
+        _ => Err(StoreError::Unusable {
+            path: paths.db.clone(),
+            reason: format!("cannot read it: {error}"),
+        }),
+    }
+}
+
+fn inspect_sql(
+    paths: &Paths,
+    conn: &Connection,
+    committed: Option<Commits>,
+    record: &ReadCommits,
+    found: &mut Inspection,
+) -> Result<(), Inspect> {
+    let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let tables: BTreeSet<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    let foreign = |reason: String| {
+        Inspect::Refuse(StoreError::Foreign {
+            path: paths.db.clone(),
+            reason,
+        })
+    };
+    if app != 0 && app != APPLICATION_ID {
+        return Err(foreign(format!(
+            "its application id is 0x{app:08x}, chessclockd's is 0x{APPLICATION_ID:08x}"
+        )));
+    }
+    let others: Vec<&String> = tables
+        .iter()
+        .filter(|t| !OUR_TABLES.contains(&t.as_str()))
+        .collect();
+    if app == 0 && !tables.is_empty() {
+        if !others.is_empty() || !tables.contains("games") || !tables.contains("events") {
+            return Err(foreign(format!(
+                "it holds the tables {} and no chessclockd application id",
+                tables.iter().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if version != 0 {
+            return Err(foreign(format!(
+                "its user_version is {version} and it has no chessclockd application id"
+            )));
+        }
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Inspect::Refuse(StoreError::TooNew {
+            path: paths.db.clone(),
+            version,
+        }));
+    }
+    let check: Vec<String> = conn
+        .prepare("PRAGMA integrity_check")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    if check.first().map(String::as_str) != Some("ok") {
+        found.find(
+            FindingKind::Corrupt,
+            format!(
+                "the database {} fails its integrity check ({}): no game can be restored \
+                 from it; a fresh database is started",
+                paths.db.display(),
+                check.iter().take(3).cloned().collect::<Vec<_>>().join("; ")
+            ),
+            None,
+        );
+        found.replace = true;
+        return Ok(());
+    }
+    if !tables.contains("games") || !tables.contains("events") {
+        let emptied = found
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::DatabaseEmptied);
+        if committed.is_some_and(|c| c.events > 0) && !emptied {
+            found.find(
+                FindingKind::DatabaseEmptied,
+                format!(
+                    "the database {} holds no games although {} events had been committed to it",
+                    paths.db.display(),
+                    committed.map_or(0, |c| c.events)
+                ),
+                None,
+            );
+        }
+        return Ok(());
+    }
+    let total: i64 = conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))?;
+    let boards: HashMap<i64, String> = conn
+        .prepare("SELECT id, board FROM games")?
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let board_of = |game: i64| boards.get(&game).cloned();
+    let mut last_seq: HashMap<i64, i64> = HashMap::new();
+    if version >= 1 {
+        let mut statement = conn.prepare(
+            "SELECT game, COUNT(*), COUNT(DISTINCT seq), MIN(seq), MAX(seq),
+                    SUM(seq IS NULL) FROM events GROUP BY game ORDER BY game",
+        )?;
+        let rows = statement
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        // The games restored are each board's latest: an older game's
+        // damage does not change what is played now.
+        let latest: BTreeSet<i64> = conn
+            .prepare("SELECT MAX(id) FROM games GROUP BY board")?
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .collect::<Result<_, _>>()?;
+        for (game, count, distinct, min, max, nulls) in rows {
+            let (min, max) = (min.unwrap_or(0), max.unwrap_or(0));
+            last_seq.insert(game, max);
+            if !latest.contains(&game) {
+                continue;
+            }
+            if nulls > 0 || min != 1 || max != count || distinct != count {
+                let mut why = Vec::new();
+                if max > distinct {
+                    why.push(format!(
+                        "{} of the numbers 1 to {max} are missing",
+                        max - distinct
+                    ));
+                }
+                if count > distinct {
+                    why.push(format!("{} numbers repeat", count - distinct));
+                }
+                if nulls > 0 {
+                    why.push(format!("{nulls} events have no number"));
+                }
+                found.find(
+                    FindingKind::SequenceBroken,
+                    format!(
+                        "game {game}: its event sequence is broken ({}): events were removed \
+                         or altered; the game is restored from what is there",
+                        why.join(", ")
+                    ),
+                    board_of(game),
+                );
+            }
+        }
+    }
+    let instance: Option<String> = if tables.contains("meta") {
+        conn.query_row("SELECT value FROM meta WHERE key = 'instance'", [], |r| {
+            r.get(0)
+        })
+        .optional()?
+    } else {
+        None
+    };
+    match record {
+        ReadCommits::Valid(c) => {
+            let ours = instance.as_deref().and_then(unhex16);
+            if version >= 1 && ours.is_some_and(|i| i != c.instance) {
+                found.find(
+                    FindingKind::CommitRecordUnusable,
+                    format!(
+                        "the commit record {} belongs to another database (instance {}, this \
+                         one is {}): a loss of the last events cannot be ruled out",
+                        paths.commits.display(),
+                        hex(&c.instance),
+                        instance.unwrap_or_default()
+                    ),
+                    None,
+                );
+            } else if c.events > u64::try_from(total).unwrap_or(0) {
+                let missing = c.events - u64::try_from(total).unwrap_or(0);
+                found.find(
+                    FindingKind::EventsMissing,
+                    format!(
+                        "{missing} of the {} committed events are missing from the database \
+                         (the write-ahead log was cut or lost, or rows were removed); what is \
+                         left is restored, marked",
+                        c.events
+                    ),
+                    None,
+                );
+                if let Some((game, seq)) = c.last {
+                    let present = last_seq.get(&game).copied().unwrap_or(0);
+                    if present < seq {
+                        found.find(
+                            FindingKind::EventsMissing,
+                            format!(
+                                "game {game}: its last committed event was number {seq}, the \
+                                 database ends at number {present}"
+                            ),
+                            board_of(game),
+                        );
+                    }
+                }
+            }
+        }
+        ReadCommits::Unreadable(why) => found.find(
+            FindingKind::CommitRecordUnusable,
+            format!(
+                "the commit record {} cannot be read ({why}): a loss of the last events cannot \
+                 be ruled out",
+                paths.commits.display()
+            ),
+            None,
+        ),
+        ReadCommits::Missing => {
+            if version >= 1 && total > 0 {
+                found.find(
+                    FindingKind::CommitRecordUnusable,
+                    format!(
+                        "the commit record {} is missing although the database holds {total} \
+                         events: a loss of the last events cannot be ruled out",
+                        paths.commits.display()
+                    ),
+                    None,
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies (or, when `replace`, moves) the state files into a new
+/// `damaged-<unix seconds>` directory, with the findings beside them.
+fn keep_evidence(
+    paths: &Paths,
+    health: &StateHealth,
+    replace: bool,
+) -> Result<PathBuf, StoreError> {
     let stamp = wall_now_us() / 1_000_000;
-    let mut kept = None;
-    for suffix in ["", "-wal", "-shm"] {
-        let from = PathBuf::from(format!("{}{suffix}", path.display()));
+    let mut dir = paths.dir.join(format!("damaged-{stamp}"));
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = paths.dir.join(format!("damaged-{stamp}-{n}"));
+    }
+    let io = |path: &Path, source: std::io::Error| StoreError::MoveAside {
+        path: path.to_owned(),
+        source,
+    };
+    std::fs::create_dir(&dir).map_err(|e| io(&dir, e))?;
+    for from in [&paths.db, &paths.wal, &paths.shm, &paths.commits] {
         if !from.exists() {
             continue;
         }
-        let to = PathBuf::from(format!("{}{suffix}.corrupt-{stamp}", path.display()));
-        std::fs::rename(&from, &to).map_err(|source| StoreError::MoveAside {
-            path: from.clone(),
-            source,
-        })?;
-        if suffix.is_empty() {
-            kept = Some(to);
+        let Some(name) = from.file_name() else {
+            continue;
+        };
+        let to = dir.join(name);
+        // The commit record is always copied: it is rewritten afresh.
+        if replace && *from != paths.commits {
+            std::fs::rename(from, &to).map_err(|e| io(from, e))?;
+        } else {
+            std::fs::copy(from, &to).map_err(|e| io(from, e))?;
         }
     }
-    kept.ok_or_else(|| StoreError::Invalid {
-        path: path.to_owned(),
-        message: "nothing to move aside".into(),
-    })
+    let mut text = String::from("chessclockd found this state damaged when it started:\n");
+    for finding in &health.findings {
+        text.push_str(&format!("- {:?}: {}\n", finding.kind, finding.message));
+    }
+    std::fs::write(dir.join("findings.txt"), text).map_err(|e| io(&dir, e))?;
+    Ok(dir)
+}
+
+/// Opens the database for writing (it must be writable) in WAL mode and
+/// brings its schema to [`SCHEMA_VERSION`].
+fn open_writable(paths: &Paths) -> Result<Store, StoreError> {
+    let sql = |source| StoreError::Sql {
+        path: paths.db.clone(),
+        source,
+    };
+    let conn = Connection::open(&paths.db).map_err(|source| StoreError::Unusable {
+        path: paths.db.clone(),
+        reason: format!("cannot open it: {source}"),
+    })?;
+    conn.busy_timeout(Duration::from_secs(2)).map_err(sql)?;
+    let read_only = |source: rusqlite::Error| match source.sqlite_error_code() {
+        Some(ErrorCode::ReadOnly)
+        | Some(ErrorCode::CannotOpen)
+        | Some(ErrorCode::PermissionDenied) => StoreError::ReadOnly {
+            path: paths.db.clone(),
+            source,
+        },
+        _ => StoreError::Sql {
+            path: paths.db.clone(),
+            source,
+        },
+    };
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+        .map_err(read_only)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(path = %paths.db.display(), mode, "SQLite refused WAL mode");
+    }
+    conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+        .map_err(sql)?;
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(read_only)?;
+    let migrated = migrate(&conn).and_then(|()| conn.execute_batch("COMMIT"));
+    if let Err(error) = migrated {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(read_only(error));
+    }
+    Ok(Store::with_connection(conn, paths.db.clone()))
+}
+
+/// Creates the schema in an empty database or migrates an older one, inside
+/// the caller's transaction.
+fn migrate(conn: &Connection) -> Result<(), rusqlite::Error> {
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let has_games: bool = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'games'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)?;
+    if !has_games {
+        conn.execute_batch(SCHEMA_V1)?;
+    } else if version == 0 {
+        tracing::info!("migrating the state database from schema version 0 to 1");
+        add_missing_columns(conn)?;
+        conn.execute_batch(MIGRATE_0_TO_1)?;
+    }
+    let has_instance: bool = conn
+        .query_row(
+            "SELECT COUNT(*) FROM meta WHERE key = 'instance'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)?;
+    if !has_instance {
+        let instance: [u8; 16] = rand::random();
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES ('instance', ?1)",
+            [hex(&instance)],
+        )?;
+    }
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+    ))?;
+    Ok(())
 }

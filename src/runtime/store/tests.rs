@@ -1,6 +1,7 @@
 //! The store's own tests: round trips, recovery, checkpoints, group commit.
 
 use super::*;
+use crate::control::FindingKind;
 use crate::engine::{Settings, Side};
 use std::sync::mpsc;
 use tokio::sync::mpsc as tokio_mpsc;
@@ -91,26 +92,22 @@ fn the_latest_game_of_a_board_is_loaded() {
 }
 
 #[test]
-fn corrupt_database_is_moved_aside() {
+fn a_database_that_is_not_sqlite_is_moved_aside_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(DB_FILE);
-    std::fs::write(
-        &path,
-        b"this is not a database, just garbage bytes ".repeat(100),
-    )
-    .unwrap();
-    assert!(Store::open(&path).is_err());
-    let (mut store, games) = Store::open_or_recover(dir.path()).unwrap();
-    assert!(games.is_empty());
-    let kept: Vec<_> = std::fs::read_dir(dir.path())
+    let garbage = b"this is not a database, just garbage bytes ".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert!(opened.games.is_empty());
+    let kinds: Vec<FindingKind> = opened.health.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [FindingKind::NotADatabase]);
+    let evidence = PathBuf::from(opened.health.evidence.clone().unwrap());
+    assert_eq!(std::fs::read(evidence.join(DB_FILE)).unwrap(), garbage);
+    assert!(std::fs::read_to_string(evidence.join("findings.txt"))
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("chessclockd.sqlite3.corrupt-"))
-        .collect();
-    assert_eq!(kept.len(), 1, "{kept:?}");
-    let old = std::fs::read(dir.path().join(&kept[0])).unwrap();
-    assert!(old.starts_with(b"this is not a database"));
+        .contains("not a SQLite database"));
     // The fresh database works.
+    let mut store = opened.store;
     store
         .write(
             "b",

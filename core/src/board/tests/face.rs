@@ -79,7 +79,7 @@ fn unplug_and_replug_keep_times_and_restore_the_display() {
     ]);
     step!(rig, disconnect(&mut rig, 400, DeviceRole::Buttons) => [
         "event device buttons down",
-        "display0: 1:00 [L] | 1:00 [RL] \"NO BUTTONS\"",
+        "display0: 1:00 [N] | 1:00 [RN] \"NO BUTTONS\"",
         "view",
     ]);
     let state = rig.state(400);

@@ -32,7 +32,10 @@ fn setup() -> BoardSetup {
     BoardSetup {
         id: "b1".into(),
         buttons: Some("serial:BU1".into()),
-        displays: vec!["serial:DU1".into()],
+        displays: vec![DisplaySetup {
+            name: "serial:DU1".into(),
+            side: crate::display::DisplaySide::Both,
+        }],
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,
@@ -42,6 +45,7 @@ fn setup() -> BoardSetup {
         resume_after_restart: false,
         pgn_file: false,
         pgn_tags: Default::default(),
+        state_notice: None,
     }
 }
 
@@ -94,6 +98,7 @@ fn icon_letters(icons: Icons) -> String {
         (Icons::PAUSED, 'P'),
         (Icons::ARBITER, 'A'),
         (Icons::LINK_LOST, 'L'),
+        (Icons::NO_BUTTONS, 'N'),
         (Icons::BONUS, 'B'),
     ]
     .iter()
@@ -504,8 +509,7 @@ fn a_new_game_is_recorded_and_reported_after_its_commit() {
         "store 0: new-game 300+2",
         "new-history",
         "pgn",
-        "display0: 5:02 [L] | 5:02 [L] \"NO BUTTONS\"",
-        "leds ---",
+        // No unit is linked yet: nothing is sent to one.
         "view",
     ]);
     step!(rig, rig.commit_all(0) => ["view"]);
