@@ -25,6 +25,7 @@ pub mod dbus;
 pub mod devices;
 pub mod eboard;
 pub mod logging;
+pub mod manpages;
 pub mod notify;
 pub mod replay;
 pub mod runtime;

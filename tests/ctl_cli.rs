@@ -69,7 +69,14 @@ async fn reading_commands_in_text_and_json() {
         assert_eq!(all.as_array().unwrap().len(), 2);
 
         let frame = s.ok(&["watch", "--once"]).await;
-        assert_eq!(frame, status, "nothing runs: the same table");
+        let lines: Vec<&str> = frame.lines().collect();
+        assert_eq!(lines[0], "chessclockd: 2 boards   q quits", "{frame}");
+        assert!(
+            lines[2].starts_with("b1 ") && lines[2].contains("not started"),
+            "{frame}"
+        );
+        assert!(lines[2].contains(" 1:30:00 "), "{frame}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{frame}");
 
         // By object path too.
         s.ok(&["status", "/org/chessclockd/ChessClock1/board/b1"])
@@ -120,8 +127,7 @@ async fn changing_commands_reach_the_daemon() {
             (snap.black_remaining_ms, snap.black_moves, snap.black_stage),
             (270_000, 20, 2)
         );
-        s.ok(&["adjust", "b1", "white", "--remaining", "61000"])
-            .await;
+        s.ok(&["adjust", "b1", "white", "--remaining", "61s"]).await;
         assert_eq!(snapshot(&s.handle, "b1").await.white_remaining_ms, 61_000);
 
         // b1 has started: it refuses, b2 is scheduled, the CLI says so.
@@ -157,7 +163,7 @@ async fn changing_commands_reach_the_daemon() {
         let (ok, _, err) = s
             .ctl(&["adjust", "b1", "white", "--remaining", "4:61"])
             .await;
-        assert!(!ok && err.contains("not valid"), "{err}");
+        assert!(!ok && err.contains("seconds 61 is more than 59"), "{err}");
         let (ok, _, err) = s.ctl(&["press", "b1", "green"]).await;
         assert!(!ok && err.contains("invalid value 'green'"), "{err}");
         // Controls that give no time (issue 14, item 5).
@@ -172,20 +178,32 @@ async fn changing_commands_reach_the_daemon() {
         assert_eq!(snapshot(&s.handle, "b1").await, before);
         assert_eq!(history(&s.handle, "b1").await, history_before);
 
-        // History and export.
+        // History and export: a table (a title, a header, a row per
+        // entry), JSON and CSV in the fixed schema.
         let text = s.ok(&["history", "b1"]).await;
-        assert_eq!(text.lines().count(), history_before.len());
-        assert!(text.lines().next().unwrap().contains("command=NewGame"));
+        assert_eq!(text.lines().count(), history_before.len() + 2, "{text}");
+        assert!(text.lines().nth(1).unwrap().starts_with("TIME "), "{text}");
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .contains("note: fake runtime: new-game"),
+            "{text}"
+        );
         let json: serde_json::Value =
             serde_json::from_str(&s.ok(&["history", "b1", "--json"]).await).unwrap();
-        assert_eq!(json.as_array().unwrap().len(), history_before.len());
+        assert_eq!(json["rows"].as_array().unwrap().len(), history_before.len());
+        assert_eq!(json["board"], "b1");
         let exported: serde_json::Value =
             serde_json::from_str(&s.ok(&["export", "b1", "--json"]).await).unwrap();
         assert_eq!(exported, json);
         let csv = s.ok(&["export", "b1", "--csv"]).await;
         let mut rows = csv.split("\r\n");
-        assert_eq!(rows.next().unwrap(), "command,uid");
-        assert!(rows.next().unwrap().starts_with("\"NewGame"));
+        assert_eq!(
+            rows.next().unwrap(),
+            chessclock_core::views::RECORD_COLUMNS.join(",")
+        );
+        assert!(rows.next().unwrap().starts_with("b1,,1,note,"));
         assert_eq!(csv.matches("\r\n").count(), history_before.len() + 1);
         assert!(s
             .ok(&["export", "b1", "--pgn"])
@@ -322,6 +340,57 @@ async fn remote_host_goes_through_ssh_and_systemd_stdio_bridge() {
             std::fs::read_to_string(&record).unwrap(),
             "-xT\n--\narbiter@pi-board1\nsystemd-stdio-bridge\n"
         );
+    })
+    .await
+    .expect("test timed out");
+}
+
+/// `watch` takes -H more than once (and a file of hosts): one view of
+/// every host's boards; a host that cannot be reached is a line of its own.
+#[tokio::test]
+async fn watch_shows_several_hosts_in_one_view() {
+    let _serial = BUS_LOCK.lock().await;
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let s = served(false, NtpSource::Fixed(None)).await;
+        // A stand-in `ssh`: host `down` is unreachable, every other host
+        // reaches the private bus.
+        let bin = tempfile::tempdir().unwrap();
+        let script = format!(
+            "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = down ] && exit 255; done\n\
+             exec systemd-stdio-bridge --bus-path='{}'\n",
+            s.bus.address
+        );
+        let ssh = bin.path().join("ssh");
+        std::fs::write(&ssh, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let hosts = write(bin.path(), "hosts", "# hall B\npi2\ndown\n");
+        let path = format!(
+            "{}:{}",
+            bin.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let (ok, out, err) = run_with(
+            tokio::process::Command::new(CTL)
+                .args(["-H", "pi1", "watch", "--once", "--hosts-file", &hosts])
+                .env("PATH", path),
+        )
+        .await;
+        assert!(ok, "{err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with("chessclockd: 5 boards on 3 hosts"),
+            "{out}"
+        );
+        assert!(
+            lines[2].starts_with("down") && lines[2].contains("UNREACHABLE"),
+            "{out}"
+        );
+        for board in ["pi1/b1", "pi1/b2", "pi2/b1", "pi2/b2"] {
+            assert!(lines.iter().any(|l| l.starts_with(board)), "{board}: {out}");
+        }
+        assert!(err.contains("cannot connect"), "{err}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{out}");
     })
     .await
     .expect("test timed out");

@@ -143,8 +143,7 @@ async fn every_method_reaches_the_runtime_and_properties_follow() {
             .contains("[TimeControl \"fide-blitz\"]"));
 
         // Every change is in the history with the caller's uid.
-        let b1_history: Vec<serde_json::Value> =
-            serde_json::from_str(&b1.history().await.unwrap()).unwrap();
+        let b1_history = log_of(&b1.history().await.unwrap());
         assert_eq!(b1_history.len(), 8, "{b1_history:?}");
         assert!(b1_history.iter().all(|entry| entry["uid"] == my_uid()));
         assert!(b1_history[2]["command"].as_str().unwrap().contains("Press"));
@@ -367,10 +366,10 @@ async fn a_reader_in_a_loop_is_held_to_its_share() {
                 config: test_config(false),
                 request_name: false,
                 ntp: NtpSource::Fixed(None),
-                // A few hundred bytes a second: a state is about 200.
+                // A state a second: a state is about 900 bytes.
                 read_limits: chessclockd::dbus::limit::Limits {
-                    per_caller: 300.0,
-                    per_caller_burst: 1_000.0,
+                    per_caller: 1_000.0,
+                    per_caller_burst: 3_000.0,
                     total: 100_000.0,
                     total_burst: 100_000.0,
                     callers: 16,

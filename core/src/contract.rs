@@ -65,6 +65,21 @@ pub enum Command {
         moves: Option<u32>,
         stage: Option<u32>,
     },
+    /// Adds `delta_ms` to a side's remaining time at the instant the board
+    /// takes the command (negative: takes it away): a penalty or a bonus.
+    AdjustBy {
+        side: Side,
+        delta_ms: i64,
+    },
+    /// Takes back the arbiter's last press (made by command), when no press
+    /// came after it.
+    UndoPress,
+    /// Cancels the scheduled start.
+    CancelStart,
+    /// An arbiter's note for the record.
+    Note {
+        text: String,
+    },
     /// The state as JSON (replay schema plus additions).
     State,
     /// The game history as JSON.
@@ -82,6 +97,17 @@ pub enum Command {
     SetResult {
         result: Option<crate::eboard::GameResult>,
         termination: Option<crate::eboard::Termination>,
+    },
+    /// Every game of the board in the state database, as JSON
+    /// (`GameSummary` list, oldest first).
+    Games,
+    /// The history of one stored game (by its number), as JSON.
+    GameHistory {
+        game: i64,
+    },
+    /// The PGN of one stored game.
+    GamePgn {
+        game: i64,
     },
     /// The board's [`BoardSnapshot`].
     Snapshot,
@@ -101,8 +127,42 @@ impl Command {
     pub fn is_change(&self) -> bool {
         !matches!(
             self,
-            Command::State | Command::History | Command::Pgn | Command::Snapshot
+            Command::State
+                | Command::History
+                | Command::Pgn
+                | Command::Snapshot
+                | Command::Games
+                | Command::GameHistory { .. }
+                | Command::GamePgn { .. }
         )
+    }
+
+    /// A stable name of the command (for logs and the read limiter).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::NewGame { .. } => "new-game",
+            Command::Start => "start",
+            Command::StartAt { .. } => "start-at",
+            Command::Pause => "pause",
+            Command::Resume => "resume",
+            Command::Press { .. } => "press",
+            Command::Adjust { .. } => "adjust",
+            Command::AdjustBy { .. } => "adjust-by",
+            Command::UndoPress => "undo-press",
+            Command::CancelStart => "cancel-start",
+            Command::Note { .. } => "note",
+            Command::State => "state",
+            Command::History => "history",
+            Command::Pgn => "pgn",
+            Command::SetTags { .. } => "set-tags",
+            Command::SetResult { .. } => "set-result",
+            Command::Games => "games",
+            Command::GameHistory { .. } => "game-history",
+            Command::GamePgn { .. } => "game-pgn",
+            Command::Snapshot => "snapshot",
+            Command::DeviceAdded { .. } => "device-added",
+            Command::DeviceRemoved { .. } => "device-removed",
+        }
     }
 }
 

@@ -31,10 +31,9 @@ use chessclock_protocol::{Capabilities, DisplayState, Icons, Panel, Text};
 
 use serde::{Deserialize, Serialize};
 
+use crate::clocktext::{self, Style, TENTH};
 use crate::engine::{ClockState, Micros, Side, SideState, MS, SECOND};
 
-/// One tenth of a second.
-const TENTH: Micros = 100 * MS;
 /// One minute.
 const MINUTE: Micros = 60 * SECOND;
 /// Digits assumed for a unit that declares fewer (SPEC.md 8.1).
@@ -119,6 +118,9 @@ pub struct Marks {
     /// found damage at start-up), shown unless something above needs the
     /// text line.
     pub state_notice: Option<String>,
+    /// Time left until a scheduled start (Art. 6.6), shown as a countdown
+    /// (`START 4:59`) while the game has not started.
+    pub start_in: Option<Micros>,
 }
 
 impl Marks {
@@ -256,40 +258,43 @@ impl DisplayRules {
         }
     }
 
-    /// The time shown for one side.
+    /// The time shown for one side (the one formatter, [`clocktext`]).
     pub fn time_text(&self, side: &SideState) -> String {
         match side.remaining {
             None => {
                 let used = side.used.max(0);
-                self.whole_text(used / SECOND, used / MINUTE)
+                if used / SECOND < self.hms_limit().max(3600) {
+                    clocktext::elapsed(used, Style::SECONDS)
+                } else {
+                    self.hours_minutes(used / MINUTE)
+                }
             }
             Some(remaining) => {
                 let remaining = remaining.max(0);
-                if self.in_tenths(remaining) {
-                    let t = ceil_div(remaining, TENTH);
-                    format!("{}:{:02}.{}", t / 600, (t / 10) % 60, t % 10)
+                if self.in_tenths(remaining)
+                    || ceil_div(remaining, SECOND) < self.hms_limit().max(3600)
+                {
+                    clocktext::remaining(remaining, self.style())
                 } else {
-                    self.whole_text(ceil_div(remaining, SECOND), ceil_div(remaining, MINUTE))
+                    self.hours_minutes(ceil_div(remaining, MINUTE))
                 }
             }
         }
     }
 
-    /// The text of `seconds` (already rounded) at one hour and more as
-    /// `H:MM:SS` where it fits, else as `H.MM` of `minutes` (rounded the
-    /// same way); below one hour `M:SS`.
-    fn whole_text(&self, seconds: Micros, minutes: Micros) -> String {
-        if seconds < 3600 {
-            return format!("{}:{:02}", seconds / 60, seconds % 60);
+    /// How this unit writes a remaining time in [`clocktext`]'s terms
+    /// (where `H:MM:SS` no longer fits its digits, [`Self::time_text`]
+    /// writes `H.MM`).
+    pub fn style(&self) -> Style {
+        Style {
+            tenths_below: self.tenths_limit(),
+            hours: false,
         }
-        if seconds < self.hms_limit() {
-            return format!(
-                "{}:{:02}:{:02}",
-                seconds / 3600,
-                (seconds / 60) % 60,
-                seconds % 60
-            );
-        }
+    }
+
+    /// `H.MM` of `minutes` (already rounded): where `H:MM:SS` does not fit
+    /// the unit's digits.
+    fn hours_minutes(&self, minutes: Micros) -> String {
         let minutes = minutes.min(self.hm_max_minutes());
         format!("{}.{:02}", minutes / 60, minutes % 60)
     }
@@ -332,9 +337,11 @@ impl DisplayRules {
             "NO BUTTONS".to_owned()
         } else if let Some(notice) = &marks.state_notice {
             notice.clone()
+        } else if let Some(start_in) = marks.start_in.filter(|_| !state.started) {
+            format!("START {}", clocktext::remaining(start_in, Style::SECONDS))
         } else if state.paused {
             match marks.down_time {
-                Some(down) => format!("DOWN {}", short_seconds(ceil_div(down.max(0), SECOND))),
+                Some(down) => format!("DOWN {}", clocktext::remaining(down, Style::SECONDS)),
                 None => "PAUSE".to_owned(),
             }
         } else {
@@ -437,20 +444,6 @@ fn pow10(exponent: u8) -> Micros {
 
 fn ceil_div(value: Micros, unit: Micros) -> Micros {
     (value + unit - 1).div_euclid(unit)
-}
-
-/// `M:SS` or `H:MM:SS`, for texts (down time), not for panels.
-fn short_seconds(seconds: Micros) -> String {
-    if seconds >= 3600 {
-        format!(
-            "{}:{:02}:{:02}",
-            seconds / 3600,
-            (seconds / 60) % 60,
-            seconds % 60
-        )
-    } else {
-        format!("{}:{:02}", seconds / 60, seconds % 60)
-    }
 }
 
 fn truncate_chars(text: &str, chars: u8) -> &str {

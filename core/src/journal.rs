@@ -35,6 +35,14 @@ pub enum StoredEvent {
         unix_time_us: i64,
         #[serde(default)]
         forced: bool,
+        /// The scheduled start this one replaced (moved), if one was set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replaces_unix_us: Option<i64>,
+    },
+    /// The scheduled start at `unix_time_us` was cancelled before it came
+    /// due (not an engine input).
+    StartCancelled {
+        unix_time_us: i64,
     },
     Press {
         side: Side,
@@ -51,6 +59,26 @@ pub enum StoredEvent {
         /// taken from the electronic board), not an arbiter.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         source: Option<InputSource>,
+        /// A relative correction (a penalty, a bonus): what was added to
+        /// the side's remaining time at the row's instant (negative: taken
+        /// away); `remaining_us` is the result, which a replay applies.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by_us: Option<Micros>,
+    },
+    /// The arbiter button of a unit (Art. 6.12b): the clocks stop like a
+    /// pause, recorded as the call it is.
+    ArbiterCall,
+    /// The arbiter took back the press recorded at `press_at_us` (one made
+    /// with `chessclockctl press` by mistake): the game is re-run without
+    /// it (not an engine input; a replay removes that press).
+    PressUndone {
+        side: Side,
+        press_at_us: Micros,
+    },
+    /// An arbiter's note in the record ("3-fold claim rejected"); not an
+    /// engine input.
+    Note {
+        text: String,
     },
     /// The daemon came back after `down_us` of down time (not an engine
     /// input). `same_boot`: the machine did not reboot, so the running side
@@ -61,6 +89,13 @@ pub enum StoredEvent {
         same_boot: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         was_running: Option<Side>,
+        /// How many stored rows the game was rebuilt from.
+        #[serde(default)]
+        replayed: u32,
+        /// Whether the restart paused a running clock for the arbiter
+        /// (Art. 6.10a).
+        #[serde(default)]
+        paused: bool,
     },
     /// A flag fell by the passing of time at the row's instant (not an
     /// engine input: the engine computes it; kept so the record shows what
@@ -69,6 +104,25 @@ pub enum StoredEvent {
         side: Side,
         stage: u32,
         last_stage: bool,
+    },
+    /// `side` reached `stage` (not an engine input: the engine decides it;
+    /// kept so the record shows who reached a time control first).
+    /// `first`: the other side had not reached it yet.
+    Stage {
+        side: Side,
+        stage: u32,
+        first: bool,
+    },
+    /// A device of the board lost or regained its link during the game
+    /// (not an engine input). `role`: `buttons`, `display` or `eboard`.
+    Device {
+        role: String,
+        name: String,
+        connected: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        serial: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A flag the clock showed (at `flag_at_us`) was withdrawn because an
     /// input that happened before it arrived late and was placed in its
@@ -133,7 +187,7 @@ impl StoredEvent {
         match *self {
             StoredEvent::Start => Some(Input::Start),
             StoredEvent::Press { side } => Some(Input::Press(side)),
-            StoredEvent::Pause => Some(Input::Pause),
+            StoredEvent::Pause | StoredEvent::ArbiterCall => Some(Input::Pause),
             StoredEvent::Resume => Some(Input::Resume),
             StoredEvent::Adjust {
                 side,
@@ -148,6 +202,61 @@ impl StoredEvent {
                 stage,
             })),
             _ => None,
+        }
+    }
+}
+
+impl StoredEvent {
+    /// The row's kind: its stable name in the stored JSON (`do`), the
+    /// history and its exports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoredEvent::Start => "start",
+            StoredEvent::StartAt { .. } => "start-at",
+            StoredEvent::StartCancelled { .. } => "start-cancelled",
+            StoredEvent::Press { .. } => "press",
+            StoredEvent::Pause => "pause",
+            StoredEvent::Resume => "resume",
+            StoredEvent::Adjust { .. } => "adjust",
+            StoredEvent::ArbiterCall => "arbiter-call",
+            StoredEvent::PressUndone { .. } => "press-undone",
+            StoredEvent::Note { .. } => "note",
+            StoredEvent::Restart { .. } => "restart",
+            StoredEvent::Flag { .. } => "flag",
+            StoredEvent::Stage { .. } => "stage",
+            StoredEvent::Device { .. } => "device",
+            StoredEvent::FlagWithdrawn { .. } => "flag-withdrawn",
+            StoredEvent::PressNotPlaced { .. } => "press-not-placed",
+            StoredEvent::BoardMove { .. } => "board-move",
+            StoredEvent::BoardTakeBack { .. } => "board-take-back",
+            StoredEvent::Tags { .. } => "tags",
+            StoredEvent::GameResult { .. } => "result",
+        }
+    }
+
+    /// The side the row is about, if one.
+    pub fn side(&self) -> Option<Side> {
+        match self {
+            StoredEvent::Press { side }
+            | StoredEvent::Adjust { side, .. }
+            | StoredEvent::PressUndone { side, .. }
+            | StoredEvent::Flag { side, .. }
+            | StoredEvent::Stage { side, .. }
+            | StoredEvent::FlagWithdrawn { side, .. }
+            | StoredEvent::PressNotPlaced { side, .. }
+            | StoredEvent::BoardMove { side, .. } => Some(*side),
+            StoredEvent::Restart { .. }
+            | StoredEvent::Start
+            | StoredEvent::StartAt { .. }
+            | StoredEvent::StartCancelled { .. }
+            | StoredEvent::Pause
+            | StoredEvent::Resume
+            | StoredEvent::ArbiterCall
+            | StoredEvent::Note { .. }
+            | StoredEvent::Device { .. }
+            | StoredEvent::BoardTakeBack { .. }
+            | StoredEvent::Tags { .. }
+            | StoredEvent::GameResult { .. } => None,
         }
     }
 }

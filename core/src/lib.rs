@@ -6,6 +6,7 @@
 //! so Cargo keeps I/O out of it.
 //!
 //! * [`time`]: the microsecond type every core counts in;
+//! * [`clocktext`]: how a time is written for people, on every surface;
 //! * [`timecontrol`]: time-control notation (PGN TimeControl, US Chess) and
 //!   FIDE prose;
 //! * [`engine`]: the timing engine, FIDE Laws Art. 6;
@@ -17,6 +18,7 @@
 //! * [`journal`]: the format of a game's stored events.
 
 pub mod board;
+pub mod clocktext;
 pub mod contract;
 pub mod display;
 pub mod eboard;

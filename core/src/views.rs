@@ -174,6 +174,24 @@ pub struct BoardModel {
     pub settings: Settings,
     /// The game's result, once decided.
     pub result: Option<ResultView>,
+    /// The control in FIDE prose.
+    pub control_prose: String,
+    /// Where the displays begin to show tenths (ms; 0: never).
+    pub tenths_below_ms: u64,
+}
+
+/// A match control in FIDE prose: one sentence when both sides have the
+/// same control, else each side's.
+pub fn match_prose(control: &crate::engine::MatchControl) -> String {
+    if control.white == control.black {
+        control.white.prose()
+    } else {
+        format!(
+            "White: {}; Black: {}",
+            control.white.prose(),
+            control.black.prose()
+        )
+    }
 }
 
 impl BoardModel {
@@ -243,7 +261,9 @@ impl BoardModel {
                 controls.for_side(side),
                 crate::timecontrol::TimeControl::Canadian { .. }
             );
-            SideView::new(own, self.epoch, canadian)
+            let mut view = SideView::new(own, self.epoch, canadian);
+            view.max_stage = Some(controls.for_side(side).max_stage());
+            view
         };
         StateView {
             t: floor_ms(t.saturating_add(self.epoch)),
@@ -290,6 +310,13 @@ impl BoardModel {
             }),
             unplaced_presses: self.unplaced_presses,
             result: self.result.clone(),
+            control_prose: Some(self.control_prose.clone()),
+            tenths_below_ms: Some(self.tenths_below_ms),
+            scheduled_start_forced: self.scheduled_start.as_ref().map(|s| s.forced),
+            hourglass: matches!(
+                controls.white,
+                crate::timecontrol::TimeControl::Hourglass { .. }
+            ),
         }
     }
 }
@@ -314,6 +341,10 @@ pub struct SideView {
     #[serde(default)]
     pub moves_left_in_block: Option<u32>,
     pub in_overtime: bool,
+    /// The highest stage this side's control has (a correction to a higher
+    /// one is refused).
+    #[serde(default)]
+    pub max_stage: Option<u32>,
 }
 
 impl SideView {
@@ -328,6 +359,7 @@ impl SideView {
             periods_left: side.periods_left,
             moves_left_in_block: side.periods_left.filter(|_| canadian),
             in_overtime: side.in_overtime,
+            max_stage: None,
         }
     }
 }
@@ -390,6 +422,37 @@ pub struct StateView {
     /// the arbiter).
     #[serde(default)]
     pub result: Option<ResultView>,
+    /// The control in FIDE prose.
+    #[serde(default)]
+    pub control_prose: Option<String>,
+    /// Where the displays begin to show tenths (ms; 0: never): every
+    /// surface writes times as the displays do (see `clocktext`).
+    #[serde(default)]
+    pub tenths_below_ms: Option<u64>,
+    /// Whether the scheduled start overrode the NTP check.
+    #[serde(default)]
+    pub scheduled_start_forced: Option<bool>,
+    /// An hourglass control: the time one side uses is added to the other
+    /// (a reader extrapolating the clocks needs to know).
+    #[serde(default)]
+    pub hourglass: bool,
+}
+
+impl StateView {
+    /// How times of this board are written (as its displays write them).
+    pub fn style(&self) -> crate::clocktext::Style {
+        self.tenths_below_ms.map_or(
+            crate::clocktext::Style::CLOCK,
+            crate::clocktext::Style::tenths_below_ms,
+        )
+    }
+
+    pub fn side(&self, side: Side) -> &SideView {
+        match side {
+            Side::White => &self.white,
+            Side::Black => &self.black,
+        }
+    }
 }
 
 /// One row of a board's history: a stored event with when it happened, who
@@ -413,6 +476,79 @@ pub struct HistoryRow {
     pub black_used_ms: i64,
     pub white_remaining_ms: Option<i64>,
     pub black_remaining_ms: Option<i64>,
+    /// Moves completed by each side after the row.
+    #[serde(default)]
+    pub white_moves: u32,
+    #[serde(default)]
+    pub black_moves: u32,
+    /// A press that completed a move: its number and the time it used.
+    #[serde(default)]
+    pub move_number: Option<u32>,
+    #[serde(default)]
+    pub move_used_ms: Option<i64>,
+    /// Why the row's input changed nothing (a press of the side not to
+    /// move, on a paused clock...), or why a press was not placed.
+    #[serde(default)]
+    pub ignored: Option<IgnoredReason>,
+    /// A correction's side before and after (adjustments, an undone press).
+    #[serde(default)]
+    pub correction: Option<Correction>,
+}
+
+/// Why a row's input changed nothing: stable names for records and tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IgnoredReason {
+    NotStarted,
+    AlreadyStarted,
+    Paused,
+    NotPaused,
+    NotRunningSide,
+    Frozen,
+    /// A press that arrived too late to be placed at its instant.
+    TooLate,
+}
+
+impl IgnoredReason {
+    /// The stable name (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IgnoredReason::NotStarted => "not-started",
+            IgnoredReason::AlreadyStarted => "already-started",
+            IgnoredReason::Paused => "paused",
+            IgnoredReason::NotPaused => "not-paused",
+            IgnoredReason::NotRunningSide => "not-running-side",
+            IgnoredReason::Frozen => "frozen",
+            IgnoredReason::TooLate => "too-late",
+        }
+    }
+}
+
+impl From<crate::engine::Ignored> for IgnoredReason {
+    fn from(reason: crate::engine::Ignored) -> Self {
+        use crate::engine::Ignored;
+        match reason {
+            Ignored::NotStarted => IgnoredReason::NotStarted,
+            Ignored::AlreadyStarted => IgnoredReason::AlreadyStarted,
+            Ignored::Paused => IgnoredReason::Paused,
+            Ignored::NotPaused => IgnoredReason::NotPaused,
+            Ignored::NotRunningSide => IgnoredReason::NotRunningSide,
+            Ignored::Frozen => IgnoredReason::Frozen,
+        }
+    }
+}
+
+/// One side before and after a correction (remaining times rounded up;
+/// `None` for upcount).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    pub side: Side,
+    pub remaining_before_ms: Option<i64>,
+    pub remaining_after_ms: Option<i64>,
+    pub moves_before: u32,
+    pub moves_after: u32,
+    pub stage_before: u32,
+    pub stage_after: u32,
 }
 
 /// A history row whose input was applied again by a re-run (a late input
@@ -465,6 +601,13 @@ pub struct GameHeader {
     pub settings: Settings,
     pub created_wall_us: i64,
     pub caller_uid: Option<u32>,
+    /// The game's number in the state database, when known (past games,
+    /// `chessclockctl games`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<i64>,
+    /// The control in FIDE prose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_prose: Option<String>,
 }
 
 /// The D-Bus `History()` answer.
@@ -473,4 +616,326 @@ pub struct HistoryView {
     #[serde(flatten)]
     pub header: GameHeader,
     pub events: Vec<HistoryRow>,
+}
+
+/// One row of a game's record in the fixed schema of `chessclockctl
+/// history --json` and `export --json` / `--csv` (documented, column by
+/// column, in `docs/history-format.md`): the same fields for every kind of
+/// event, `null` (an empty CSV cell) where a field does not apply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordRow {
+    pub board: String,
+    /// The game's number in the state database, when known.
+    pub game: Option<i64>,
+    /// 1-based position of the row in the game's record.
+    pub seq: u32,
+    /// The kind of event (`press`, `adjust`, `flag`, ...).
+    pub kind: String,
+    /// Game time: milliseconds since the game was created.
+    pub game_ms: i64,
+    /// Time of day: µs since the Unix epoch, and as RFC 3339 in UTC.
+    pub wall_us: i64,
+    pub time: String,
+    pub side: Option<Side>,
+    /// A press that completed a move: its number and the time it used.
+    pub move_number: Option<u32>,
+    pub used_ms: Option<i64>,
+    /// Both clocks after the row, rounded up (`null`: no limit, upcount).
+    pub white_ms: Option<i64>,
+    pub black_ms: Option<i64>,
+    pub white_moves: u32,
+    pub black_moves: u32,
+    /// Who made it: the person's name, `uid N`, `device SERIAL` or
+    /// `chessclockd`.
+    pub who: String,
+    pub caller_uid: Option<u32>,
+    pub caller_name: Option<String>,
+    /// The button unit's serial number, for a row a device made.
+    pub device: Option<String>,
+    /// Why the row's input changed nothing (`not-running-side`, `paused`,
+    /// `too-late`, ...).
+    pub reason: Option<String>,
+    /// A correction's side before and after.
+    pub remaining_before_ms: Option<i64>,
+    pub remaining_after_ms: Option<i64>,
+    pub moves_before: Option<u32>,
+    pub moves_after: Option<u32>,
+    pub stage_before: Option<u32>,
+    pub stage_after: Option<u32>,
+    /// A relative correction: what was added (negative: taken away).
+    pub by_ms: Option<i64>,
+    /// An arbiter's note.
+    pub note: Option<String>,
+    /// The row in words.
+    pub what: String,
+}
+
+/// The column names of [`RecordRow`], in order (the CSV header).
+pub const RECORD_COLUMNS: [&str; 28] = [
+    "board",
+    "game",
+    "seq",
+    "kind",
+    "game_ms",
+    "wall_us",
+    "time",
+    "side",
+    "move_number",
+    "used_ms",
+    "white_ms",
+    "black_ms",
+    "white_moves",
+    "black_moves",
+    "who",
+    "caller_uid",
+    "caller_name",
+    "device",
+    "reason",
+    "remaining_before_ms",
+    "remaining_after_ms",
+    "moves_before",
+    "moves_after",
+    "stage_before",
+    "stage_after",
+    "by_ms",
+    "note",
+    "what",
+];
+
+impl RecordRow {
+    /// Row `index` (0-based) of `header`'s game.
+    pub fn new(header: &GameHeader, index: usize, row: &HistoryRow) -> RecordRow {
+        use crate::journal::StoredEvent;
+        let who = match (&row.caller_name, row.caller_uid, &row.device) {
+            (Some(name), _, _) => name.clone(),
+            (None, Some(uid), _) => format!("uid {uid}"),
+            (None, None, Some(device)) => format!("device {}", device.serial),
+            (None, None, None) => "chessclockd".to_owned(),
+        };
+        let correction = row.correction.as_ref();
+        RecordRow {
+            board: header.board.clone(),
+            game: header.game,
+            seq: u32::try_from(index + 1).unwrap_or(u32::MAX),
+            kind: row.event.kind().to_owned(),
+            game_ms: row.t_ms,
+            wall_us: row.wall_us,
+            time: crate::board::record::utc_text(row.wall_us),
+            side: row.event.side(),
+            move_number: row.move_number,
+            used_ms: row.move_used_ms,
+            white_ms: row.white_remaining_ms,
+            black_ms: row.black_remaining_ms,
+            white_moves: row.white_moves,
+            black_moves: row.black_moves,
+            who,
+            caller_uid: row.caller_uid,
+            caller_name: row.caller_name.clone(),
+            device: row.device.as_ref().map(|d| d.serial.clone()),
+            reason: row.ignored.map(|r| r.as_str().to_owned()),
+            remaining_before_ms: correction.and_then(|c| c.remaining_before_ms),
+            remaining_after_ms: correction.and_then(|c| c.remaining_after_ms),
+            moves_before: correction.map(|c| c.moves_before),
+            moves_after: correction.map(|c| c.moves_after),
+            stage_before: correction.map(|c| c.stage_before),
+            stage_after: correction.map(|c| c.stage_after),
+            by_ms: match &row.event {
+                StoredEvent::Adjust {
+                    by_us: Some(by), ..
+                } => Some(by.div_euclid(MS)),
+                _ => None,
+            },
+            note: match &row.event {
+                StoredEvent::Note { text } => Some(text.clone()),
+                _ => None,
+            },
+            what: crate::board::record::row_text(row),
+        }
+    }
+
+    /// The row's cells in [`RECORD_COLUMNS`] order, as text (empty for
+    /// `null`).
+    pub fn cells(&self) -> Vec<String> {
+        fn some<T: ToString>(value: &Option<T>) -> String {
+            value.as_ref().map_or_else(String::new, T::to_string)
+        }
+        vec![
+            self.board.clone(),
+            some(&self.game),
+            self.seq.to_string(),
+            self.kind.clone(),
+            self.game_ms.to_string(),
+            self.wall_us.to_string(),
+            self.time.clone(),
+            some(&self.side),
+            some(&self.move_number),
+            some(&self.used_ms),
+            some(&self.white_ms),
+            some(&self.black_ms),
+            self.white_moves.to_string(),
+            self.black_moves.to_string(),
+            self.who.clone(),
+            some(&self.caller_uid),
+            some(&self.caller_name),
+            some(&self.device),
+            some(&self.reason),
+            some(&self.remaining_before_ms),
+            some(&self.remaining_after_ms),
+            some(&self.moves_before),
+            some(&self.moves_after),
+            some(&self.stage_before),
+            some(&self.stage_after),
+            some(&self.by_ms),
+            some(&self.note),
+            self.what.clone(),
+        ]
+    }
+}
+
+impl HistoryView {
+    /// The record in the fixed schema.
+    pub fn records(&self) -> Vec<RecordRow> {
+        self.events
+            .iter()
+            .enumerate()
+            .map(|(index, row)| RecordRow::new(&self.header, index, row))
+            .collect()
+    }
+}
+
+/// One game of a board, as `chessclockctl games` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameSummary {
+    pub game: i64,
+    pub board: String,
+    pub control: String,
+    /// When the game was created, and when White's clock first started
+    /// (wall-clock µs since the Unix epoch).
+    pub created_wall_us: i64,
+    pub started_wall_us: Option<i64>,
+    /// The last row of the game (its end, for a game that is over).
+    pub last_wall_us: Option<i64>,
+    /// How the clock ended it: `white flagged`, `black flagged`,
+    /// `checkmate`/`stalemate` on the electronic board, or `unfinished`.
+    pub result: String,
+    /// Moves completed (White's count: full moves played).
+    pub moves: u32,
+    /// Whether it is the board's current game.
+    pub current: bool,
+}
+
+impl GameSummary {
+    /// The summary of game `game` from its history.
+    pub fn of(game: i64, history: &HistoryView, current: bool) -> GameSummary {
+        use crate::journal::StoredEvent;
+        let started = history
+            .events
+            .iter()
+            .find(|r| matches!(r.event, StoredEvent::Start) && r.ignored.is_none())
+            .map(|r| r.wall_us);
+        let first_flag = history.events.iter().find_map(|r| match r.event {
+            StoredEvent::Flag {
+                side,
+                last_stage: true,
+                ..
+            } => Some(side),
+            _ => None,
+        });
+        let withdrawn_all = history.events.iter().any(|r| {
+            matches!(r.event, StoredEvent::FlagWithdrawn { side, .. } if Some(side) == first_flag)
+        });
+        let result = match first_flag.filter(|_| !withdrawn_all) {
+            Some(side) => format!("{side} flagged"),
+            None if started.is_none() => "not started".to_owned(),
+            None => "unfinished".to_owned(),
+        };
+        let last = history.events.last();
+        GameSummary {
+            game,
+            board: history.header.board.clone(),
+            control: history.header.control.clone(),
+            created_wall_us: history.header.created_wall_us,
+            started_wall_us: started,
+            last_wall_us: last.map(|r| r.wall_us),
+            result,
+            moves: last.map_or(0, |r| r.white_moves),
+            current,
+        }
+    }
+}
+
+/// One side's control, as `DescribeControl` and `chessclockctl new` show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideControlView {
+    /// The project notation (`900+10`).
+    pub notation: String,
+    /// FIDE prose.
+    pub prose: String,
+    /// The time the side starts with before any bonus (the first stage,
+    /// the main time); `None` for upcount.
+    pub base_ms: Option<i64>,
+    /// The highest stage the control has.
+    pub stages: u32,
+}
+
+impl SideControlView {
+    pub fn of(control: &crate::timecontrol::TimeControl) -> SideControlView {
+        use crate::timecontrol::TimeControl;
+        let base = match control {
+            TimeControl::Stages(stages) => stages.first().map(|s| s.time),
+            TimeControl::Hourglass { time } => Some(*time),
+            TimeControl::ByoYomi { main, .. } | TimeControl::Canadian { main, .. } => Some(*main),
+            TimeControl::Upcount => None,
+        };
+        SideControlView {
+            notation: control.to_string(),
+            prose: control.prose(),
+            base_ms: base.map(floor_ms),
+            stages: control.max_stage(),
+        }
+    }
+}
+
+/// What a control (notation or preset name) means: the Manager's
+/// `DescribeControl()` answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlView {
+    /// The control as given.
+    pub control: String,
+    /// FIDE prose of the whole match.
+    pub prose: String,
+    pub white: SideControlView,
+    pub black: SideControlView,
+}
+
+impl ControlView {
+    pub fn of(text: &str, control: &crate::engine::MatchControl) -> ControlView {
+        ControlView {
+            control: text.to_owned(),
+            prose: match_prose(control),
+            white: SideControlView::of(&control.white),
+            black: SideControlView::of(&control.black),
+        }
+    }
+
+    /// The smaller of the two sides' base times (`None`: no limit).
+    pub fn base_ms(&self) -> Option<i64> {
+        match (self.white.base_ms, self.black.base_ms) {
+            (Some(w), Some(b)) => Some(w.min(b)),
+            (w, b) => w.or(b),
+        }
+    }
+}
+
+/// A preset, as the Manager's `Presets()` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PresetView {
+    pub name: String,
+    /// The notation it stands for (`white / black` when the sides differ).
+    pub control: String,
+    /// FIDE prose.
+    pub prose: String,
+    pub description: Option<String>,
+    /// `builtin` or `config`.
+    pub source: String,
 }

@@ -14,40 +14,17 @@ use anyhow::Context;
 use clap::Parser;
 use tokio::signal::unix::{signal, SignalKind};
 
+use std::sync::{Arc, Mutex};
+
+use chessclock_core::views::StateView;
 use chessclockd::config::{BoardConfig, BusKind, ButtonSide, Config, DeviceRef};
+use chessclockd::control::{Caller, Command, ControlHandle, Reply};
 use chessclockd::runtime::{run, RunOptions};
+use chessclockd::sim::view::board::DemoInfo;
+use chessclockd::sim::view::BoardPanel;
+use chessclockd::sim::BoardHost;
 
-const DEFAULT_CONFIG: &str = "/etc/chessclockd/chessclockd.toml";
-
-/// A FIDE-grade chess clock daemon for USB press buttons, LED displays and
-/// DGT electronic boards.
-#[derive(Debug, Parser)]
-#[command(name = "chessclockd", version, about)]
-struct Args {
-    /// The configuration file.
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_CONFIG)]
-    config: PathBuf,
-    /// Where the game state lives (overrides `daemon.state-dir`).
-    #[arg(long, value_name = "DIR")]
-    state_dir: Option<PathBuf>,
-    /// Keep the games in memory only: no state directory, NO crash safety
-    /// (a crash or restart loses every game).
-    #[arg(long, conflicts_with = "state_dir")]
-    no_state: bool,
-    /// Serve on the session bus.
-    #[arg(long, conflicts_with = "system")]
-    session: bool,
-    /// Serve on the system bus.
-    #[arg(long)]
-    system: bool,
-    /// One simulated board `demo` (button and display units on PTYs), on
-    /// the session bus, with a terminal view when stdout is a terminal.
-    #[arg(long)]
-    demo: bool,
-    /// More log output (-v: debug, -vv: trace).
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
-}
+use chessclockd::manpages::{DaemonArgs as Args, DEFAULT_CONFIG};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -250,7 +227,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     config.daemon.require_ntp_for_scheduled_start = false;
     config.boards = vec![BoardConfig {
         id: "demo".into(),
-        control: "300+3".into(),
+        control: DEMO_CONTROL.into(),
         buttons: Some(device("buttons")?),
         displays: vec![device("display")?.into()],
         eboard: None,
@@ -278,18 +255,58 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         "chessclockd demo: board `demo`, state in {}",
         state_dir.display()
     );
+    let bus_line = match &private_bus {
+        Some(bus) => format!(
+            "From another terminal: DBUS_SESSION_BUS_ADDRESS='{}' chessclockctl --user status demo",
+            bus.address
+        ),
+        None => "From another terminal: chessclockctl --user status demo (CHESSCLOCKCTL_BUS=user saves --user)"
+            .to_owned(),
+    };
 
+    let (handle_tx, handle_rx) = tokio::sync::oneshot::channel();
     let options = RunOptions {
         state_dir: Some(state_dir),
         bus: Some(BusKind::Session),
         bus_address: private_bus.as_ref().map(|b| b.address.clone()),
         no_state: args.no_state,
+        handle: Some(handle_tx),
         ..RunOptions::default()
     };
+    let host = Arc::new(DemoHost {
+        runtime: tokio::runtime::Handle::current(),
+        handle: Mutex::new(None),
+        info: Mutex::new(DemoInfo {
+            bus: bus_line,
+            white_left: true,
+            start_on_black_press: true,
+            notice: None,
+        }),
+        cached: Mutex::new(None),
+    });
+    {
+        let host = Arc::clone(&host);
+        let keep = args.keep_state;
+        tokio::spawn(async move {
+            if let Ok(handle) = handle_rx.await {
+                let notice = demo_first_game(&handle, keep).await;
+                if let Some(notice) = &notice {
+                    println!("{notice}");
+                }
+                if let Ok(mut info) = host.info.lock() {
+                    info.notice = notice;
+                }
+                if let Ok(mut slot) = host.handle.lock() {
+                    *slot = Some(handle);
+                }
+            }
+        });
+    }
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (view, idle_units) = if interactive {
+        let host = Arc::clone(&host);
         let view = std::thread::spawn(move || {
-            let result = chessclockd::sim::run_interactive(units);
+            let result = chessclockd::sim::run_demo(units, host.as_ref(), &|| false);
             let _ = stop_tx.send(());
             result
         });
@@ -336,4 +353,118 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     drop(private_bus);
     let _ = std::fs::remove_dir_all(&links);
     result
+}
+
+/// The demo's control.
+const DEMO_CONTROL: &str = "300+3";
+
+/// The demo board seen from the terminal view: its panel and the keys `r`
+/// (resume) and `n` (new game), through the runtime's control handle.
+struct DemoHost {
+    runtime: tokio::runtime::Handle,
+    handle: Mutex<Option<ControlHandle>>,
+    info: Mutex<DemoInfo>,
+    /// The last panel and when it was made (read at most 10 times a second).
+    cached: Mutex<Option<(std::time::Instant, BoardPanel)>>,
+}
+
+impl DemoHost {
+    fn call(&self, command: Command) -> Result<Reply, String> {
+        let handle = self
+            .handle
+            .lock()
+            .ok()
+            .and_then(|h| h.clone())
+            .ok_or_else(|| "the daemon is still starting".to_owned())?;
+        let uid = nix::unistd::getuid().as_raw();
+        let caller = Caller {
+            uid: Some(uid),
+            name: chessclockd::dbus::auth::account_name(uid),
+        };
+        self.runtime
+            .block_on(handle.call("demo", command, caller))
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl BoardHost for DemoHost {
+    fn panel(&self) -> Option<BoardPanel> {
+        if let Ok(cached) = self.cached.lock() {
+            if let Some((at, panel)) = cached.as_ref() {
+                if at.elapsed() < std::time::Duration::from_millis(100) {
+                    return Some(panel.clone());
+                }
+            }
+        }
+        let Ok(Reply::Json(text)) = self.call(Command::State) else {
+            return None;
+        };
+        let view: StateView = serde_json::from_str(&text).ok()?;
+        let info = self.info.lock().ok()?.clone();
+        let panel = BoardPanel::of(&view, &info);
+        if let Ok(mut cached) = self.cached.lock() {
+            *cached = Some((std::time::Instant::now(), panel.clone()));
+        }
+        Some(panel)
+    }
+
+    fn resume(&self) -> String {
+        match self.call(Command::Resume) {
+            Ok(_) => "resumed: the clock runs".to_owned(),
+            Err(error) => format!("not resumed: {error}"),
+        }
+    }
+
+    fn new_game(&self) -> String {
+        // The old game stays in the record; a running clock is paused first.
+        let _ = self.call(Command::Pause);
+        let result = self.call(Command::NewGame {
+            control: DEMO_CONTROL.to_owned(),
+        });
+        if let Ok(mut info) = self.info.lock() {
+            info.notice = None;
+        }
+        match result {
+            Ok(_) => "a new game: press l to start White's clock".to_owned(),
+            Err(error) => format!("no new game: {error}"),
+        }
+    }
+}
+
+/// The demo's first game: a fresh one unless `keep` (the last run's game
+/// stays in the record); with `keep`, what the kept game is.
+async fn demo_first_game(handle: &ControlHandle, keep: bool) -> Option<String> {
+    let state: StateView = match handle.call("demo", Command::State, Caller::DAEMON).await {
+        Ok(Reply::Json(text)) => serde_json::from_str(&text).ok()?,
+        _ => return None,
+    };
+    if !state.started {
+        return None;
+    }
+    if keep {
+        return Some(if state.paused {
+            "The game of the last demo run is back, paused: press r to resume, n for a new game."
+                .to_owned()
+        } else {
+            "The game of the last demo run goes on.".to_owned()
+        });
+    }
+    let _ = handle.call("demo", Command::Pause, Caller::DAEMON).await;
+    match handle
+        .call(
+            "demo",
+            Command::NewGame {
+                control: DEMO_CONTROL.to_owned(),
+            },
+            Caller::DAEMON,
+        )
+        .await
+    {
+        Ok(_) => Some(
+            "A fresh game (the last run's game is kept in the record: chessclockctl --user games demo; \
+             chessclockd --demo --keep-state continues it)."
+                .to_owned(),
+        ),
+        Err(error) => Some(format!("The last run's game could not be replaced: {error}")),
+    }
 }

@@ -3,10 +3,16 @@
 //! remote host through `ssh HOST systemd-stdio-bridge`), and runs the
 //! engine offline (`replay`).
 //!
-//! Promises: every reading command takes `--json`; every failure prints one
-//! clear line (the daemon's own message and error name) on standard error
-//! and exits non-zero (1; 2 for usage errors and bad replay input).
+//! Promises: every reading command takes `--json`; every changing command
+//! prints what it changed, one line per board (`b2 white 5:11 -> 4:30`);
+//! a time is never a bare number (`4:30`, `270s`, `1500ms`); every failure
+//! prints one clear line (the daemon's own message and error name) on
+//! standard error and exits non-zero (1; 2 for usage errors and bad replay
+//! input). The daemon's JSON is read into the typed views of
+//! `chessclock_core::views`.
 
+pub mod commands;
+pub mod echo;
 pub mod output;
 pub mod time;
 pub mod watch;
@@ -22,7 +28,8 @@ use zbus::{Address, Connection};
 
 use crate::dbus::client::{BoardProxy, ManagerProxy};
 use crate::dbus::{board_id, board_path, Error as ApiError};
-use output::{Snapshot, Table};
+use chessclock_core::contract::BoardSnapshot;
+use chessclock_core::views::{GameSummary, HistoryView, StateView};
 
 /// Control the chessclockd chess clocks.
 #[derive(Debug, Parser)]
@@ -34,10 +41,14 @@ use output::{Snapshot, Table};
                   boards, start a round (optionally at one instant on every board), pause, \
                   correct a clock, read a game's history, and replay a timeline offline. \
                   Reading is open to every local user; changing a clock needs root or \
-                  membership of the group `chessclock`.",
+                  membership of the group `chessclock`. Every change prints what it changed.",
     after_help = "Examples:\n  chessclockctl status\n  chessclockctl start --all --at 14:00\n  \
                   chessclockctl adjust board1 black --remaining 4:30 --moves 20\n  \
-                  chessclockctl -H arbiter@pi-board1 watch"
+                  chessclockctl adjust board1 white --sub 2:00\n  \
+                  chessclockctl note board1 3-fold claim rejected\n  \
+                  chessclockctl -H pi-board1 -H pi-board2 watch\n\n\
+                  Environment:\n  CHESSCLOCKCTL_BUS=user  talk to the daemon on your user bus \
+                  (like --user on every command)"
 )]
 pub struct Cli {
     /// Talk to the daemon on the system bus (the default).
@@ -46,14 +57,34 @@ pub struct Cli {
     /// Talk to a daemon on your user (session) bus.
     #[arg(long, global = true)]
     pub user: bool,
+    /// Which bus to use when neither --system nor --user is given.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "CHESSCLOCKCTL_BUS",
+        value_name = "BUS",
+        hide_env_values = true
+    )]
+    pub bus: Option<BusArg>,
     /// Reach the daemon on another machine: `ssh -xT HOST systemd-stdio-bridge`.
+    /// `watch` takes it more than once (one view of every host's boards).
     #[arg(short = 'H', long = "host", global = true, value_name = "[USER@]HOST")]
-    pub host: Option<String>,
+    pub host: Vec<String>,
     /// A D-Bus address to connect to instead (for tests and debugging).
     #[arg(long, global = true, hide = true, value_name = "ADDRESS")]
     pub address: Option<String>,
     #[command(subcommand)]
     pub command: Cmd,
+}
+
+/// The bus `--bus` / `CHESSCLOCKCTL_BUS` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BusArg {
+    System,
+    /// The user (session) bus; `session` is the same.
+    #[value(alias = "session")]
+    User,
 }
 
 /// A side of the board.
@@ -70,6 +101,13 @@ impl SideArg {
             SideArg::Black => "black",
         }
     }
+
+    fn side(self) -> chessclock_core::engine::Side {
+        match self {
+            SideArg::White => chessclock_core::engine::Side::White,
+            SideArg::Black => chessclock_core::engine::Side::Black,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,15 +118,17 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Show every board (or one): times, running side, moves, stages, flags, devices.
+    /// Show every board (or some): times, running side, moves, stages, flags,
+    /// devices, and what needs the arbiter (a call, a restart, a scheduled start).
     Status {
-        /// A board id (default: all boards).
-        board: Option<String>,
+        /// Board ids (default: all boards).
+        boards: Vec<String>,
         /// Print JSON: the snapshot and the state of each board.
         #[arg(long)]
         json: bool,
     },
-    /// A live view of all boards; quit with q or Ctrl-C.
+    /// A live view of all boards of one or more hosts, most urgent first;
+    /// quit with q or Ctrl-C.
     Watch {
         /// Print one frame and exit (for scripts).
         #[arg(long)]
@@ -96,41 +136,70 @@ pub enum Cmd {
         /// Print every board's snapshot as a JSON line, then one line per change.
         #[arg(long)]
         json: bool,
+        /// No bell when a player calls the arbiter.
+        #[arg(long)]
+        no_bell: bool,
+        /// No colour.
+        #[arg(long)]
+        no_color: bool,
+        /// A file of hosts, one `[USER@]HOST` a line (# comments), like -H each.
+        #[arg(long, value_name = "FILE")]
+        hosts_file: Option<PathBuf>,
     },
-    /// Set up a new game with a time control (notation or preset name).
+    /// Set up a new game with a time control (notation or preset name) on
+    /// one or more boards: `new b1 b2 900+10`, `new --all fide-rapid`.
     New {
-        /// The board id from the daemon's configuration (or its object path).
-        board: String,
-        /// e.g. `5400+30`, `40/5400+30:1800+30`, `G/90;d5`, `fide-rapid`.
-        control: String,
+        /// The board ids, then the control (e.g. `900+10`,
+        /// `40/5400+30:1800+30`, `G/90;d5`, `fide-rapid`); with --all only
+        /// the control.
+        #[arg(required = true, value_name = "BOARD... CONTROL")]
+        targets: Vec<String>,
+        /// Every board.
+        #[arg(long)]
+        all: bool,
+        /// Accept a base time under a minute (the notation counts seconds:
+        /// 15+10 is 15 s, 900+10 is 15 min).
+        #[arg(long)]
+        yes: bool,
+        /// Replace a game that has started and not ended (it stays readable:
+        /// chessclockctl games BOARD).
+        #[arg(long)]
+        force: bool,
     },
-    /// Start a board's clock (White's), or every board's, now or at a time.
-    #[command(group(ArgGroup::new("which").required(true).args(["board", "all"])))]
+    /// Start White's clock on boards (or every board), now or at a time; a
+    /// second --at moves the scheduled start; --cancel cancels it.
+    #[command(group(ArgGroup::new("which").required(true).args(["boards", "all"])))]
     Start {
-        /// The board id from the daemon's configuration (or its object path).
-        board: Option<String>,
-        /// Start every board (at one instant with --at).
+        /// Board ids.
+        boards: Vec<String>,
+        /// Every board (at one instant with --at).
         #[arg(long)]
         all: bool,
         /// When: RFC 3339 (2026-11-30T14:00:00+01:00), HH:MM[:SS] today, or +90s / +5m.
-        #[arg(long, value_name = "TIME")]
+        #[arg(long, value_name = "TIME", conflicts_with = "cancel")]
         at: Option<String>,
         /// Start at --at even if the system clock is not NTP-synchronised.
         #[arg(long, requires = "at")]
         force: bool,
+        /// Cancel the scheduled start.
+        #[arg(long)]
+        cancel: bool,
     },
-    /// Pause a board's clocks (or every board's).
-    #[command(group(ArgGroup::new("which").required(true).args(["board", "all"])))]
+    /// Pause boards' clocks (or every board's).
+    #[command(group(ArgGroup::new("which").required(true).args(["boards", "all"])))]
     Pause {
-        /// The board id from the daemon's configuration (or its object path).
-        board: Option<String>,
+        /// Board ids.
+        boards: Vec<String>,
         #[arg(long)]
         all: bool,
     },
-    /// Resume a paused board.
+    /// Resume paused boards (or every board).
+    #[command(group(ArgGroup::new("which").required(true).args(["boards", "all"])))]
     Resume {
-        /// The board id from the daemon's configuration (or its object path).
-        board: String,
+        /// Board ids.
+        boards: Vec<String>,
+        #[arg(long)]
+        all: bool,
     },
     /// Press a side's button, as the player would.
     Press {
@@ -139,32 +208,59 @@ pub enum Cmd {
         /// `white` or `black`.
         side: SideArg,
     },
-    /// Correct a side's clock: remaining time, moves made, stage.
+    /// Take back the arbiter's last press (a mistaken `press`), when no
+    /// press came after it.
+    Undo {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+    },
+    /// Correct a side's clock: remaining time, a penalty or bonus, moves
+    /// made, stage. Times: 4:30, 1:04:30, 270s, 4m30s, 1500ms (never a bare
+    /// number).
     #[command(group(ArgGroup::new("what").required(true).multiple(true)
-        .args(["remaining", "moves", "stage"])))]
+        .args(["remaining", "add", "sub", "moves", "stage"])))]
     Adjust {
         /// The board id from the daemon's configuration (or its object path).
         board: String,
         /// `white` or `black`.
         side: SideArg,
-        /// Remaining time: M:SS, H:MM:SS or milliseconds.
-        #[arg(long, value_name = "TIME")]
+        /// Set the remaining time.
+        #[arg(long, value_name = "TIME", conflicts_with_all = ["add", "sub"])]
         remaining: Option<String>,
-        /// Completed moves.
+        /// Add time at the instant of the command (e.g. 2:00 for Art. 7.5).
+        #[arg(long, value_name = "TIME", conflicts_with = "sub")]
+        add: Option<String>,
+        /// Take time away at the instant of the command.
+        #[arg(long, value_name = "TIME")]
+        sub: Option<String>,
+        /// Completed moves (at most 999).
         #[arg(long)]
         moves: Option<u32>,
-        /// Stage (1-based).
+        /// Stage (1-based; at most the stages the control has).
         #[arg(long)]
         stage: Option<u32>,
     },
-    /// A game's history: every press and every change, with who made it.
+    /// Write a note into the game's record ("3-fold claim rejected").
+    Note {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+        /// The note (the words may be given unquoted).
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true)]
+        text: Vec<String>,
+    },
+    /// A game's record: every press, correction, flag, call, restart and
+    /// note, with the time of day and who made it.
     History {
         /// The board id from the daemon's configuration (or its object path).
         board: String,
+        /// Print JSON in the fixed schema (docs/history-format.md).
         #[arg(long)]
         json: bool,
+        /// A past game (its number from `chessclockctl games BOARD`).
+        #[arg(long, value_name = "ID")]
+        game: Option<i64>,
     },
-    /// Export a game: history as JSON or CSV, or the game as PGN.
+    /// Export a game: the record as JSON or CSV, or the game as PGN.
     #[command(group(ArgGroup::new("format").required(true).args(["json", "csv", "pgn"])))]
     Export {
         /// The board id from the daemon's configuration (or its object path).
@@ -175,6 +271,21 @@ pub enum Cmd {
         csv: bool,
         #[arg(long)]
         pgn: bool,
+        /// A past game (its number from `chessclockctl games BOARD`).
+        #[arg(long, value_name = "ID")]
+        game: Option<i64>,
+    },
+    /// A board's games: number, control, start, end, result, moves.
+    Games {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The presets the daemon knows, with their controls in words.
+    Presets {
+        #[arg(long)]
+        json: bool,
     },
     /// Set PGN tags of a board's current game (players, round, event...);
     /// an empty value gives a tag back to its configured default.
@@ -236,9 +347,10 @@ pub enum Cmd {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
     },
-    /// Write man pages into a directory.
+    /// Write man pages into a directory: chessclockctl(1) and one page per
+    /// command, chessclockd(8), chessclockd.toml(5).
     Man {
-        /// Where chessclockctl.1 and chessclockctl-<command>.1 go.
+        /// Where the pages go.
         dir: PathBuf,
     },
 }
@@ -285,6 +397,9 @@ pub enum CtlError {
     Api(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// Some boards of a command failed; each failure was printed already.
+    #[error("{0} of the boards failed")]
+    Reported(usize),
 }
 
 impl CtlError {
@@ -326,7 +441,10 @@ pub fn describe(error: ApiError) -> String {
         "org.freedesktop.DBus.Error.ServiceUnknown"
         | "org.freedesktop.DBus.Error.NameHasNoOwner" => {
             "; is chessclockd running? (systemctl status chessclockd; \
-             --user for a daemon on your session bus)"
+             --user or CHESSCLOCKCTL_BUS=user for a daemon on your session bus)"
+        }
+        "org.freedesktop.DBus.Error.UnknownMethod" => {
+            "; the daemon is older than this chessclockctl (upgrade it)"
         }
         _ => "",
     };
@@ -352,10 +470,57 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => ExitCode::from(code),
+        Err(CtlError::Reported(_)) => ExitCode::from(1),
         Err(error) => {
             eprintln!("chessclockctl: {error}");
             ExitCode::from(error.exit_code())
         }
+    }
+}
+
+/// Where the daemon is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Address(String),
+    Host { host: String, user_bus: bool },
+    User,
+    System,
+}
+
+impl Target {
+    /// How to reach `host` (or the local daemon) with the bus options of `cli`.
+    fn of(cli: &Cli, host: Option<&str>) -> Target {
+        let user_bus = cli.user || (!cli.system && cli.bus == Some(BusArg::User));
+        if let Some(address) = &cli.address {
+            return Target::Address(address.clone());
+        }
+        match host {
+            Some(host) => Target::Host {
+                host: host.to_owned(),
+                user_bus,
+            },
+            None if user_bus => Target::User,
+            None => Target::System,
+        }
+    }
+
+    /// A short name for views and messages (the host, or nothing locally).
+    pub fn label(&self) -> String {
+        match self {
+            Target::Host { host, .. } => host.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The one daemon a command talks to (`-H` once at most).
+fn single_target(cli: &Cli) -> Result<Target, CtlError> {
+    match cli.host.as_slice() {
+        [] => Ok(Target::of(cli, None)),
+        [host] => Ok(Target::of(cli, Some(host))),
+        _ => Err(CtlError::Usage(
+            "only `watch` takes -H more than once: give one host".into(),
+        )),
     }
 }
 
@@ -380,9 +545,47 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                 Err(error) => Err(CtlError::Usage(error.to_string())),
             };
         }
+        Cmd::Watch {
+            once,
+            json,
+            no_bell,
+            no_color,
+            hosts_file,
+        } => {
+            let mut hosts = cli.host.clone();
+            if let Some(file) = hosts_file {
+                hosts.extend(watch::read_hosts_file(file)?);
+            }
+            let targets: Vec<Target> = if hosts.is_empty() {
+                vec![Target::of(&cli, None)]
+            } else {
+                hosts.iter().map(|h| Target::of(&cli, Some(h))).collect()
+            };
+            let options = watch::Options {
+                bell: !no_bell,
+                color: !no_color,
+            };
+            return watch::main(&targets, *once, *json, options)
+                .await
+                .map(|()| 0);
+        }
         _ => {}
     }
-    let connection = connect(&cli).await?;
+    let target = single_target(&cli)?;
+    let connection = match connect(&target).await {
+        Ok(connection) => connection,
+        Err(error) => {
+            if let Cmd::Presets { json } = &cli.command {
+                eprintln!("chessclockctl: {error}; showing the built-in presets");
+                print_presets(
+                    &crate::dbus::presets::list(&crate::config::Config::default()),
+                    *json,
+                )?;
+                return Ok(0);
+            }
+            return Err(error);
+        }
+    };
     let manager = api(
         "manager",
         ManagerProxy::builder(&connection)
@@ -395,255 +598,42 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
         connection: &connection,
         manager: &manager,
     };
-    match cli.command {
-        Cmd::Boards { json } => {
-            let ids = ctx.board_ids().await?;
-            if json {
-                writeln!(stdout, "{}", serde_json::json!(ids))?;
-            } else {
-                for id in ids {
-                    writeln!(stdout, "{id}")?;
-                }
-            }
-        }
-        Cmd::Status { board, json } => {
-            let ids = match &board {
-                Some(board) => vec![ctx.resolve(board).await?],
-                None => ctx.board_ids().await?,
-            };
-            let now_ms = ctx.daemon_now_ms().await?;
-            let mut views = Vec::new();
-            for id in &ids {
-                views.push(ctx.snapshot(id).await?);
-            }
-            if json {
-                let mut entries = Vec::new();
-                for (id, view) in ids.iter().zip(&views) {
-                    let state = api(id, ctx.board(id).await?.state().await)?;
-                    let state: serde_json::Value =
-                        serde_json::from_str(&state).unwrap_or(serde_json::Value::String(state));
-                    entries.push(serde_json::json!({
-                        "board": id,
-                        "daemon_now_ms": now_ms,
-                        "snapshot": view.raw,
-                        "state": state,
-                    }));
-                }
-                let value = if board.is_some() {
-                    entries.remove(0)
-                } else {
-                    serde_json::Value::Array(entries)
-                };
-                writeln!(stdout, "{value}")?;
-            } else {
-                write!(stdout, "{}", Table::render(&views, now_ms))?;
-                let mut health = Vec::new();
-                for id in &ids {
-                    let state = api(id, ctx.board(id).await?.state().await)?;
-                    let state = serde_json::from_str(&state).unwrap_or_default();
-                    for note in output::state_notes(id, &state) {
-                        writeln!(stdout, "{note}")?;
-                    }
-                    if health.is_empty() {
-                        health = output::health_notes(&state);
-                    }
-                }
-                // The daemon's, not a board's: said once.
-                for note in health {
-                    writeln!(stdout, "{note}")?;
-                }
-            }
-        }
-        Cmd::Watch { once, json } => {
-            if json {
-                watch::stream_json(&ctx, once).await?;
-            } else if once {
-                let now_ms = ctx.daemon_now_ms().await?;
-                let mut views = Vec::new();
-                for id in ctx.board_ids().await? {
-                    views.push(ctx.snapshot(&id).await?);
-                }
-                write!(stdout, "{}", Table::render(&views, now_ms))?;
-            } else {
-                watch::run(&ctx).await?;
-            }
-        }
-        Cmd::New { board, control } => {
-            let id = ctx.resolve(&board).await?;
-            api(&id, ctx.board(&id).await?.new_game(&control).await)?;
-        }
-        Cmd::Start {
-            board,
-            all,
-            at,
-            force,
-        } => {
-            let at_us = match &at {
-                Some(text) => {
-                    let spec = time::StartTime::parse(text).map_err(CtlError::Usage)?;
-                    Some(
-                        spec.resolve(crate::clock::wall_now_us())
-                            .map_err(CtlError::Usage)?,
-                    )
-                }
-                None => None,
-            };
-            if all {
-                match at_us {
-                    Some(us) => api("all boards", manager.start_all_at(us, force).await)?,
-                    None => api("all boards", manager.start_all().await)?,
-                }
-            } else {
-                let id = ctx.resolve(board.as_deref().unwrap_or_default()).await?;
-                let proxy = ctx.board(&id).await?;
-                match at_us {
-                    Some(us) => api(&id, proxy.start_at_forced(us, force).await)?,
-                    None => api(&id, proxy.start().await)?,
-                }
-            }
-        }
-        Cmd::Pause { board, all } => {
-            if all {
-                api("all boards", manager.pause_all().await)?;
-            } else {
-                let id = ctx.resolve(board.as_deref().unwrap_or_default()).await?;
-                api(&id, ctx.board(&id).await?.pause().await)?;
-            }
-        }
-        Cmd::Resume { board } => {
-            let id = ctx.resolve(&board).await?;
-            api(&id, ctx.board(&id).await?.resume().await)?;
-        }
-        Cmd::Press { board, side } => {
-            let id = ctx.resolve(&board).await?;
-            api(&id, ctx.board(&id).await?.press(side.as_str()).await)?;
-        }
-        Cmd::Adjust {
-            board,
-            side,
-            remaining,
-            moves,
-            stage,
-        } => {
-            let remaining_ms = match &remaining {
-                Some(text) => time::parse_remaining_ms(text).map_err(CtlError::Usage)?,
-                None => -1,
-            };
-            let to_i32 = |value: Option<u32>, what: &str| -> Result<i32, CtlError> {
-                match value {
-                    None => Ok(-1),
-                    Some(n) => i32::try_from(n)
-                        .map_err(|_| CtlError::Usage(format!("--{what} {n} is too large"))),
-                }
-            };
-            let (moves, stage) = (to_i32(moves, "moves")?, to_i32(stage, "stage")?);
-            let id = ctx.resolve(&board).await?;
-            let proxy = ctx.board(&id).await?;
-            if stage == -1 {
-                api(&id, proxy.adjust(side.as_str(), remaining_ms, moves).await)?;
-            } else {
-                api(
-                    &id,
-                    proxy
-                        .adjust_with_stage(side.as_str(), remaining_ms, moves, stage)
-                        .await,
-                )?;
-            }
-        }
-        Cmd::History { board, json } => {
-            let id = ctx.resolve(&board).await?;
-            let history = api(&id, ctx.board(&id).await?.history().await)?;
-            if json {
-                writeln!(stdout, "{}", history.trim_end())?;
-            } else {
-                write!(stdout, "{}", output::history_lines(&history))?;
-            }
-        }
-        Cmd::Export {
-            board, csv, pgn, ..
-        } => {
-            let id = ctx.resolve(&board).await?;
-            let proxy = ctx.board(&id).await?;
-            if pgn {
-                let text = api(&id, proxy.pgn().await)?;
-                write!(stdout, "{text}")?;
-                if !text.ends_with('\n') {
-                    writeln!(stdout)?;
-                }
-            } else {
-                let history = api(&id, proxy.history().await)?;
-                if csv {
-                    write!(
-                        stdout,
-                        "{}",
-                        output::history_csv(&history).map_err(CtlError::Api)?
-                    )?;
-                } else {
-                    writeln!(stdout, "{}", history.trim_end())?;
-                }
-            }
-        }
-        Cmd::Tags {
-            board,
-            event,
-            site,
-            date,
-            round,
-            white,
-            black,
-            tag,
-        } => {
-            let mut tags: Vec<(String, String)> = [
-                ("Event", event),
-                ("Site", site),
-                ("Date", date),
-                ("Round", round),
-                ("White", white),
-                ("Black", black),
-            ]
-            .into_iter()
-            .filter_map(|(name, value)| value.map(|v| (name.to_owned(), v)))
-            .collect();
-            for pair in &tag {
-                let (name, value) = pair.split_once('=').ok_or_else(|| {
-                    CtlError::Usage(format!("--tag `{pair}`: expected NAME=VALUE"))
-                })?;
-                tags.push((name.to_owned(), value.to_owned()));
-            }
-            for (name, value) in &tags {
-                crate::eboard::follower::check_tag(name, value).map_err(CtlError::Usage)?;
-            }
-            let id = ctx.resolve(&board).await?;
-            let map: std::collections::HashMap<&str, &str> = tags
-                .iter()
-                .map(|(name, value)| (name.as_str(), value.as_str()))
-                .collect();
-            api(&id, ctx.board(&id).await?.set_tags(map).await)?;
-        }
-        Cmd::GameResult {
-            board,
-            result,
-            termination,
-        } => {
-            let termination = termination.unwrap_or_default();
-            crate::dbus::board::result_command(&result, &termination).map_err(CtlError::Usage)?;
-            let id = ctx.resolve(&board).await?;
-            api(
-                &id,
-                ctx.board(&id)
-                    .await?
-                    .set_result(&result, &termination)
-                    .await,
-            )?;
-        }
-        Cmd::Device { action } => match action {
-            DeviceAction::Add { path } => api(&path, manager.add_device(&path).await)?,
-            DeviceAction::Remove { path } => api(&path, manager.remove_device(&path).await)?,
-        },
-        Cmd::Replay { .. } | Cmd::Eboard { .. } | Cmd::Completions { .. } | Cmd::Man { .. } => {}
-    }
+    commands::run(&ctx, cli.command).await?;
     stdout.flush()?;
     Ok(0)
+}
+
+/// Prints presets as a table or JSON.
+fn print_presets(
+    presets: &[chessclock_core::views::PresetView],
+    json: bool,
+) -> Result<(), CtlError> {
+    let mut stdout = std::io::stdout();
+    if json {
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::to_string(presets).map_err(|e| CtlError::Api(e.to_string()))?
+        )?;
+        return Ok(());
+    }
+    let width = presets.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let control_width = presets.iter().map(|p| p.control.len()).max().unwrap_or(0);
+    for preset in presets {
+        writeln!(
+            stdout,
+            "{:<width$}  {:<control_width$}  {}{}",
+            preset.name,
+            preset.control,
+            preset.prose,
+            if preset.source == "config" {
+                "  (from the config)"
+            } else {
+                ""
+            }
+        )?;
+    }
+    Ok(())
 }
 
 /// What the commands share: the connection and the manager proxy.
@@ -664,20 +654,24 @@ impl Ctx<'_> {
 
     /// A board id from an id or object path, checked against the daemon.
     pub async fn resolve(&self, board: &str) -> Result<String, CtlError> {
-        let id = board_id(board).unwrap_or(board).to_owned();
         let ids = self.board_ids().await?;
-        if ids.contains(&id) {
-            Ok(id)
-        } else {
-            Err(CtlError::Usage(format!(
-                "no board `{id}`; the daemon has: {}",
-                if ids.is_empty() {
-                    "no boards".to_owned()
-                } else {
-                    ids.join(", ")
-                }
-            )))
+        resolve_in(&ids, board)
+    }
+
+    /// Several boards (or all, with `all`), checked against the daemon.
+    pub async fn resolve_all(&self, boards: &[String], all: bool) -> Result<Vec<String>, CtlError> {
+        let ids = self.board_ids().await?;
+        if all {
+            return Ok(ids);
         }
+        let mut resolved = Vec::new();
+        for board in boards {
+            let id = resolve_in(&ids, board)?;
+            if !resolved.contains(&id) {
+                resolved.push(id);
+            }
+        }
+        Ok(resolved)
     }
 
     pub async fn board(&self, id: &str) -> Result<BoardProxy<'static>, CtlError> {
@@ -692,9 +686,31 @@ impl Ctx<'_> {
         )
     }
 
-    pub async fn snapshot(&self, id: &str) -> Result<Snapshot, CtlError> {
+    pub async fn snapshot(&self, id: &str) -> Result<BoardSnapshot, CtlError> {
         let text = api(id, self.board(id).await?.snapshot().await)?;
-        Snapshot::parse(&text).map_err(|e| CtlError::Api(format!("{id}: {e}")))
+        parse_json(id, "snapshot", &text)
+    }
+
+    /// The board's State view, as of now.
+    pub async fn state(&self, id: &str) -> Result<StateView, CtlError> {
+        let text = api(id, self.board(id).await?.state().await)?;
+        parse_json(id, "state", &text)
+    }
+
+    /// The current game's history, or a stored game's.
+    pub async fn history(&self, id: &str, game: Option<i64>) -> Result<HistoryView, CtlError> {
+        let proxy = self.board(id).await?;
+        let text = match game {
+            None => api(id, proxy.history().await)?,
+            Some(game) => api(id, proxy.game_history(game).await)?,
+        };
+        parse_json(id, "history", &text)
+    }
+
+    /// The board's games.
+    pub async fn games(&self, id: &str) -> Result<Vec<GameSummary>, CtlError> {
+        let text = api(id, self.board(id).await?.games().await)?;
+        parse_json(id, "list of games", &text)
     }
 
     /// The daemon's monotonic milliseconds now (the base of `SnapshotMs`).
@@ -703,35 +719,63 @@ impl Ctx<'_> {
     }
 }
 
-/// Connects to the bus the options name.
-pub async fn connect(cli: &Cli) -> Result<Connection, CtlError> {
-    let (builder, what) = if let Some(address) = &cli.address {
-        (
+/// `board` (an id or an object path) among the daemon's `ids`.
+fn resolve_in(ids: &[String], board: &str) -> Result<String, CtlError> {
+    let id = board_id(board).unwrap_or(board).to_owned();
+    if ids.contains(&id) {
+        Ok(id)
+    } else {
+        Err(CtlError::Usage(format!(
+            "no board `{id}`; the daemon has: {}",
+            if ids.is_empty() {
+                "no boards".to_owned()
+            } else {
+                ids.join(", ")
+            }
+        )))
+    }
+}
+
+/// One of the daemon's JSON answers as its typed view.
+pub fn parse_json<T: serde::de::DeserializeOwned>(
+    id: &str,
+    what: &str,
+    text: &str,
+) -> Result<T, CtlError> {
+    serde_json::from_str(text).map_err(|e| {
+        CtlError::Api(format!(
+            "{id}: the daemon sent a {what} this chessclockctl cannot read ({e}); \
+             are the daemon and chessclockctl the same version?"
+        ))
+    })
+}
+
+/// Connects to the daemon `target` names.
+pub async fn connect(target: &Target) -> Result<Connection, CtlError> {
+    let (builder, what) = match target {
+        Target::Address(address) => (
             zbus::connection::Builder::address(address.as_str()),
             format!("address {address}"),
-        )
-    } else if let Some(host) = &cli.host {
-        (
-            zbus::connection::Builder::address(remote_address(host, cli.user)),
+        ),
+        Target::Host { host, user_bus } => (
+            zbus::connection::Builder::address(remote_address(host, *user_bus)),
             format!(
                 "{} on {host} (through ssh and systemd-stdio-bridge)",
-                if cli.user {
+                if *user_bus {
                     "the user bus"
                 } else {
                     "the system bus"
                 }
             ),
-        )
-    } else if cli.user {
-        (
+        ),
+        Target::User => (
             zbus::connection::Builder::session(),
             "your user (session) bus".to_owned(),
-        )
-    } else {
-        (
+        ),
+        Target::System => (
             zbus::connection::Builder::system(),
             "the system bus".to_owned(),
-        )
+        ),
     };
     builder
         .build()
@@ -795,6 +839,7 @@ pub fn write_man_pages(dir: &std::path::Path) -> Result<(), CtlError> {
         clap_mangen::Man::new(sub).render(&mut page)?;
         std::fs::write(dir.join(format!("{name}.1")), page)?;
     }
+    crate::manpages::write_daemon_pages(dir)?;
     Ok(())
 }
 

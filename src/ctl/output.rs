@@ -1,208 +1,219 @@
-//! What `chessclockctl` prints: the board table (times extrapolated from a
-//! snapshot to the daemon's "now"), history lines and CSV. Pure functions.
+//! What `chessclockctl` prints: the board table of `status`, the notes
+//! under it, the history table, and the record as JSON and CSV. Pure
+//! functions of the daemon's typed views (`chessclock_core::views`), which
+//! the CLI deserialises from the daemon's JSON.
+//!
+//! Promises: every time is written by the one formatter
+//! (`chessclock_core::clocktext`) in the board's own style, so `status`
+//! shows what the board's displays show at the same instant; nothing
+//! printed is Rust debug text.
 
-use serde::Deserialize;
+use chessclock_core::clocktext;
+use chessclock_core::engine::Side;
+use chessclock_core::views::{
+    EboardView, GameSummary, HistoryView, RecordRow, SideView, StateView, RECORD_COLUMNS,
+};
+
 use serde_json::Value;
 
-use super::time::format_ms;
+use super::time::LocalTime;
 
-/// One device link as the daemon reports it.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct Link {
-    pub role: String,
-    pub name: String,
-    pub connected: bool,
-    pub serial: Option<String>,
+/// A side's time as the board's displays show it.
+pub fn side_time(view: &StateView, side: Side) -> String {
+    side_time_of(view, view.side(side))
 }
 
-/// A board's snapshot (`Board.Snapshot()`), plus the JSON it came from.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct Snapshot {
-    pub board: String,
-    pub control: String,
-    pub snapshot_ms: i64,
-    pub started: bool,
-    pub running: Option<String>,
-    pub paused: bool,
-    pub white_remaining_ms: i64,
-    pub black_remaining_ms: i64,
-    pub white_moves: u32,
-    pub black_moves: u32,
-    pub white_stage: u32,
-    pub black_stage: u32,
-    pub flags: Vec<String>,
-    pub devices: Vec<Link>,
-    pub arbiter_called: bool,
-    #[serde(skip)]
-    pub raw: Value,
+fn side_time_of(view: &StateView, side: &SideView) -> String {
+    match side.remaining_ms {
+        Some(ms) => clocktext::remaining_ms(ms, view.style()),
+        None => clocktext::elapsed(side.used_ms.saturating_mul(1000), clocktext::Style::SECONDS),
+    }
 }
 
-impl Snapshot {
-    pub fn parse(text: &str) -> Result<Snapshot, String> {
-        let raw: Value = serde_json::from_str(text)
-            .map_err(|e| format!("the daemon sent a snapshot that is not JSON: {e}"))?;
-        let mut snapshot: Snapshot = serde_json::from_value(raw.clone())
-            .map_err(|e| format!("the daemon sent an unexpected snapshot: {e}"))?;
-        snapshot.raw = raw;
-        Ok(snapshot)
-    }
-
-    /// A side's remaining time at `now_ms` (daemon monotonic): the running
-    /// side's clock has run since the snapshot.
-    pub fn remaining_at(&self, side: &str, now_ms: i64) -> i64 {
-        let at_snapshot = if side == "white" {
-            self.white_remaining_ms
+/// The board's state in a few words.
+pub fn state_text(view: &StateView) -> String {
+    let mut text = if !view.started {
+        if view.scheduled_start_ms.is_some() {
+            "start scheduled".to_owned()
         } else {
-            self.black_remaining_ms
-        };
-        if self.running.as_deref() == Some(side) && !self.paused {
-            at_snapshot - (now_ms - self.snapshot_ms).max(0)
-        } else {
-            at_snapshot
-        }
-    }
-
-    fn state_text(&self) -> String {
-        let mut text = if !self.started {
             "not started".to_owned()
-        } else if self.paused {
-            "paused".to_owned()
-        } else if let Some(side) = &self.running {
-            format!("{side} to move")
-        } else {
-            "stopped".to_owned()
-        };
-        if self.arbiter_called {
-            text.push_str(", ARBITER CALLED");
         }
-        text
+    } else if view.frozen {
+        "stopped (flag)".to_owned()
+    } else if view.paused {
+        "paused".to_owned()
+    } else if let Some(side) = view.running {
+        format!("{side} to move")
+    } else {
+        "stopped".to_owned()
+    };
+    if view.arbiter_called {
+        text.push_str(", ARBITER CALLED");
     }
-
-    fn side_text(&self, side: &str, now_ms: i64) -> String {
-        let (moves, stage) = if side == "white" {
-            (self.white_moves, self.white_stage)
-        } else {
-            (self.black_moves, self.black_stage)
-        };
-        let marker = if self.running.as_deref() == Some(side) && !self.paused {
-            ">"
-        } else {
-            " "
-        };
-        format!(
-            "{marker}{:>9}  {moves:>3} mv  st {stage}",
-            format_ms(self.remaining_at(side, now_ms))
-        )
-    }
-
-    fn devices_text(&self) -> String {
-        if self.devices.is_empty() {
-            return "-".to_owned();
-        }
-        self.devices
-            .iter()
-            .map(|link| {
-                format!(
-                    "{} {}",
-                    link.role,
-                    if link.connected { "ok" } else { "DOWN" }
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
+    text
 }
 
-/// The board table of `status` and `watch`.
-pub struct Table;
-
-impl Table {
-    /// One header line and one line per board, times at `now_ms`.
-    pub fn render(boards: &[Snapshot], now_ms: i64) -> String {
-        let header = [
-            "BOARD", "CONTROL", "STATE", "WHITE", "BLACK", "FLAGS", "DEVICES",
-        ]
-        .map(str::to_owned);
-        let mut rows = vec![header.to_vec()];
-        for board in boards {
-            rows.push(vec![
-                board.board.clone(),
-                board.control.clone(),
-                board.state_text(),
-                board.side_text("white", now_ms),
-                board.side_text("black", now_ms),
-                if board.flags.is_empty() {
-                    "-".to_owned()
-                } else {
-                    board.flags.join(",")
-                },
-                board.devices_text(),
-            ]);
-        }
-        let columns = rows[0].len();
-        let widths: Vec<usize> = (0..columns)
-            .map(|c| {
-                rows.iter()
-                    .map(|row| row[c].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let mut text = String::new();
-        for row in rows {
-            let line: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(c, cell)| format!("{cell:<width$}", width = widths[c]))
-                .collect();
-            text.push_str(line.join("  ").trim_end());
-            text.push('\n');
-        }
-        text
-    }
+fn side_cell(view: &StateView, side: Side) -> String {
+    let own = view.side(side);
+    let marker = if view.running == Some(side) { ">" } else { " " };
+    format!(
+        "{marker}{:>9}  {:>3} mv  st {}",
+        side_time(view, side),
+        own.moves,
+        own.stage
+    )
 }
 
-/// What the board table cannot show, from a board's `State()` JSON: a
-/// scheduled start still to come, a side that has not moved within the
-/// competition's default time (Art. 6.7: the arbiter decides), the
-/// electronic board (link, moves, Art. 6.4 / 6.9 flag report, game end).
-pub fn state_notes(board: &str, state: &Value) -> Vec<String> {
-    let mut notes = Vec::new();
-    let started = state
-        .get("started")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if let (false, Some(at), Some(t)) = (
-        started,
-        state.get("scheduled_start_ms").and_then(Value::as_i64),
-        state.get("t").and_then(Value::as_i64),
-    ) {
-        notes.push(format!(
-            "{board}: starts in {} (scheduled)",
-            format_ms((at - t).max(0))
+fn devices_text(view: &StateView) -> String {
+    let mut links: Vec<String> = view
+        .devices
+        .iter()
+        .map(|d| format!("{} {}", d.role, if d.connected { "ok" } else { "DOWN" }))
+        .collect();
+    if let Some(eboard) = &view.eboard {
+        links.push(format!(
+            "eboard {}",
+            if eboard.connected { "ok" } else { "DOWN" }
         ));
     }
-    if let Some(Value::Array(sides)) = state.get("default_time_overrun") {
-        for side in sides.iter().filter_map(Value::as_str) {
-            notes.push(format!(
-                "{board}: {side} has not moved within the default time (Art. 6.7); \
-                 the arbiter decides"
-            ));
+    if links.is_empty() {
+        "-".to_owned()
+    } else {
+        links.join(", ")
+    }
+}
+
+/// The board table of `status`: a header and one line per board.
+pub fn status_table(views: &[StateView]) -> String {
+    let header = [
+        "BOARD", "CONTROL", "STATE", "WHITE", "BLACK", "FLAGS", "DEVICES",
+    ]
+    .map(str::to_owned);
+    let mut rows = vec![header.to_vec()];
+    for view in views {
+        rows.push(vec![
+            view.board.clone(),
+            view.control.clone(),
+            state_text(view),
+            side_cell(view, Side::White),
+            side_cell(view, Side::Black),
+            if view.flags.is_empty() {
+                "-".to_owned()
+            } else {
+                view.flags
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+            devices_text(view),
+        ]);
+    }
+    columns(&rows)
+}
+
+/// Rows of cells as aligned columns, two spaces apart.
+fn columns(rows: &[Vec<String>]) -> String {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..count)
+        .map(|c| {
+            rows.iter()
+                .map(|row| row.get(c).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut text = String::new();
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| format!("{cell:<width$}", width = widths[c]))
+            .collect();
+        text.push_str(line.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+/// When a scheduled start is due, in words: `at 14:00:00, in 4:59`.
+pub fn start_text(view: &StateView, local: &LocalTime) -> Option<String> {
+    let at = view.scheduled_start_ms?;
+    let left_ms = (at - view.t).max(0);
+    let when = view
+        .scheduled_start_unix_ms
+        .map(|unix_ms| format!("at {}, ", local.time_of_day(unix_ms.saturating_mul(1000))))
+        .unwrap_or_default();
+    Some(format!(
+        "{when}in {}",
+        clocktext::remaining_ms(left_ms, clocktext::Style::SECONDS)
+    ))
+}
+
+/// What the board table cannot show: a scheduled start to come, an
+/// arbiter call, a restart (how long the daemon was down, whose clock runs
+/// on resume), a side that has not moved within the default time (Art.
+/// 6.7), presses that came too late, the electronic board.
+pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
+    let board = &view.board;
+    let mut notes = Vec::new();
+    if !view.started {
+        if let Some(when) = start_text(view, local) {
+            let check = match view.scheduled_start_forced {
+                Some(true) => " (forced past the NTP check)",
+                _ => "",
+            };
+            notes.push(format!("{board}: starts {when}{check} (scheduled)"));
         }
     }
-    if let Some(result) = state.get("result").filter(|r| !r.is_null()) {
+    if view.arbiter_called {
+        notes.push(format!(
+            "{board}: ARBITER CALLED at the board (Art. 6.12b): the clock is paused; \
+             chessclockctl resume {board} when dealt with"
+        ));
+    }
+    if let Some(restart) = view.restart.as_ref().filter(|_| view.paused) {
+        let down = clocktext::remaining_ms(restart.down_ms, clocktext::Style::SECONDS);
+        let how = if restart.same_boot {
+            "the running side was charged the true time"
+        } else {
+            "the machine rebooted: the game went on from the last instant known"
+        };
+        let mut note = format!("{board}: the daemon was down {down} ({how})");
+        if let Some(side) = restart.was_running {
+            note.push_str(&format!("; {side}'s clock was running"));
+        }
+        note.push_str(if restart.paused_at_game_ms.is_some() {
+            "; paused for the arbiter (Art. 6.10a)"
+        } else {
+            "; paused"
+        });
+        if let Some(side) = view.to_move {
+            note.push_str(&format!(": on resume {side}'s clock runs"));
+        }
+        notes.push(note);
+    }
+    for side in &view.default_time_overrun {
+        notes.push(format!(
+            "{board}: {side} has not moved within the default time (Art. 6.7); \
+             the arbiter decides"
+        ));
+    }
+    if view.unplaced_presses > 0 {
+        notes.push(format!(
+            "{board}: {} press{} arrived too late to be placed (recorded, not applied): \
+             chessclockctl history {board}",
+            view.unplaced_presses,
+            if view.unplaced_presses == 1 { "" } else { "es" }
+        ));
+    }
+    if let Some(result) = &view.result {
         notes.push(format!(
             "{board}: result {} ({})",
-            result.get("result").and_then(Value::as_str).unwrap_or("?"),
-            result
-                .get("termination")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
+            result.result, result.termination
         ));
     }
-    if let Some(line) = state.get("eboard").and_then(eboard_status_line) {
+    if let Some(line) = view.eboard.as_ref().map(eboard_status_line) {
         notes.push(format!("{board}: {line}"));
     }
     notes
@@ -241,53 +252,147 @@ pub fn health_notes(state: &Value) -> Vec<String> {
     notes
 }
 
-/// The entries of a history document: the array itself, or the first array
-/// of objects inside an object.
-fn history_entries(history: &Value) -> Option<&Vec<Value>> {
-    match history {
-        Value::Array(entries) => Some(entries),
-        Value::Object(map) => map.values().find_map(|value| match value {
-            Value::Array(entries) if entries.iter().all(Value::is_object) => Some(entries),
-            _ => None,
-        }),
-        _ => None,
-    }
-}
-
-fn cell(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// History for people: one line per entry, `key=value` pairs.
-pub fn history_lines(history: &str) -> String {
-    let Ok(value) = serde_json::from_str::<Value>(history) else {
-        return format!("{history}\n");
+/// One line about the electronic board.
+pub fn eboard_status_line(eboard: &EboardView) -> String {
+    let link = if eboard.connected {
+        "connected"
+    } else {
+        "not connected"
     };
-    let Some(entries) = history_entries(&value) else {
-        return format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
-    };
-    let mut text = String::new();
-    for entry in entries {
-        match entry {
-            Value::Object(map) => {
-                let pairs: Vec<String> = map
-                    .iter()
-                    .map(|(key, value)| format!("{key}={}", cell(value)))
-                    .collect();
-                text.push_str(&pairs.join("  "));
-            }
-            other => text.push_str(&cell(other)),
+    let mut line = format!("e-board {}: {link}, {} half-moves", eboard.name, eboard.ply);
+    if let Some(end) = &eboard.game_end {
+        line.push_str(&format!("; game over on the board: {}", end.reason));
+        if let Some(winner) = end.winner {
+            line.push_str(&format!(" ({winner} wins)"));
         }
-        text.push('\n');
+    }
+    if let Some(report) = &eboard.flag_report {
+        line.push_str(&format!("; {}'s flag: {}", report.side, report.verdict));
+        match report.moves_completed {
+            Some(true) => line.push_str(" (required moves completed, Art. 6.4)"),
+            Some(false) => line.push_str(" (required moves not completed, Art. 6.4)"),
+            None => {}
+        }
+        if !report.opponent_can_mate {
+            line.push_str(" (opponent cannot mate, Art. 6.9)");
+        }
+    }
+    if eboard.next_game_waiting {
+        line.push_str("; the board shows a new game: set it up with `chessclockctl new`");
+    }
+    if let Some(lever) = &eboard.dgt_clock_lever {
+        line.push_str(&format!("; DGT clock lever: {lever}"));
+    }
+    line
+}
+
+fn clock_cell(ms: Option<i64>) -> String {
+    ms.map_or_else(
+        || "-".to_owned(),
+        |ms| clocktext::remaining_ms(ms, clocktext::Style::CLOCK),
+    )
+}
+
+/// The history as a table a person reads: time of day, game time, move,
+/// side, time used, both clocks after, who, what.
+pub fn history_table(history: &HistoryView, local: &LocalTime) -> String {
+    let header = &history.header;
+    let mut text = format!(
+        "{}: {}{}{}\n",
+        header.board,
+        match header.game {
+            Some(game) => format!("game {game}, "),
+            None => String::new(),
+        },
+        header.control,
+        header
+            .control_prose
+            .as_deref()
+            .map_or(String::new(), |p| format!(" ({p})"))
+    );
+    let mut rows = vec![[
+        "TIME", "GAME", "MOVE", "SIDE", "USED", "WHITE", "BLACK", "WHO", "WHAT",
+    ]
+    .map(str::to_owned)
+    .to_vec()];
+    for record in history.records() {
+        rows.push(record_cells(&record, local));
+    }
+    text.push_str(&columns(&rows));
+    text
+}
+
+fn record_cells(record: &RecordRow, local: &LocalTime) -> Vec<String> {
+    vec![
+        local.time_of_day(record.wall_us),
+        clocktext::exact(record.game_ms.saturating_mul(1000)),
+        record
+            .move_number
+            .map_or_else(String::new, |n| n.to_string()),
+        record.side.map_or_else(String::new, |s| s.to_string()),
+        record
+            .used_ms
+            .map_or_else(String::new, |ms| clocktext::exact(ms.saturating_mul(1000))),
+        clock_cell(record.white_ms),
+        clock_cell(record.black_ms),
+        record.who.clone(),
+        record.what.clone(),
+    ]
+}
+
+/// A board's games: number, control, start, end, result, moves.
+pub fn games_table(games: &[GameSummary], local: &LocalTime) -> String {
+    let mut rows = vec![["GAME", "CONTROL", "START", "END", "RESULT", "MOVES"]
+        .map(str::to_owned)
+        .to_vec()];
+    for game in games {
+        rows.push(vec![
+            format!("{}{}", game.game, if game.current { "*" } else { "" }),
+            game.control.clone(),
+            game.started_wall_us
+                .map_or_else(|| "-".to_owned(), |at| local.time_of_day(at)),
+            match (game.current, game.last_wall_us) {
+                (true, _) if game.result == "unfinished" || game.result == "not started" => {
+                    "(current)".to_owned()
+                }
+                (_, Some(at)) => local.time_of_day(at),
+                (_, None) => "-".to_owned(),
+            },
+            game.result.clone(),
+            game.moves.to_string(),
+        ]);
+    }
+    let mut text = columns(&rows);
+    if games.iter().any(|g| g.current) {
+        text.push_str("* the board's current game\n");
     }
     text
+}
+
+/// The record as JSON in the fixed schema (`docs/history-format.md`), the
+/// columns of every row in their documented order.
+pub fn records_json(history: &HistoryView) -> String {
+    #[derive(serde::Serialize)]
+    struct Export<'a> {
+        board: &'a str,
+        game: Option<i64>,
+        control: &'a str,
+        control_prose: Option<&'a str>,
+        created_wall_us: i64,
+        columns: &'a [&'a str],
+        rows: Vec<RecordRow>,
+    }
+    let header = &history.header;
+    serde_json::to_string(&Export {
+        board: &header.board,
+        game: header.game,
+        control: &header.control,
+        control_prose: header.control_prose.as_deref(),
+        created_wall_us: header.created_wall_us,
+        columns: &RECORD_COLUMNS,
+        rows: history.records(),
+    })
+    .unwrap_or_default()
 }
 
 fn csv_field(text: &str) -> String {
@@ -298,108 +403,84 @@ fn csv_field(text: &str) -> String {
     }
 }
 
-/// History as CSV (RFC 4180): one column per key, in first-seen order.
-pub fn history_csv(history: &str) -> Result<String, String> {
-    let value: Value = serde_json::from_str(history)
-        .map_err(|e| format!("the daemon sent a history that is not JSON: {e}"))?;
-    let entries = history_entries(&value)
-        .ok_or_else(|| "the daemon's history has no list of entries to export".to_owned())?;
-    let mut columns: Vec<String> = Vec::new();
-    for entry in entries {
-        if let Value::Object(map) = entry {
-            for key in map.keys() {
-                if !columns.contains(key) {
-                    columns.push(key.clone());
-                }
-            }
-        }
-    }
-    let mut text = columns
-        .iter()
-        .map(|c| csv_field(c))
-        .collect::<Vec<_>>()
-        .join(",");
+/// The record as CSV (RFC 4180) in the fixed schema: the header
+/// [`RECORD_COLUMNS`], one line per row.
+pub fn records_csv(history: &HistoryView) -> String {
+    let mut text = RECORD_COLUMNS.join(",");
     text.push_str("\r\n");
-    for entry in entries {
-        let row: Vec<String> = columns
-            .iter()
-            .map(|column| csv_field(&entry.get(column).map(cell).unwrap_or_default()))
-            .collect();
-        text.push_str(&row.join(","));
+    for record in history.records() {
+        let cells: Vec<String> = record.cells().iter().map(|c| csv_field(c)).collect();
+        text.push_str(&cells.join(","));
         text.push_str("\r\n");
     }
-    Ok(text)
-}
-
-/// One line for `chessclockctl status` from the State JSON's `eboard`
-/// object (`None` when the board has no electronic board).
-pub fn eboard_status_line(eboard: &Value) -> Option<String> {
-    let eboard = eboard.as_object()?;
-    let link = if eboard.get("connected") == Some(&Value::Bool(true)) {
-        "connected"
-    } else {
-        "not connected"
-    };
-    let mut line = format!(
-        "e-board {}: {link}, {} half-moves",
-        eboard.get("name").and_then(Value::as_str).unwrap_or("?"),
-        eboard.get("ply").and_then(Value::as_u64).unwrap_or(0)
-    );
-    if let Some(end) = eboard.get("game_end").filter(|v| !v.is_null()) {
-        let reason = end.get("reason").and_then(Value::as_str).unwrap_or("?");
-        line.push_str(&format!("; game over on the board: {reason}"));
-        if let Some(winner) = end.get("winner").and_then(Value::as_str) {
-            line.push_str(&format!(" ({winner} wins)"));
-        }
-    }
-    if let Some(report) = eboard.get("flag_report").filter(|v| !v.is_null()) {
-        let side = report.get("side").and_then(Value::as_str).unwrap_or("?");
-        let verdict = report.get("verdict").and_then(Value::as_str).unwrap_or("?");
-        line.push_str(&format!("; {side}'s flag: {verdict}"));
-        match report.get("moves_completed").and_then(Value::as_bool) {
-            Some(true) => line.push_str(" (required moves completed, Art. 6.4)"),
-            Some(false) => line.push_str(" (required moves not completed, Art. 6.4)"),
-            None => {}
-        }
-        if report.get("opponent_can_mate") == Some(&Value::Bool(false)) {
-            line.push_str(" (opponent cannot mate, Art. 6.9)");
-        }
-    }
-    if eboard.get("next_game_waiting") == Some(&Value::Bool(true)) {
-        line.push_str("; the board shows a new game: set it up with `chessclockctl new`");
-    }
-    if let Some(lever) = eboard.get("dgt_clock_lever").and_then(Value::as_str) {
-        line.push_str(&format!("; DGT clock lever: {lever}"));
-    }
-    Some(line)
+    text
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use chessclock_core::views::{DeviceView, RestartView};
 
-    fn snapshot() -> Snapshot {
-        Snapshot::parse(
-            r#"{"board":"b1","control":"300+2","snapshot_ms":10000,"started":true,
-                "running":"white","paused":false,"white_remaining_ms":60000,
-                "black_remaining_ms":45000,"white_moves":3,"black_moves":3,
-                "white_stage":1,"black_stage":1,"flags":[],
-                "devices":[{"role":"buttons","name":"/dev/x","connected":false,"serial":null}],
-                "arbiter_called":true}"#,
-        )
-        .unwrap()
+    pub(crate) fn view(board: &str) -> StateView {
+        let side = |remaining: i64, moves: u32| SideView {
+            remaining_ms: Some(remaining),
+            used_ms: 0,
+            moves,
+            stage: 1,
+            flag_ms: None,
+            delay_left_ms: None,
+            periods_left: None,
+            moves_left_in_block: None,
+            in_overtime: false,
+            max_stage: Some(1),
+        };
+        StateView {
+            t: 10_000,
+            running: Some(Side::White),
+            paused: false,
+            flags: vec![],
+            white: side(59_001, 3),
+            black: side(45_000, 3),
+            board: board.into(),
+            control: "300+2".into(),
+            started: true,
+            frozen: false,
+            to_move: Some(Side::White),
+            game_ms: 9_000,
+            game_epoch_us: 1_000_000,
+            time_since_start_ms: Some(8_000),
+            default_time_ms: 0,
+            default_time_overrun: vec![],
+            down_time_ms: None,
+            arbiter_called: true,
+            scheduled_start_ms: None,
+            scheduled_start_unix_ms: None,
+            devices: vec![DeviceView {
+                role: "buttons".into(),
+                name: "/dev/x".into(),
+                connected: false,
+                serial: None,
+                errors: 0,
+            }],
+            eboard: None,
+            flag_falls: vec![],
+            restart: None,
+            unplaced_presses: 0,
+            control_prose: Some("5 min; 2 s per move from move 1".into()),
+            tenths_below_ms: Some(20_000),
+            scheduled_start_forced: None,
+            hourglass: false,
+            result: None,
+        }
     }
 
     #[test]
-    fn the_running_side_is_extrapolated() {
-        let s = snapshot();
-        assert_eq!(s.remaining_at("white", 12_500), 57_500);
-        assert_eq!(s.remaining_at("black", 12_500), 45_000);
-        let table = Table::render(&[s], 12_500);
+    fn the_status_table_rounds_up_like_the_displays() {
+        let table = status_table(&[view("b1")]);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("BOARD"));
-        assert!(lines[1].contains(">     0:57"), "{table}");
+        assert!(lines[1].contains(">     1:00"), "{table}");
         assert!(
             lines[1].contains("white to move, ARBITER CALLED"),
             "{table}"
@@ -408,70 +489,33 @@ mod tests {
     }
 
     #[test]
-    fn notes_for_scheduled_starts_and_default_time() {
-        let state: Value = serde_json::from_str(
-            r#"{"t":1000,"started":false,"scheduled_start_ms":91000,
-                "default_time_overrun":[]}"#,
-        )
-        .unwrap();
+    fn notes_say_what_the_table_cannot() {
+        let mut paused = view("b1");
+        paused.arbiter_called = false;
+        paused.running = None;
+        paused.paused = true;
+        paused.restart = Some(RestartView {
+            down_ms: 14_000,
+            same_boot: true,
+            was_running: Some(Side::Black),
+            paused_at_game_ms: Some(9_000),
+        });
+        paused.to_move = Some(Side::Black);
         assert_eq!(
-            state_notes("b1", &state),
-            vec!["b1: starts in 1:30 (scheduled)"]
-        );
-        let state: Value = serde_json::from_str(
-            r#"{"t":1000,"started":true,"scheduled_start_ms":null,
-                "default_time_overrun":["white"]}"#,
-        )
-        .unwrap();
-        let notes = state_notes("b1", &state);
-        assert_eq!(notes.len(), 1);
-        assert!(notes[0].starts_with("b1: white has not moved within the default time"));
-        assert!(state_notes("b1", &Value::Null).is_empty());
-    }
-
-    #[test]
-    fn notes_for_the_electronic_board() {
-        let state: Value = serde_json::from_str(
-            r#"{"t":1000,"started":true,"default_time_overrun":[],
-                "eboard":{"name":"/dev/dgt","connected":true,"ply":3,"game_end":null,
-                  "flag_report":{"side":"black","moves_completed":true,
-                                 "opponent_can_mate":true,"verdict":"moves-completed"}}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            state_notes("b1", &state),
-            vec![
-                "b1: e-board /dev/dgt: connected, 3 half-moves; black's flag: moves-completed \
-                 (required moves completed, Art. 6.4)"
+            state_notes(&paused, &LocalTime::default()),
+            [
+                "b1: the daemon was down 0:14 (the running side was charged the true time); \
+              black's clock was running; paused for the arbiter (Art. 6.10a): on resume \
+              black's clock runs"
             ]
         );
-        let without: Value = serde_json::from_str(r#"{"eboard":null}"#).unwrap();
-        assert!(state_notes("b1", &without).is_empty());
-        let decided: Value = serde_json::from_str(
-            r#"{"eboard":null,"result":{"result":"1-0","termination":"time forfeit"}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            state_notes("b2", &decided),
-            vec!["b2: result 1-0 (time forfeit)"]
-        );
-    }
-
-    #[test]
-    fn csv_has_every_key_and_quotes() {
-        let csv =
-            history_csv(r#"[{"t":1,"what":"press"},{"t":2,"uid":0,"what":"a,b \"c\""}]"#).unwrap();
-        assert_eq!(csv, "t,what,uid\r\n1,press,\r\n2,\"a,b \"\"c\"\"\",0\r\n");
-        let nested = history_csv(r#"{"board":"b1","entries":[{"t":5}]}"#).unwrap();
-        assert_eq!(nested, "t\r\n5\r\n");
-        assert!(history_csv("{}").is_err());
-    }
-
-    #[test]
-    fn history_lines_are_key_value_pairs() {
-        assert_eq!(
-            history_lines(r#"[{"t":1,"uid":null}]"#),
-            "t=1  uid=\n".to_owned()
-        );
+        let mut scheduled = view("b2");
+        scheduled.arbiter_called = false;
+        scheduled.started = false;
+        scheduled.scheduled_start_ms = Some(100_000);
+        scheduled.scheduled_start_forced = Some(false);
+        let notes = state_notes(&scheduled, &LocalTime::default());
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0], "b2: starts in 1:30 (scheduled)");
     }
 }

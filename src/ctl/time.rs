@@ -107,76 +107,123 @@ pub fn parse_duration_us(text: &str) -> Result<i64, String> {
     total.checked_mul(1_000_000).ok_or_else(bad)
 }
 
-/// A remaining time: `M:SS`, `H:MM:SS` (optionally `.d` tenths...`.ddd`
-/// milliseconds), or whole milliseconds.
-pub fn parse_remaining_ms(text: &str) -> Result<i64, String> {
-    let bad = || {
-        format!(
-            "remaining time `{text}` is not valid: give M:SS, H:MM:SS (e.g. 4:30, 1:25:00) \
-             or milliseconds (e.g. 270000)"
-        )
-    };
+/// The forms a time on the command line may take, for error messages.
+pub const TIME_FORMS: &str = "4:30, 1:04:30, 270s, 4m30s or 1500ms";
+
+/// A clock time as an arbiter types it (`--remaining`, `--add`, `--sub`),
+/// in milliseconds: `M:SS` or `H:MM:SS` (seconds and, with hours, minutes
+/// always two digits; optionally `.d` to `.ddd`), or units `1h4m30s`,
+/// `270s`, `4m`, `1500ms`. A bare number is refused: is `270` seconds or
+/// milliseconds? One typo must not end a game.
+pub fn parse_clock_ms(text: &str) -> Result<i64, String> {
     let text = text.trim();
-    if !text.contains(':') {
-        return text
-            .parse::<i64>()
-            .ok()
-            .filter(|ms| *ms >= 0)
-            .ok_or_else(bad);
+    let forms = || format!("write {TIME_FORMS}");
+    if text.is_empty() {
+        return Err(format!("the time is empty: {}", forms()));
     }
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "`{text}`: a bare number is ambiguous (seconds? milliseconds?): {}",
+            forms()
+        ));
+    }
+    if text.contains(':') {
+        return parse_colon_ms(text);
+    }
+    parse_units_ms(text)
+}
+
+/// `M:SS[.f]`, `H:MM:SS[.f]`.
+fn parse_colon_ms(text: &str) -> Result<i64, String> {
+    let bad = |why: &str| format!("`{text}`: {why}: write {TIME_FORMS}");
     let (clock, fraction_ms) = match text.split_once('.') {
         Some((clock, fraction)) => {
             if fraction.is_empty()
                 || fraction.len() > 3
                 || !fraction.bytes().all(|b| b.is_ascii_digit())
             {
-                return Err(bad());
+                return Err(bad("the fraction of a second must be 1 to 3 digits"));
             }
             let padded = format!("{fraction:0<3}");
-            (clock, padded.parse::<i64>().map_err(|_| bad())?)
+            (
+                clock,
+                padded.parse::<i64>().map_err(|_| bad("bad fraction"))?,
+            )
         }
         None => (text, 0),
     };
     let parts: Vec<&str> = clock.split(':').collect();
-    let field = |part: &str| -> Result<i64, String> {
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) || part.len() > 6 {
-            return Err(bad());
+    let number = |part: &str, what: &str| -> Result<i64, String> {
+        if part.is_empty() || part.len() > 6 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(&format!("the {what} must be digits")));
         }
-        part.parse::<i64>().map_err(|_| bad())
+        part.parse::<i64>().map_err(|_| bad(&format!("bad {what}")))
+    };
+    let two_digits = |part: &str, what: &str, last: bool| -> Result<i64, String> {
+        if part.len() != 2 {
+            let hint = match (part.len(), last) {
+                (1, true) => {
+                    let head = &clock[..clock.len() - 1];
+                    format!(" ({head}0{part} or {head}{part}0?)")
+                }
+                _ => String::new(),
+            };
+            return Err(format!(
+                "`{text}`: the {what} need two digits{hint}: write {TIME_FORMS}"
+            ));
+        }
+        let value = number(part, what)?;
+        if value > 59 {
+            return Err(bad(&format!("{what} {value} is more than 59")));
+        }
+        Ok(value)
     };
     let seconds = match parts.as_slice() {
-        [m, s] => {
-            let s = field(s)?;
-            if s > 59 {
-                return Err(bad());
-            }
-            field(m)? * 60 + s
-        }
+        [m, s] => number(m, "minutes")? * 60 + two_digits(s, "seconds", true)?,
         [h, m, s] => {
-            let (m, s) = (field(m)?, field(s)?);
-            if m > 59 || s > 59 {
-                return Err(bad());
-            }
-            field(h)? * 3600 + m * 60 + s
+            number(h, "hours")? * 3600
+                + two_digits(m, "minutes", false)? * 60
+                + two_digits(s, "seconds", true)?
         }
-        _ => return Err(bad()),
+        _ => return Err(bad("give M:SS or H:MM:SS")),
     };
     Ok(seconds * 1000 + fraction_ms)
 }
 
-/// Milliseconds as the clock shows them: `H:MM:SS` or `M:SS`, tenths below
-/// 20 seconds, a minus sign when negative.
-pub fn format_ms(ms: i64) -> String {
-    let sign = if ms < 0 { "-" } else { "" };
-    let ms = ms.unsigned_abs();
-    let (h, m, s) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60);
-    if h > 0 {
-        format!("{sign}{h}:{m:02}:{s:02}")
-    } else if ms < 20_000 {
-        format!("{sign}{m}:{s:02}.{}", ms / 100 % 10)
-    } else {
-        format!("{sign}{m}:{s:02}")
+/// `1h4m30s`, `270s`, `4m`, `1500ms`: each unit at most once, largest first.
+fn parse_units_ms(text: &str) -> Result<i64, String> {
+    let bad = || format!("`{text}` is not a time: write {TIME_FORMS}");
+    let mut total: i64 = 0;
+    let mut rest = text;
+    let mut last_rank = 0;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return Err(bad());
+        }
+        let value: i64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let (unit_ms, rank, len) = if rest.starts_with("ms") {
+            (1, 4, 2)
+        } else if rest.starts_with('h') {
+            (3_600_000, 1, 1)
+        } else if rest.starts_with('m') {
+            (60_000, 2, 1)
+        } else if rest.starts_with('s') {
+            (1_000, 3, 1)
+        } else {
+            return Err(bad());
+        };
+        if rank <= last_rank {
+            return Err(bad());
+        }
+        last_rank = rank;
+        rest = &rest[len..];
+        total = total
+            .checked_add(value.checked_mul(unit_ms).ok_or_else(bad)?)
+            .ok_or_else(bad)?;
     }
+    Ok(total)
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date.
@@ -384,21 +431,96 @@ mod tests {
     }
 
     #[test]
-    fn remaining_times() {
-        assert_eq!(parse_remaining_ms("4:30").unwrap(), 270_000);
-        assert_eq!(parse_remaining_ms("1:25:00").unwrap(), 5_100_000);
-        assert_eq!(parse_remaining_ms("0:09.5").unwrap(), 9_500);
-        assert_eq!(parse_remaining_ms("270000").unwrap(), 270_000);
-        for bad in ["4:60", "-5", "1:2:3:4", "abc", "4:30.1234", ""] {
-            assert!(parse_remaining_ms(bad).is_err(), "{bad}");
+    fn clock_times_as_arbiters_type_them() {
+        assert_eq!(parse_clock_ms("4:30").unwrap(), 270_000);
+        assert_eq!(parse_clock_ms("1:04:30").unwrap(), 3_870_000);
+        assert_eq!(parse_clock_ms("0:09.5").unwrap(), 9_500);
+        assert_eq!(parse_clock_ms("270s").unwrap(), 270_000);
+        assert_eq!(parse_clock_ms("4m30s").unwrap(), 270_000);
+        assert_eq!(parse_clock_ms("1h4m30s").unwrap(), 3_870_000);
+        assert_eq!(parse_clock_ms("1500ms").unwrap(), 1_500);
+        assert_eq!(parse_clock_ms("2m").unwrap(), 120_000);
+        let err = parse_clock_ms("270").unwrap_err();
+        assert_eq!(
+            err,
+            "`270`: a bare number is ambiguous (seconds? milliseconds?): \
+             write 4:30, 1:04:30, 270s, 4m30s or 1500ms"
+        );
+        let err = parse_clock_ms("4:3").unwrap_err();
+        assert_eq!(
+            err,
+            "`4:3`: the seconds need two digits (4:03 or 4:30?): \
+             write 4:30, 1:04:30, 270s, 4m30s or 1500ms"
+        );
+        assert!(parse_clock_ms("1:4:30")
+            .unwrap_err()
+            .contains("minutes need two digits"));
+        for bad in [
+            "4:60",
+            "-5",
+            "1:2:3:4",
+            "abc",
+            "4:30.1234",
+            "",
+            "5s4m",
+            "4m4m",
+            "3x",
+        ] {
+            assert!(parse_clock_ms(bad).is_err(), "{bad}");
         }
     }
+}
 
-    #[test]
-    fn clock_faces() {
-        assert_eq!(format_ms(5_400_000), "1:30:00");
-        assert_eq!(format_ms(270_000), "4:30");
-        assert_eq!(format_ms(9_550), "0:09.5");
-        assert_eq!(format_ms(-1_500), "-0:01.5");
+/// Times of day in the local time zone as the system's `date` knows it:
+/// the UTC offset is asked once per hour of wall time (a daylight-saving
+/// change within an hour is not followed), so a long record costs a few
+/// `date` calls, not one per row. Without `date` times are shown in UTC.
+#[derive(Default)]
+pub struct LocalTime {
+    offsets: std::cell::RefCell<std::collections::HashMap<i64, Option<i64>>>,
+}
+
+impl LocalTime {
+    /// The UTC offset (seconds) at `unix_us`, if `date` could tell.
+    fn offset_s(&self, unix_us: i64) -> Option<i64> {
+        let hour = unix_us.div_euclid(3_600_000_000);
+        if let Some(known) = self.offsets.borrow().get(&hour) {
+            return *known;
+        }
+        let offset = std::process::Command::new("date")
+            .arg(format!("--date=@{}", unix_us.div_euclid(1_000_000)))
+            .arg("+%z")
+            .env("LC_ALL", "C")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| {
+                let text = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+                let sign = match text.as_bytes().first()? {
+                    b'+' => 1,
+                    b'-' => -1,
+                    _ => return None,
+                };
+                let hours: i64 = text.get(1..3)?.parse().ok()?;
+                let minutes: i64 = text.get(3..5)?.parse().ok()?;
+                Some(sign * (hours * 3600 + minutes * 60))
+            });
+        self.offsets.borrow_mut().insert(hour, offset);
+        offset
+    }
+
+    /// `14:03:12` (local), or `13:03:12Z` when the zone is unknown.
+    pub fn time_of_day(&self, unix_us: i64) -> String {
+        let (offset, zone) = match self.offset_s(unix_us) {
+            Some(offset) => (offset, ""),
+            None => (0, "Z"),
+        };
+        let seconds = (unix_us.div_euclid(1_000_000) + offset).rem_euclid(86_400);
+        format!(
+            "{:02}:{:02}:{:02}{zone}",
+            seconds / 3600,
+            (seconds / 60) % 60,
+            seconds % 60
+        )
     }
 }

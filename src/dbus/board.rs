@@ -16,7 +16,8 @@ use zbus::{interface, Connection, Variant};
 use super::error::Error;
 use super::Context;
 use crate::control::{BoardSnapshot, Command, ControlHandle, Reply};
-use crate::engine::Side;
+use crate::engine::{Side, MS};
+use crate::timecontrol::MAX_TIME;
 
 /// The board interface's name.
 pub const BOARD_INTERFACE: &str = "org.chessclockd.ChessClock1.Board";
@@ -91,7 +92,7 @@ impl Board {
         let caller = header
             .sender()
             .map_or_else(|| "(unknown)".to_owned(), |s| s.to_string());
-        let kind = format!("{command:?}");
+        let kind = command.name().to_owned();
         let estimate = self.context.admit_read(&caller, &self.id, &kind)?;
         let text = match self
             .handle
@@ -99,10 +100,10 @@ impl Board {
             .await?
         {
             Reply::Json(text) | Reply::Text(text) => text,
-            other => {
-                return Err(Error::Internal(format!(
-                    "the daemon answered with {other:?} where text was expected"
-                )))
+            _ => {
+                return Err(Error::Internal(
+                    "the daemon did not answer with text as expected".into(),
+                ))
             }
         };
         self.context
@@ -170,9 +171,9 @@ pub(crate) async fn fetch_snapshot(
         .await?
     {
         Reply::Snapshot(snapshot) => Ok(snapshot),
-        other => Err(Error::Internal(format!(
-            "the daemon answered with {other:?} where a snapshot was expected"
-        ))),
+        _ => Err(Error::Internal(
+            "the daemon did not answer with a snapshot as expected".into(),
+        )),
     }
 }
 
@@ -465,10 +466,87 @@ impl Board {
             .await
     }
 
-    // The read methods take the header only so that zbus checks the call's
-    // signature: a method with no parameter at all accepts (and drops) any
-    // arguments, and a caller must hear that `State("x")` is wrong.
+    /// Adds `delta_ms` to a side's remaining time at the instant the board
+    /// takes it (negative: takes it away), for a penalty or a bonus. The
+    /// result must be 0 or more and at most 100 h.
+    async fn adjust_by(
+        &self,
+        side: String,
+        delta_ms: i64,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        let side = parse_side(&side)?;
+        if delta_ms == 0 || delta_ms.unsigned_abs() > (MAX_TIME / MS).unsigned_abs() {
+            return Err(Error::InvalidArgument(format!(
+                "delta_ms {delta_ms} is out of range: give the milliseconds to add (or, \
+                 negative, to take away), not 0 and at most {} h",
+                MAX_TIME / (3_600 * crate::engine::SECOND)
+            )));
+        }
+        self.handle
+            .call(&self.id, Command::AdjustBy { side, delta_ms }, caller)
+            .await?;
+        Ok(())
+    }
 
+    /// Takes back the arbiter's last press (one made with `Press`), when
+    /// no press came after it; the game is re-run without it.
+    async fn undo_press(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::UndoPress).await
+    }
+
+    /// Cancels the scheduled start (`StartAt`).
+    async fn cancel_start(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::CancelStart).await
+    }
+
+    /// Writes an arbiter's note into the game's record (one line, at most
+    /// 500 characters).
+    async fn note(
+        &self,
+        text: String,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::Note { text })
+            .await
+    }
+
+    /// Every game of this board in the state database, oldest first, as
+    /// JSON: `[{"game", "board", "control", "created_wall_us",
+    /// "started_wall_us", "last_wall_us", "result", "moves", "current"}]`.
+    async fn games(&self, #[zbus(header)] header: Header<'_>) -> Result<String, Error> {
+        self.read_text(&header, Command::Games).await
+    }
+
+    /// The history of one game of this board (its number from `Games`), as
+    /// JSON like `History`.
+    async fn game_history(
+        &self,
+        game: i64,
+        #[zbus(header)] header: Header<'_>,
+    ) -> Result<String, Error> {
+        self.read_text(&header, Command::GameHistory { game }).await
+    }
+
+    /// The PGN of one game of this board (its number from `Games`).
+    async fn game_pgn(
+        &self,
+        game: i64,
+        #[zbus(header)] header: Header<'_>,
+    ) -> Result<String, Error> {
+        self.read_text(&header, Command::GamePgn { game }).await
+    }
     // The read methods take the header (the caller's share of reading)
     // also so that zbus checks the call's signature: a method with no
     // parameter at all accepts (and drops) any arguments, and a caller

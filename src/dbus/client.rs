@@ -22,6 +22,9 @@ pub mod manager {
         fn start_all(&self) -> Result<(), Error>;
         fn start_all_at(&self, unix_time_usec: i64, force: bool) -> Result<(), Error>;
         fn pause_all(&self) -> Result<(), Error>;
+        fn resume_all(&self) -> Result<(), Error>;
+        fn presets(&self) -> Result<String, Error>;
+        fn describe_control(&self, control: &str) -> Result<String, Error>;
         fn add_device(&self, path: &str) -> Result<(), Error>;
         fn remove_device(&self, path: &str) -> Result<(), Error>;
         #[zbus(property)]
@@ -57,11 +60,18 @@ pub mod board {
             moves: i32,
             stage: i32,
         ) -> Result<(), Error>;
+        fn adjust_by(&self, side: &str, delta_ms: i64) -> Result<(), Error>;
+        fn undo_press(&self) -> Result<(), Error>;
+        fn cancel_start(&self) -> Result<(), Error>;
+        fn note(&self, text: &str) -> Result<(), Error>;
         fn state(&self) -> Result<String, Error>;
         fn history(&self) -> Result<String, Error>;
         fn pgn(&self) -> Result<String, Error>;
         fn set_tags(&self, tags: std::collections::HashMap<&str, &str>) -> Result<(), Error>;
         fn set_result(&self, result: &str, termination: &str) -> Result<(), Error>;
+        fn games(&self) -> Result<String, Error>;
+        fn game_history(&self, game: i64) -> Result<String, Error>;
+        fn game_pgn(&self, game: i64) -> Result<String, Error>;
         fn snapshot(&self) -> Result<String, Error>;
 
         #[zbus(property)]
@@ -107,6 +117,10 @@ pub mod board {
         ) -> zbus::Result<()>;
         #[zbus(signal)]
         fn stage_changed(&self, side: String, stage: u32) -> zbus::Result<()>;
+        #[zbus(signal)]
+        fn flag_withdrawn(&self, side: String, at_ms: i64) -> zbus::Result<()>;
+        #[zbus(signal)]
+        fn press_not_placed(&self, side: String, late_ms: i64) -> zbus::Result<()>;
         #[zbus(signal)]
         fn flag_report(
             &self,

@@ -115,6 +115,34 @@ impl Manager {
         .await
     }
 
+    /// Resumes every paused board.
+    async fn resume_all(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        let caller = self.context.authorize(connection, &header).await?;
+        self.on_all_boards(caller, || Command::Resume).await
+    }
+
+    /// The presets this daemon knows (built-in and its config's), as JSON:
+    /// `[{"name", "control", "prose", "description", "source"}]`.
+    fn presets(&self) -> Result<String, Error> {
+        serde_json::to_string(&super::presets::list(&self.context.config))
+            .map_err(|e| Error::Internal(format!("cannot encode the presets: {e}")))
+    }
+
+    /// What a control (notation or preset name) means to this daemon, as
+    /// JSON: `{"control", "prose", "white": {"notation", "prose",
+    /// "base_ms", "stages"}, "black": ...}`.
+    fn describe_control(&self, control: String) -> Result<String, Error> {
+        self.context.validate_control(&control)?;
+        let description = super::presets::describe(&self.context.config, &control)
+            .map_err(|why| Error::InvalidArgument(format!("control `{control}`: {why}")))?;
+        serde_json::to_string(&description)
+            .map_err(|e| Error::Internal(format!("cannot encode the control: {e}")))
+    }
+
     /// Pauses every board.
     async fn pause_all(
         &self,

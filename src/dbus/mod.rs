@@ -28,6 +28,7 @@ pub mod error;
 pub mod limit;
 pub mod manager;
 pub mod ntp;
+pub mod presets;
 
 use std::collections::HashMap;
 use std::sync::Arc;

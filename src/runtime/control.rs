@@ -16,18 +16,21 @@
 //! (`BoardModel::state`); a reply whose caller went away is dropped.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
+use super::store::StoreReader;
 use super::timing::{ControlMsg, TimingMsg};
 use crate::clock::monotonic_now_us;
 use crate::config::Config;
 use crate::control::{BoardEvent, Command, ControlError, Reply, Request};
 use crate::eboard::EboardHandle;
-use chessclock_core::board::{BoardCommand, GameSpec};
-use chessclock_core::views::{BoardModel, GameHeader, HistoryRow};
+use chessclock_core::board::{Board, BoardCommand, GameSpec};
+use chessclock_core::journal::StoredGame;
+use chessclock_core::views::{BoardModel, GameHeader, GameSummary, HistoryRow};
 
 /// What readers see of one board.
 #[derive(Default)]
@@ -65,6 +68,8 @@ pub struct Control {
     eboards: HashMap<usize, EboardHandle>,
     /// The live PGN files, written in order by one task.
     pgn_files: tokio_mpsc::UnboundedSender<(PathBuf, String, String)>,
+    /// Past games, read on the blocking pool (`None`: no database file).
+    reader: Option<Arc<Mutex<StoreReader>>>,
 }
 
 impl Control {
@@ -73,8 +78,16 @@ impl Control {
         timing: tokio_mpsc::UnboundedSender<TimingMsg>,
         events: broadcast::Sender<BoardEvent>,
         eboards: HashMap<usize, EboardHandle>,
+        state_path: Option<&Path>,
     ) -> Control {
         let ids: Vec<String> = config.boards.iter().map(|b| b.id.clone()).collect();
+        let reader = state_path.and_then(|path| match StoreReader::open(path) {
+            Ok(reader) => Some(Arc::new(Mutex::new(reader))),
+            Err(error) => {
+                tracing::warn!(%error, "past games cannot be read (no read-only connection)");
+                None
+            }
+        });
         let (pgn_files, pending_files) = tokio_mpsc::unbounded_channel();
         tokio::spawn(write_pgn_files(pending_files));
         Control {
@@ -87,6 +100,7 @@ impl Control {
             timing,
             events,
             eboards,
+            reader,
         }
     }
 
@@ -209,6 +223,14 @@ impl Control {
                 let _ = reply.send(self.read(index, &command));
                 return;
             }
+            Command::Games | Command::GameHistory { .. } | Command::GamePgn { .. } => {
+                self.read_stored(index, command, reply);
+                return;
+            }
+            Command::AdjustBy { side, delta_ms } => BoardCommand::AdjustBy { side, delta_ms },
+            Command::UndoPress => BoardCommand::UndoPress,
+            Command::CancelStart => BoardCommand::CancelStart,
+            Command::Note { text } => BoardCommand::Note(text),
             Command::NewGame { control } => match self.resolve(&control) {
                 Ok(spec) => BoardCommand::NewGame(spec),
                 Err(error) => {
@@ -309,6 +331,106 @@ impl Control {
             }),
             _ => Err(ControlError::Internal("not a read".into())),
         }
+    }
+}
+
+impl Control {
+    /// A read of the state database (past games): on the blocking pool,
+    /// answered from there; the control loop goes on at once.
+    fn read_stored(
+        &self,
+        index: usize,
+        command: Command,
+        reply: oneshot::Sender<Result<Reply, ControlError>>,
+    ) {
+        let id = self.ids[index].clone();
+        let Some(reader) = self.reader.clone() else {
+            let _ = reply.send(Err(ControlError::InvalidState(
+                "past games are not available: the daemon runs without a state database file"
+                    .into(),
+            )));
+            return;
+        };
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            let answer = tokio::task::spawn_blocking(move || {
+                let Ok(reader) = reader.lock() else {
+                    return Err(ControlError::Internal("the game reader is broken".into()));
+                };
+                stored_read(&reader, &config, &id, &command)
+            })
+            .await
+            .unwrap_or_else(|_| Err(ControlError::Internal("the game reader failed".into())));
+            let _ = reply.send(answer);
+        });
+    }
+}
+
+/// Answers a read of stored games for board `id` (blocking).
+fn stored_read(
+    reader: &StoreReader,
+    config: &Config,
+    id: &str,
+    command: &Command,
+) -> Result<Reply, ControlError> {
+    let setup = config
+        .boards
+        .iter()
+        .find(|b| b.id == id)
+        .map(|b| super::board_setup(config, b, None))
+        .ok_or_else(|| ControlError::UnknownBoard(format!("no board `{id}`")))?;
+    let database = |e: super::store::StoreError| {
+        ControlError::Internal(format!("cannot read the state database: {e}"))
+    };
+    let load = |game: i64| -> Result<(StoredGame, GameSpec), ControlError> {
+        let stored = reader.game(game).map_err(|_| {
+            ControlError::InvalidArgument(format!(
+                "board `{id}` has no game {game} (chessclockctl games {id} lists them)"
+            ))
+        })?;
+        if stored.board != id {
+            return Err(ControlError::InvalidArgument(format!(
+                "game {game} is a game of board `{}`, not of `{id}` (chessclockctl games {id} \
+                 lists this board's)",
+                stored.board
+            )));
+        }
+        let spec = super::game_spec(config, &stored.control).map_err(|e| {
+            ControlError::InvalidState(format!(
+                "game {game}'s control `{}` no longer resolves: {e}",
+                stored.control
+            ))
+        })?;
+        Ok((stored, spec))
+    };
+    match command {
+        Command::Games => {
+            let ids = reader.games(id).map_err(database)?;
+            let last = ids.last().copied();
+            let mut games = Vec::with_capacity(ids.len());
+            for game in ids {
+                let (stored, spec) = load(game)?;
+                let history = Board::stored_history(setup.clone(), spec, &stored);
+                games.push(GameSummary::of(game, &history, Some(game) == last));
+            }
+            json(&games)
+        }
+        Command::GameHistory { game } => {
+            let (stored, spec) = load(*game)?;
+            json(&Board::stored_history(setup, spec, &stored))
+        }
+        Command::GamePgn { game } => {
+            let (stored, spec) = load(*game)?;
+            Board::stored_pgn(setup, spec, &stored)
+                .map(Reply::Text)
+                .ok_or_else(|| {
+                    ControlError::InvalidState(format!(
+                        "game {game} of board `{id}` has no PGN (it needs an electronic board \
+                         in the config)"
+                    ))
+                })
+        }
+        _ => Err(ControlError::Internal("not a read of stored games".into())),
     }
 }
 

@@ -397,13 +397,18 @@ impl Runtime {
         let eboards = spawn_eboards(&config, &timing_tx);
         let (stop_control, stop_rx) = oneshot::channel();
         let control_task = tokio::spawn(
-            control::Control::new(config.clone(), timing_tx.clone(), events.clone(), eboards).run(
-                control::ControlInputs {
-                    requests: requests_rx,
-                    from_timing: control_rx,
-                    stop: stop_rx,
-                },
-            ),
+            control::Control::new(
+                config.clone(),
+                timing_tx.clone(),
+                events.clone(),
+                eboards,
+                (state_path.as_os_str() != ":memory:").then_some(state_path.as_path()),
+            )
+            .run(control::ControlInputs {
+                requests: requests_rx,
+                from_timing: control_rx,
+                stop: stop_rx,
+            }),
         );
         let handle = ControlHandle {
             requests,

@@ -3,7 +3,9 @@
 //! `a`/`z`/left shift = left, `l`/`m`/right shift = right (shift keys alone
 //! only on terminals with the kitty keyboard protocol), space = arbiter,
 //! `u` = unplug/replug every unit, `1`..`9` = unplug/replug that unit,
-//! `q`/Esc/Ctrl-C = quit. The terminal is restored on every exit path.
+//! `q`/Esc/Ctrl-C = quit; with a [`BoardHost`] (`chessclockd --demo`) also
+//! `r` = resume the clocks and `n` = a new game. The terminal is restored
+//! on every exit path.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -19,7 +21,7 @@ use crossterm::style::{
 use crossterm::{cursor, queue, terminal};
 
 use super::script::Script;
-use super::view::{render, Canvas, Tone, ViewStatus};
+use super::view::{render, BoardPanel, Canvas, Tone, ViewStatus};
 use super::{ScriptRun, SimHandle, SimUnits};
 use crate::clock::monotonic_now_us;
 
@@ -30,6 +32,10 @@ pub enum KeyAction {
     ToggleAll,
     /// Toggle the n-th unit (0-based).
     Toggle(usize),
+    /// Resume the clocks (the demo's board).
+    Resume,
+    /// A new game (the demo's board).
+    NewGame,
     Quit,
     Nothing,
 }
@@ -51,6 +57,8 @@ pub fn key_action(key: &KeyEvent) -> KeyAction {
         KeyCode::Modifier(ModifierKeyCode::LeftShift) => KeyAction::Press(Button::Left),
         KeyCode::Modifier(ModifierKeyCode::RightShift) => KeyAction::Press(Button::Right),
         KeyCode::Char('u' | 'U') => KeyAction::ToggleAll,
+        KeyCode::Char('r' | 'R') => KeyAction::Resume,
+        KeyCode::Char('n' | 'N') => KeyAction::NewGame,
         KeyCode::Char(digit @ '1'..='9') => KeyAction::Toggle(digit as usize - '1' as usize),
         KeyCode::Char('q' | 'Q') | KeyCode::Esc => KeyAction::Quit,
         _ => KeyAction::Nothing,
@@ -188,6 +196,29 @@ pub fn run_interactive_with(units: SimUnits, script: Option<Script>) -> io::Resu
     run_interactive_full(units, script, &|| false)
 }
 
+/// The board behind the units, when the view runs inside the daemon
+/// (`chessclockd --demo`): its panel, and the keys `r` and `n`.
+pub trait BoardHost {
+    /// What to show of the board now (`None` while it is not known yet).
+    fn panel(&self) -> Option<BoardPanel>;
+    /// `r`: resume the clocks; the message to show.
+    fn resume(&self) -> String;
+    /// `n`: a new game; the message to show.
+    fn new_game(&self) -> String;
+}
+
+/// The demo's view: the units with the board's panel above them, until the
+/// user quits or `stop()` is true.
+pub fn run_demo(units: SimUnits, host: &dyn BoardHost, stop: &dyn Fn() -> bool) -> io::Result<()> {
+    let handle = units.handle();
+    let result = {
+        let _guard = TerminalGuard::enter()?;
+        event_loop(&handle, None, stop, Some(host))
+    };
+    units.shutdown();
+    result
+}
+
 /// The general form: `script` alongside, and `stop` as in
 /// [`run_interactive_until`].
 pub fn run_interactive_full(
@@ -206,7 +237,7 @@ pub fn run_interactive_full(
     };
     let result = {
         let _guard = TerminalGuard::enter()?;
-        event_loop(&handle, script_run.as_ref(), stop)
+        event_loop(&handle, script_run.as_ref(), stop, None)
     };
     units.shutdown();
     result
@@ -216,6 +247,7 @@ fn event_loop(
     handle: &SimHandle,
     script: Option<&ScriptRun>,
     stop: &dyn Fn() -> bool,
+    host: Option<&dyn BoardHost>,
 ) -> io::Result<()> {
     let mut out = io::BufWriter::new(io::stdout());
     let mut previous: Option<Canvas> = None;
@@ -231,6 +263,7 @@ fn event_loop(
         }
         status.now_us = monotonic_now_us();
         status.script = script.map(|s| s.progress.borrow().clone());
+        status.board = host.and_then(BoardHost::panel);
         let (width, height) = terminal::size()?;
         let canvas = render(&handle.snapshots(), &status, width, height);
         if previous.as_ref() != Some(&canvas) {
@@ -246,6 +279,18 @@ fn event_loop(
         match key_action(&key) {
             KeyAction::Quit => return Ok(()),
             KeyAction::Nothing => {}
+            KeyAction::Resume => {
+                status.message = host.map_or_else(
+                    || "r resumes the clocks only in chessclockd --demo".to_owned(),
+                    BoardHost::resume,
+                );
+            }
+            KeyAction::NewGame => {
+                status.message = host.map_or_else(
+                    || "n starts a new game only in chessclockd --demo".to_owned(),
+                    BoardHost::new_game,
+                );
+            }
             KeyAction::Press(button) => {
                 status.message = match handle.press(None, button) {
                     Ok(()) => format!("{} pressed", super::log::button_name(button)),
@@ -311,6 +356,8 @@ mod tests {
         );
         assert_eq!(press(KeyCode::Char(' ')), KeyAction::Press(Button::Arbiter));
         assert_eq!(press(KeyCode::Char('u')), KeyAction::ToggleAll);
+        assert_eq!(press(KeyCode::Char('r')), KeyAction::Resume);
+        assert_eq!(press(KeyCode::Char('n')), KeyAction::NewGame);
         assert_eq!(press(KeyCode::Char('2')), KeyAction::Toggle(1));
         assert_eq!(press(KeyCode::Char('q')), KeyAction::Quit);
         assert_eq!(press(KeyCode::Char('x')), KeyAction::Nothing);

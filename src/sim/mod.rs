@@ -46,7 +46,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use faults::Direction;
-pub use interactive::{run_interactive, run_interactive_until};
+pub use interactive::{run_demo, run_interactive, run_interactive_until, BoardHost};
 pub use log::LogTarget;
 pub use script::{Script, ScriptError};
 pub use unit::{LinkState, UnitKind, UnitSnapshot, UnitSpec};

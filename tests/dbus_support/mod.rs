@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as Process, Stdio};
 use std::time::Duration;
 
+use chessclock_core::views::{
+    Correction, DeviceView, GameHeader, HistoryRow, HistoryView, SideView, StateView,
+};
 use chessclockd::config::Config;
 use chessclockd::control::{
     BoardEvent, BoardSnapshot, Caller, Command, ControlError, ControlHandle, DeviceLink, Reply,
     Request,
 };
 use chessclockd::engine::Side;
+use chessclockd::journal::StoredEvent;
 use tokio::sync::{broadcast, mpsc};
 
 /// Bus-heavy tests in one file run one at a time.
@@ -33,7 +37,13 @@ const PRESETS: &[(&str, i64)] = &[
 
 struct FakeBoard {
     snapshot: BoardSnapshot,
-    history: Vec<serde_json::Value>,
+    /// The record, as the real runtime's History view has it: a row per
+    /// request, with the request in words as its outcome.
+    history: Vec<HistoryRow>,
+    /// The scheduled start (unix µs, forced).
+    scheduled: Option<(i64, bool)>,
+    /// Notes written.
+    created_wall_us: i64,
 }
 
 /// Starts a fake runtime for `boards`; returns the handle a control surface
@@ -76,6 +86,8 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
                         arbiter_called: false,
                     },
                     history: vec![],
+                    scheduled: None,
+                    created_wall_us: chessclockd::clock::wall_now_us(),
                 },
             )
         })
@@ -160,30 +172,43 @@ fn answer(
     };
     let snap = &mut board.snapshot;
     let mut extra_events = Vec::new();
+    let mut correction = None;
     match &request.command {
         Command::State => {
-            let side = |s: Side| {
-                let (remaining, moves, stage) = match s {
-                    Side::White => (snap.white_remaining_ms, snap.white_moves, snap.white_stage),
-                    Side::Black => (snap.black_remaining_ms, snap.black_moves, snap.black_stage),
-                };
-                serde_json::json!({"remaining_ms": remaining, "used_ms": 0, "moves": moves,
-                                   "stage": stage, "flag_ms": null})
-            };
-            let value = serde_json::json!({
-                "t": snap.snapshot_ms,
-                "running": snap.running,
-                "paused": snap.paused,
-                "flags": snap.flags,
-                "white": side(Side::White),
-                "black": side(Side::Black),
-            });
-            return Ok(Reply::Json(value.to_string()));
+            let view = state_view(snap, board.scheduled);
+            return Ok(Reply::Json(serde_json::to_string(&view).expect("state")));
         }
         Command::History => {
+            let view = HistoryView {
+                header: GameHeader {
+                    board: snap.board.clone(),
+                    control: snap.control.clone(),
+                    settings: Default::default(),
+                    created_wall_us: board.created_wall_us,
+                    caller_uid: None,
+                    game: None,
+                    control_prose: None,
+                },
+                events: board.history.clone(),
+            };
+            return Ok(Reply::Json(serde_json::to_string(&view).expect("history")));
+        }
+        Command::Games => {
             return Ok(Reply::Json(
-                serde_json::Value::Array(board.history.clone()).to_string(),
+                serde_json::json!([{
+                    "game": 1, "board": snap.board, "control": snap.control,
+                    "created_wall_us": board.created_wall_us, "started_wall_us": null,
+                    "last_wall_us": null, "result": "unfinished", "moves": snap.white_moves,
+                    "current": true
+                }])
+                .to_string(),
             ))
+        }
+        Command::GameHistory { game } | Command::GamePgn { game } => {
+            return Err(ControlError::InvalidArgument(format!(
+                "board `{}` has no game {game}",
+                snap.board
+            )))
         }
         Command::Pgn => {
             return Ok(Reply::Text(format!(
@@ -194,6 +219,7 @@ fn answer(
         Command::Snapshot => return Ok(Reply::Snapshot(snap.clone())),
         Command::NewGame { control } => {
             let main_ms = parse_control(control)?;
+            board.scheduled = None;
             *snap = BoardSnapshot {
                 control: control.clone(),
                 started: false,
@@ -217,13 +243,53 @@ fn answer(
             }
             snap.started = true;
             snap.running = Some(Side::White);
+            board.scheduled = None;
         }
-        Command::StartAt { .. } => {
+        Command::StartAt {
+            unix_time_us,
+            force,
+        } => {
             if snap.started {
                 return Err(ControlError::InvalidState(
                     "the game has already started".into(),
                 ));
             }
+            board.scheduled = Some((*unix_time_us, *force));
+        }
+        Command::CancelStart => {
+            if board.scheduled.take().is_none() {
+                return Err(ControlError::InvalidState("no start is scheduled".into()));
+            }
+        }
+        Command::Note { text } => {
+            if text.trim().is_empty() {
+                return Err(ControlError::InvalidArgument("the note is empty".into()));
+            }
+        }
+        Command::UndoPress => {
+            return Err(ControlError::InvalidState(
+                "there is no press by the arbiter to undo".into(),
+            ))
+        }
+        Command::AdjustBy { side, delta_ms } => {
+            let remaining = match side {
+                Side::White => &mut snap.white_remaining_ms,
+                Side::Black => &mut snap.black_remaining_ms,
+            };
+            let before = *remaining;
+            if before + delta_ms < 0 {
+                return Err(ControlError::InvalidArgument("less than nothing".into()));
+            }
+            *remaining += delta_ms;
+            correction = Some(Correction {
+                side: *side,
+                remaining_before_ms: Some(before),
+                remaining_after_ms: Some(*remaining),
+                moves_before: 0,
+                moves_after: 0,
+                stage_before: 1,
+                stage_after: 1,
+            });
         }
         Command::Pause => {
             if snap.running.is_none() {
@@ -287,12 +353,22 @@ fn answer(
                     &mut snap.black_stage,
                 ),
             };
+            let before = (*r, *m, *s);
             if let Some(value) = remaining_ms {
                 *r = *value;
             }
             if let Some(value) = moves {
                 *m = *value;
             }
+            correction = Some(Correction {
+                side: *side,
+                remaining_before_ms: Some(before.0),
+                remaining_after_ms: Some(*r),
+                moves_before: before.1,
+                moves_after: *m,
+                stage_before: before.2,
+                stage_after: stage.unwrap_or(before.2),
+            });
             if let Some(value) = stage {
                 *s = *value;
                 extra_events.push(BoardEvent::StageChanged {
@@ -309,6 +385,9 @@ fn answer(
     snap.snapshot_ms = now_ms();
     let snapshot = snap.clone();
     record(board, request);
+    if let Some(row) = board.history.last_mut() {
+        row.correction = correction;
+    }
     for event in extra_events {
         let _ = events.send(event);
     }
@@ -317,10 +396,142 @@ fn answer(
 }
 
 fn record(board: &mut FakeBoard, request: &Request) {
-    board.history.push(serde_json::json!({
-        "uid": request.caller.uid,
-        "command": format!("{:?}", request.command),
-    }));
+    let snap = &board.snapshot;
+    let note = |text: &str| StoredEvent::Note {
+        text: text.to_owned(),
+    };
+    let event = match &request.command {
+        Command::Start => StoredEvent::Start,
+        Command::StartAt {
+            unix_time_us,
+            force,
+        } => StoredEvent::StartAt {
+            unix_time_us: *unix_time_us,
+            forced: *force,
+            replaces_unix_us: None,
+        },
+        Command::Pause => StoredEvent::Pause,
+        Command::Resume => StoredEvent::Resume,
+        Command::Press { side } => StoredEvent::Press { side: *side },
+        Command::Adjust {
+            side,
+            remaining_ms,
+            moves,
+            stage,
+        } => StoredEvent::Adjust {
+            side: *side,
+            remaining_us: remaining_ms.map(|ms| ms * 1000),
+            moves: *moves,
+            stage: *stage,
+            source: None,
+            by_us: None,
+        },
+        Command::AdjustBy { side, delta_ms } => StoredEvent::Adjust {
+            side: *side,
+            remaining_us: None,
+            moves: None,
+            stage: None,
+            source: None,
+            by_us: Some(delta_ms * 1000),
+        },
+        Command::CancelStart => StoredEvent::StartCancelled { unix_time_us: 0 },
+        Command::Note { text } => note(text),
+        other => note(&format!("fake runtime: {}", other.name())),
+    };
+    let wall = chessclockd::clock::wall_now_us();
+    board.history.push(HistoryRow {
+        event,
+        t_ms: 0,
+        t_us: 0,
+        wall_us: wall,
+        caller_uid: request.caller.uid,
+        caller_name: request.caller.name.clone(),
+        device: None,
+        // The request itself, for the tests to check what arrived.
+        outcome: vec![format!("{:?}", request.command)],
+        white_used_ms: 0,
+        black_used_ms: 0,
+        white_remaining_ms: Some(snap.white_remaining_ms),
+        black_remaining_ms: Some(snap.black_remaining_ms),
+        white_moves: snap.white_moves,
+        black_moves: snap.black_moves,
+        move_number: None,
+        move_used_ms: None,
+        ignored: None,
+        correction: None,
+    });
+}
+
+/// A State view of the fake board, as the real runtime would build it.
+fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView {
+    let side = |s: Side| {
+        let (remaining, moves, stage) = match s {
+            Side::White => (snap.white_remaining_ms, snap.white_moves, snap.white_stage),
+            Side::Black => (snap.black_remaining_ms, snap.black_moves, snap.black_stage),
+        };
+        SideView {
+            remaining_ms: Some(remaining),
+            used_ms: 0,
+            moves,
+            stage,
+            flag_ms: None,
+            delay_left_ms: None,
+            periods_left: None,
+            moves_left_in_block: None,
+            in_overtime: false,
+            max_stage: Some(2),
+        }
+    };
+    let now = now_ms();
+    let wall_ms = chessclockd::clock::wall_now_us() / 1000;
+    StateView {
+        t: now,
+        running: snap.running,
+        paused: snap.paused,
+        flags: snap.flags.clone(),
+        white: side(Side::White),
+        black: side(Side::Black),
+        board: snap.board.clone(),
+        control: snap.control.clone(),
+        started: snap.started,
+        frozen: false,
+        to_move: snap
+            .running
+            .or(Some(if snap.white_moves > snap.black_moves {
+                Side::Black
+            } else {
+                Side::White
+            })),
+        game_ms: 0,
+        game_epoch_us: 0,
+        time_since_start_ms: None,
+        default_time_ms: 0,
+        default_time_overrun: vec![],
+        down_time_ms: None,
+        arbiter_called: snap.arbiter_called,
+        scheduled_start_ms: scheduled.map(|(at, _)| now + (at / 1000 - wall_ms)),
+        scheduled_start_unix_ms: scheduled.map(|(at, _)| at / 1000),
+        devices: snap
+            .devices
+            .iter()
+            .map(|d| DeviceView {
+                role: d.role.clone(),
+                name: d.name.clone(),
+                connected: d.connected,
+                serial: d.serial.clone(),
+                errors: 0,
+            })
+            .collect(),
+        eboard: None,
+        flag_falls: vec![],
+        restart: None,
+        unplaced_presses: 0,
+        control_prose: None,
+        tenths_below_ms: Some(20_000),
+        scheduled_start_forced: scheduled.map(|(_, forced)| forced),
+        hourglass: false,
+        result: None,
+    }
 }
 
 /// The fake runtime's view of a board, straight from its owner.
@@ -335,16 +546,26 @@ pub async fn snapshot(handle: &ControlHandle, board: &str) -> BoardSnapshot {
     }
 }
 
-/// The history as recorded by the fake runtime.
+/// The history as recorded by the fake runtime: per request, the caller's
+/// uid and the request (`{"uid", "command"}`).
 pub async fn history(handle: &ControlHandle, board: &str) -> Vec<serde_json::Value> {
     match handle
         .call(board, Command::History, Caller::DAEMON)
         .await
         .expect("history")
     {
-        Reply::Json(text) => serde_json::from_str(&text).expect("history JSON"),
+        Reply::Json(text) => log_of(&text),
         other => panic!("unexpected reply {other:?}"),
     }
+}
+
+/// The fake's History JSON as `{"uid", "command"}` entries.
+pub fn log_of(history_json: &str) -> Vec<serde_json::Value> {
+    let view: HistoryView = serde_json::from_str(history_json).expect("history JSON");
+    view.events
+        .iter()
+        .map(|row| serde_json::json!({"uid": row.caller_uid, "command": row.outcome[0]}))
+        .collect()
 }
 
 /// A test configuration: session bus, no NTP requirement unless asked.

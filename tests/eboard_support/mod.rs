@@ -509,7 +509,20 @@ pub fn tag_names(pgn: &str) -> Vec<String> {
 }
 
 /// Every press of the history, in order: (side, remaining ms after it).
+/// Takes D-Bus `History()` (`events`) or the CLI's fixed record schema
+/// (`rows`, docs/history-format.md).
 pub fn presses_of(history: &Value) -> Vec<(String, i64)> {
+    if let Some(rows) = history["rows"].as_array() {
+        return rows
+            .iter()
+            .filter(|r| r["kind"] == "press" && !r["move_number"].is_null())
+            .map(|r| {
+                let side = r["side"].as_str().unwrap().to_owned();
+                let remaining = r[format!("{side}_ms")].as_i64().unwrap();
+                (side, remaining)
+            })
+            .collect();
+    }
     history["events"]
         .as_array()
         .unwrap()

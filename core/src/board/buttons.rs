@@ -5,15 +5,51 @@
 use super::*;
 
 impl Board {
-    pub(super) fn device_changed(&mut self, role: DeviceRole) {
+    pub(super) fn device_changed(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        role: DeviceRole,
+        reason: Option<String>,
+    ) {
         if let Some(slot) = self.devices.slot(role) {
             let view = slot.view();
+            self.device_row(now, wall, &view.link(), reason);
             self.outbox.soon(Action::Publish(BoardEvent::DeviceChanged {
                 board: self.setup.id.clone(),
                 link: view.link(),
             }));
         }
         self.dirty = true;
+    }
+
+    /// Once the game has started, a device's link lost or back is a row of
+    /// the record (before the start it matters to nobody's game).
+    pub(super) fn device_row(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        link: &DeviceLink,
+        reason: Option<String>,
+    ) {
+        if self.started_at.is_none() {
+            return;
+        }
+        let t = self.t(now).max(self.game.processed_to());
+        self.write_row(
+            t,
+            wall,
+            StoredEvent::Device {
+                role: link.role.clone(),
+                name: link.name.clone(),
+                connected: link.connected,
+                serial: link.serial.clone(),
+                reason,
+            },
+            &Caller::DAEMON,
+            None,
+            &[],
+        );
     }
 
     pub(super) fn device(&mut self, now: Micros, wall: i64, input: DeviceInput) {
@@ -25,7 +61,7 @@ impl Board {
                 self.devices
                     .connected(role, &hello, &self.setup.display, self.setup.white_button);
                 tracing::info!(board = %self.setup.id, %role, path, serial = hello.serial.as_str(), "device connected");
-                self.device_changed(role);
+                self.device_changed(now, wall, role, None);
             }
             DeviceInput::Disconnected { role, reason } => {
                 if let Some(slot) = self.devices.slot_mut(role) {
@@ -35,7 +71,7 @@ impl Board {
                 if role == DeviceRole::Buttons {
                     self.marks.buttons_lost = true;
                 }
-                self.device_changed(role);
+                self.device_changed(now, wall, role, Some(reason));
             }
             DeviceInput::Refused { role, path, reason } => {
                 tracing::warn!(board = %self.setup.id, %role, path, reason,
@@ -118,7 +154,7 @@ impl Board {
             None => {
                 self.marks.arbiter_called = true;
                 tracing::warn!(board = %self.setup.id, "arbiter called (Art. 6.12b): clock paused");
-                (Input::Pause, StoredEvent::Pause)
+                (Input::Pause, StoredEvent::ArbiterCall)
             }
             Some(side) => {
                 let state = self.game.state(t);

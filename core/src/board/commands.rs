@@ -84,6 +84,40 @@ impl Board {
                 }
                 return;
             }
+            BoardCommand::CancelStart => {
+                let result = self.cancel_start(now, wall, &caller);
+                self.reply_after_commit(token, result);
+                return;
+            }
+            BoardCommand::Note(text) => {
+                let result = self.note(now, wall, &text, &caller);
+                self.reply_after_commit(token, result);
+                return;
+            }
+            BoardCommand::UndoPress => {
+                let result = self.undo_press(now, wall, &caller);
+                self.reply_after_commit(token, result);
+                return;
+            }
+            BoardCommand::AdjustBy { side, delta_ms } => {
+                match relative(side, &self.game.state(t), delta_ms) {
+                    Ok(adjustment) => (
+                        Input::Adjust(adjustment),
+                        StoredEvent::Adjust {
+                            side,
+                            remaining_us: adjustment.remaining,
+                            moves: None,
+                            stage: None,
+                            source: None,
+                            by_us: Some(delta_ms.saturating_mul(MS)),
+                        },
+                    ),
+                    Err(error) => {
+                        self.reply_now(token, Err(error));
+                        return;
+                    }
+                }
+            }
             BoardCommand::Start => (Input::Start, StoredEvent::Start),
             BoardCommand::Pause => (Input::Pause, StoredEvent::Pause),
             BoardCommand::Resume => (Input::Resume, StoredEvent::Resume),
@@ -102,6 +136,7 @@ impl Board {
                         moves,
                         stage,
                         source: None,
+                        by_us: None,
                     },
                 ),
                 Err(error) => {
@@ -110,7 +145,154 @@ impl Board {
                 }
             },
         };
-        let _ = self.input(now, wall, t, input, stored, caller, None, token);
+        let applied = self.input(now, wall, t, input, stored, caller, None, token);
+        if let (Input::Press(side), Ok(notices)) = (input, &applied) {
+            if notices.iter().any(|n| matches!(n, Notice::Pressed { .. })) {
+                self.arbiter_presses.push((t, side));
+            }
+        }
+    }
+
+    /// A reply once the command's record is committed, or its refusal now.
+    fn reply_after_commit(&mut self, token: Option<ReplyToken>, result: Result<(), ControlError>) {
+        match result {
+            Ok(()) => {
+                if let Some(token) = token {
+                    self.outbox.after_commit(Action::Reply {
+                        token,
+                        result: Ok(Reply::Done),
+                    });
+                }
+            }
+            Err(error) => self.reply_now(token, Err(error)),
+        }
+    }
+
+    pub(super) fn cancel_start(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        caller: &Caller,
+    ) -> Result<(), ControlError> {
+        let Some(scheduled) = self.scheduled.take() else {
+            return Err(ControlError::InvalidState(format!(
+                "no start is scheduled on board `{}`",
+                self.setup.id
+            )));
+        };
+        let t = self.t(now).max(self.game.processed_to());
+        self.write_row(
+            t,
+            wall,
+            StoredEvent::StartCancelled {
+                unix_time_us: scheduled.start.unix_time_us,
+            },
+            caller,
+            None,
+            &[],
+        );
+        self.dirty = true;
+        tracing::info!(board = %self.setup.id, unix_time_us = scheduled.start.unix_time_us, "scheduled start cancelled");
+        Ok(())
+    }
+
+    pub(super) fn note(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        text: &str,
+        caller: &Caller,
+    ) -> Result<(), ControlError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(ControlError::InvalidArgument(
+                "the note is empty: give the text to record".into(),
+            ));
+        }
+        if text.chars().count() > MAX_NOTE_CHARS {
+            return Err(ControlError::InvalidArgument(format!(
+                "the note has {} characters: at most {MAX_NOTE_CHARS} are recorded",
+                text.chars().count()
+            )));
+        }
+        if text.chars().any(char::is_control) {
+            return Err(ControlError::InvalidArgument(
+                "the note must be one line of text (no control characters)".into(),
+            ));
+        }
+        let t = self.t(now).max(self.game.processed_to());
+        self.write_row(
+            t,
+            wall,
+            StoredEvent::Note {
+                text: text.to_owned(),
+            },
+            caller,
+            None,
+            &[],
+        );
+        Ok(())
+    }
+
+    /// Takes back the arbiter's last press: the game is re-run without it.
+    pub(super) fn undo_press(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        caller: &Caller,
+    ) -> Result<(), ControlError> {
+        let Some(&(at, side)) = self.arbiter_presses.last() else {
+            return Err(ControlError::InvalidState(format!(
+                "there is no press by the arbiter to undo on board `{}` (presses on the \
+                 buttons are the players' own: correct the clock with adjust)",
+                self.setup.id
+            )));
+        };
+        let later = self
+            .game
+            .inputs()
+            .iter()
+            .filter(|&&(t, input, _)| t > at && matches!(input, Input::Press(_)))
+            .count();
+        if later > 0 {
+            return Err(ControlError::InvalidState(format!(
+                "the arbiter's press for {side} at {} of the game was followed by {later} \
+                 press{}: it can no longer be undone; correct the clock with adjust",
+                crate::clocktext::exact(at),
+                if later == 1 { "" } else { "es" }
+            )));
+        }
+        let t = self.t(now).max(self.game.processed_to());
+        let before = self.game.state(t);
+        let applied = match self.game.remove(at, Input::Press(side)) {
+            Some(Ok(applied)) => applied,
+            Some(Err(error)) => return Err(engine_error(error)),
+            None => {
+                self.arbiter_presses.pop();
+                return Err(ControlError::InvalidState(
+                    "the arbiter's last press is no longer in the game".into(),
+                ));
+            }
+        };
+        self.arbiter_presses.pop();
+        self.dirty = true;
+        tracing::info!(board = %self.setup.id, %side, press_at_us = at, "the arbiter's press was undone");
+        self.write_row_from(
+            t,
+            wall,
+            StoredEvent::PressUndone {
+                side,
+                press_at_us: at,
+            },
+            caller,
+            None,
+            &[],
+            Some(&before),
+        );
+        if let Some(rerun) = applied.rerun {
+            self.after_rerun(now, wall, t, rerun);
+        }
+        Ok(())
     }
 
     pub(super) fn in_progress(&self, now: Micros) -> bool {
@@ -211,6 +393,7 @@ impl Board {
             )));
         }
         let at = now.saturating_add(ahead.max(0));
+        let replaces_unix_us = self.scheduled.as_ref().map(|s| s.start.unix_time_us);
         self.scheduled = Some(Scheduled {
             start: ScheduledStart {
                 at,
@@ -226,6 +409,7 @@ impl Board {
             StoredEvent::StartAt {
                 unix_time_us,
                 forced,
+                replaces_unix_us,
             },
             caller,
             None,
@@ -304,5 +488,54 @@ fn adjustment(
         remaining,
         moves,
         stage,
+    })
+}
+
+/// The longest note the record keeps, in characters.
+pub const MAX_NOTE_CHARS: usize = 500;
+
+/// A relative correction of `side`'s remaining time in `state` (the instant
+/// of the command), bounded like any correction.
+fn relative(side: Side, state: &ClockState, delta_ms: i64) -> Result<Adjustment, ControlError> {
+    if delta_ms == 0 {
+        return Err(ControlError::InvalidArgument(
+            "nothing to adjust: the time to add or take away is zero".into(),
+        ));
+    }
+    let delta = delta_ms.saturating_mul(MS);
+    if delta.unsigned_abs() > MAX_TIME.unsigned_abs() {
+        return Err(ControlError::InvalidArgument(format!(
+            "{delta_ms} ms is more than a game can have (at most {} h)",
+            MAX_TIME / (3_600 * SECOND)
+        )));
+    }
+    let Some(remaining) = state.side(side).remaining else {
+        return Err(ControlError::InvalidState(format!(
+            "{side}'s clock counts up (no time limit): there is no remaining time to add to"
+        )));
+    };
+    let remaining = remaining.max(0);
+    let result = remaining.saturating_add(delta);
+    if result < 0 {
+        return Err(ControlError::InvalidArgument(format!(
+            "{side} has {} left: taking {} away would leave less than nothing \
+             (take at most {}, or set the time with --remaining)",
+            crate::clocktext::remaining(remaining, crate::clocktext::Style::CLOCK),
+            crate::clocktext::amount(-delta),
+            // Rounded down: taking that much always leaves something.
+            crate::clocktext::elapsed(remaining, crate::clocktext::Style::SECONDS),
+        )));
+    }
+    if result > MAX_TIME {
+        return Err(ControlError::InvalidArgument(format!(
+            "{side} would have more than a game can have (at most {} h)",
+            MAX_TIME / (3_600 * SECOND)
+        )));
+    }
+    Ok(Adjustment {
+        side,
+        remaining: Some(result),
+        moves: None,
+        stage: None,
     })
 }

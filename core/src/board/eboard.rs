@@ -45,6 +45,13 @@ impl Board {
             }
         }
         if link_changed {
+            if let EboardEvent::Connected { .. } | EboardEvent::Disconnected { .. } = &event {
+                let reason = match &event {
+                    EboardEvent::Disconnected { reason, .. } => Some(reason.clone()),
+                    _ => None,
+                };
+                self.device_row(now, wall, &link, reason);
+            }
             self.outbox.soon(Action::Publish(BoardEvent::DeviceChanged {
                 board: self.setup.id.clone(),
                 link,

@@ -7,6 +7,10 @@ impl Board {
     /// beeps in the last seconds.
     pub(super) fn refresh(&mut self, now: Micros) {
         let state = self.state(now);
+        self.marks.start_in = self
+            .scheduled
+            .as_ref()
+            .map(|s| s.start.at.saturating_sub(now).max(0));
         // An unlinked unit is sent nothing: its picture goes out, rendered
         // for its capabilities, when it links (its `sent` is cleared then).
         for display in self
@@ -55,6 +59,15 @@ impl Board {
                 }
             }
         }
+    }
+
+    /// The next instant the countdown to a scheduled start changes on the
+    /// displays (every second), if one is scheduled.
+    pub(super) fn next_countdown_change(&self, now: Micros) -> Option<Micros> {
+        let at = self.scheduled.as_ref()?.start.at;
+        let left = at.saturating_sub(now);
+        let wait = crate::clocktext::next_change_in(left, crate::clocktext::Style::SECONDS)?;
+        Some(now.saturating_add(wait))
     }
 
     /// The next instant a last-seconds beep is due, if any.

@@ -288,6 +288,7 @@ impl Board {
                         moves: Some(moves),
                         stage: None,
                         source: Some(InputSource::Eboard),
+                        by_us: None,
                     },
                     Caller::DAEMON,
                     None,

@@ -169,14 +169,40 @@ impl Game {
     /// The late path: re-run from the last checkpoint before `t`.
     fn insert(&mut self, t: Micros, input: Input, tag: u64) -> Result<Applied, EngineError> {
         let index = self.inputs.partition_point(|&(at, _, _)| at <= t);
+        let mut inputs = self.inputs.clone();
+        inputs.insert(index, (t, input, tag));
+        self.rerun(inputs, index, Some(index))
+    }
+
+    /// Takes input `input` made at `t` out of the game (the last such one)
+    /// and re-runs the game without it. `None` when there is no such input
+    /// (nothing changes).
+    pub fn remove(&mut self, t: Micros, input: Input) -> Option<Result<Applied, EngineError>> {
+        let index = self
+            .inputs
+            .iter()
+            .rposition(|&(at, made, _)| at == t && made == input)?;
+        let mut inputs = self.inputs.clone();
+        inputs.remove(index);
+        Some(self.rerun(inputs, index, None))
+    }
+
+    /// Re-runs the game over `inputs`, which differ from the current ones
+    /// from position `changed` on, from the last checkpoint before it.
+    /// `caused` names the input whose notices to return. Nothing changes
+    /// on a refusal.
+    fn rerun(
+        &mut self,
+        inputs: Vec<(Micros, Input, u64)>,
+        changed: usize,
+        caused_by: Option<usize>,
+    ) -> Result<Applied, EngineError> {
         let shown = flag_falls(&self.engine.state(self.processed_to));
-        let first = (index / CHECKPOINT_EVERY).min(self.checkpoints.len().saturating_sub(1));
+        let first = (changed / CHECKPOINT_EVERY).min(self.checkpoints.len().saturating_sub(1));
         let mut engine = match self.checkpoints.get(first) {
             Some(engine) => engine.clone(),
             None => self.checkpoints[0].clone(),
         };
-        let mut inputs = self.inputs.clone();
-        inputs.insert(index, (t, input, tag));
         let mut checkpoints: Vec<Engine> = self.checkpoints[..=first].to_vec();
         let mut caused = Vec::new();
         let mut replayed = Vec::new();
@@ -184,10 +210,10 @@ impl Game {
             inputs.iter().enumerate().skip(first * CHECKPOINT_EVERY)
         {
             let notices = engine.apply(at, input_again)?;
-            if position == index {
+            if Some(position) == caused_by {
                 caused = notices.clone();
             }
-            if position >= index {
+            if position >= changed {
                 replayed.push(Replayed {
                     t: at,
                     tag: tag_again,
@@ -203,7 +229,9 @@ impl Game {
         engine.advance(self.processed_to);
         let now_standing = flag_falls(&engine.state(self.processed_to));
         let rerun = Rerun {
-            later_inputs: inputs.len() - index - 1,
+            later_inputs: inputs
+                .len()
+                .saturating_sub(changed + usize::from(caused_by.is_some())),
             withdrawn: shown
                 .iter()
                 .filter(|fall| !now_standing.contains(fall))
@@ -332,6 +360,27 @@ mod tests {
         }
         assert_eq!(live.state(t + SECOND), sorted.state(t + SECOND));
         assert_eq!(live.inputs(), sorted.inputs());
+    }
+
+    #[test]
+    fn removing_a_press_re_runs_the_game_without_it() {
+        let mut g = game("300");
+        g.apply(0, Input::Start).unwrap();
+        g.apply(10 * SECOND, Input::Press(Side::White)).unwrap();
+        g.apply(15 * SECOND, Input::Pause).unwrap();
+        let removed = g
+            .remove(10 * SECOND, Input::Press(Side::White))
+            .unwrap()
+            .unwrap();
+        assert_eq!(removed.rerun.unwrap().later_inputs, 1);
+        let state = g.state(20 * SECOND);
+        assert!(state.paused);
+        assert_eq!(state.white.used, 15 * SECOND, "White ran on to the pause");
+        assert_eq!(state.black.used, 0);
+        assert_eq!(state.white.moves, 0);
+        assert_eq!(state.to_move, Some(Side::White));
+        assert_eq!(g.inputs().len(), 2);
+        assert!(g.remove(10 * SECOND, Input::Press(Side::White)).is_none());
     }
 
     #[test]

@@ -30,6 +30,7 @@ impl Board {
             let elapsed = self.game.advance(t);
             self.time_notices(now, wall, &elapsed);
         }
+        let before = matches!(input, Input::Adjust(_)).then(|| self.game.state(t));
         let row = self.history_len;
         let applied = match self.game.apply_tagged(t, input, row) {
             Ok(applied) => applied,
@@ -58,7 +59,8 @@ impl Board {
             Some(message) => Err(ControlError::InvalidState(message)),
             None => Ok(Reply::Done),
         };
-        self.write_row(t, wall, stored, &caller, origin, &outcome);
+        self.write_row_from(t, wall, stored, &caller, origin, &outcome, before.as_ref());
+        self.stage_rows(wall, &outcome);
         let rerun_happened = applied.rerun.is_some();
         if let Some(rerun) = applied.rerun {
             // The rows of the inputs applied again say what they caused now.
@@ -69,40 +71,7 @@ impl Board {
             // The follower hears the game again from the late input on.
             let wall_now = self.wall_of(self.game.processed_to(), now, wall);
             self.follower_rerun(t, &rerun, wall_now);
-            for fall in &rerun.withdrawn {
-                self.flag_falls
-                    .retain(|f| !(f.side == fall.side && f.at == fall.at));
-                self.write_row(
-                    t,
-                    wall,
-                    StoredEvent::FlagWithdrawn {
-                        side: fall.side,
-                        flag_at_us: fall.at,
-                    },
-                    &Caller::DAEMON,
-                    None,
-                    &[],
-                );
-                self.outbox
-                    .after_commit(Action::Publish(BoardEvent::FlagWithdrawn {
-                        board: self.setup.id.clone(),
-                        side: fall.side,
-                        at_ms: fall.at.saturating_add(self.epoch).div_euclid(MS),
-                    }));
-            }
-            self.recompute_marks();
-            let added: Vec<Notice> = rerun
-                .added
-                .iter()
-                .map(|fall| Notice::FlagFell {
-                    side: fall.side,
-                    at: fall.at,
-                    stage: fall.stage,
-                    last_stage: fall.last_stage,
-                })
-                .collect();
-            // Flags the re-run made fall at instants already passed.
-            self.time_notices(now, wall, &added);
+            self.after_rerun(now, wall, t, rerun);
         }
         self.report(now, t, wall, &outcome, !rerun_happened);
         if let Some(token) = token {
@@ -112,6 +81,70 @@ impl Board {
             });
         }
         Ok(applied.caused)
+    }
+
+    /// What a re-run of the game changed about the flags, in the record:
+    /// each withdrawn flag a row of its own, flags that now fell at
+    /// instants already passed as flags by time.
+    pub(super) fn after_rerun(&mut self, now: Micros, wall: i64, t: Micros, rerun: game::Rerun) {
+        for fall in &rerun.withdrawn {
+            self.flag_falls
+                .retain(|f| !(f.side == fall.side && f.at == fall.at));
+            self.write_row(
+                t,
+                wall,
+                StoredEvent::FlagWithdrawn {
+                    side: fall.side,
+                    flag_at_us: fall.at,
+                },
+                &Caller::DAEMON,
+                None,
+                &[],
+            );
+            self.outbox
+                .after_commit(Action::Publish(BoardEvent::FlagWithdrawn {
+                    board: self.setup.id.clone(),
+                    side: fall.side,
+                    at_ms: fall.at.saturating_add(self.epoch).div_euclid(MS),
+                }));
+        }
+        self.recompute_marks();
+        let added: Vec<Notice> = rerun
+            .added
+            .iter()
+            .map(|fall| Notice::FlagFell {
+                side: fall.side,
+                at: fall.at,
+                stage: fall.stage,
+                last_stage: fall.last_stage,
+            })
+            .collect();
+        // Flags the re-run made fall at instants already passed.
+        self.time_notices(now, wall, &added);
+    }
+
+    /// A row for each stage a side reached among `notices` (who first).
+    pub(super) fn stage_rows(&mut self, wall: i64, notices: &[Notice]) {
+        for notice in notices {
+            if let Notice::StageChanged { side, stage, at } = notice {
+                let first = !self.stages_reached.contains(stage);
+                if first {
+                    self.stages_reached.push(*stage);
+                }
+                self.write_row(
+                    *at,
+                    wall,
+                    StoredEvent::Stage {
+                        side: *side,
+                        stage: *stage,
+                        first,
+                    },
+                    &Caller::DAEMON,
+                    None,
+                    &[],
+                );
+            }
+        }
     }
 
     /// Appends a row to the journal and (after its commit) to the history;
@@ -125,21 +158,36 @@ impl Board {
         origin: Option<DeviceOrigin>,
         notices: &[Notice],
     ) -> u64 {
+        self.write_row_from(t, wall, event, caller, origin, notices, None)
+    }
+
+    /// [`Board::write_row`] for a correction: `before` is the clock's state
+    /// just before it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn write_row_from(
+        &mut self,
+        t: Micros,
+        wall: i64,
+        event: StoredEvent,
+        caller: &Caller,
+        origin: Option<DeviceOrigin>,
+        notices: &[Notice],
+        before: Option<&ClockState>,
+    ) -> u64 {
         let state = self.game.state(t);
-        let row = HistoryRow {
-            event: event.clone(),
-            t_ms: t.div_euclid(MS),
-            t_us: t,
-            wall_us: wall,
-            caller_uid: caller.uid,
-            caller_name: caller.name.clone(),
-            device: origin.as_ref().map(DeviceOriginView::from),
-            outcome: notices.iter().map(record::describe).collect(),
-            white_used_ms: state.white.used.div_euclid(MS),
-            black_used_ms: state.black.used.div_euclid(MS),
-            white_remaining_ms: state.white.remaining.map(crate::engine::report::ceil_ms),
-            black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
-        };
+        let row = history_row(
+            &EventRow {
+                offset_us: t,
+                wall_us: wall,
+                event: event.clone(),
+                caller_uid: caller.uid,
+                caller_name: caller.name.clone(),
+                origin: origin.clone(),
+            },
+            notices,
+            &state,
+            before,
+        );
         self.outbox.record(Record::Event(EventRow {
             offset_us: t,
             wall_us: wall,
@@ -332,6 +380,7 @@ impl Board {
                 moves: adjustment.moves,
                 stage: None,
                 source: Some(InputSource::Eboard),
+                by_us: None,
             },
             Caller::DAEMON,
             None,
@@ -350,5 +399,70 @@ pub(super) fn revision(replayed: &game::Replayed) -> crate::views::RowRevision {
         black_used_ms: state.black.used.div_euclid(MS),
         white_remaining_ms: state.white.remaining.map(crate::engine::report::ceil_ms),
         black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
+    }
+}
+
+/// A history row: stored row `row`, what it caused (`notices`), the clock's
+/// state after it and, for a correction, before it.
+pub(super) fn history_row(
+    row: &EventRow,
+    notices: &[Notice],
+    state: &ClockState,
+    before: Option<&ClockState>,
+) -> HistoryRow {
+    use crate::engine::report::ceil_ms;
+    let pressed = notices.iter().find_map(|n| match n {
+        Notice::Pressed {
+            move_number, used, ..
+        } => Some((*move_number, used.div_euclid(MS))),
+        _ => None,
+    });
+    let ignored = notices
+        .iter()
+        .find_map(|n| match n {
+            Notice::Ignored { reason, .. } => Some(IgnoredReason::from(*reason)),
+            _ => None,
+        })
+        .or(match row.event {
+            StoredEvent::PressNotPlaced { .. } => Some(IgnoredReason::TooLate),
+            _ => None,
+        });
+    let correction = match (&row.event, before) {
+        (
+            StoredEvent::Adjust { side, .. } | StoredEvent::PressUndone { side, .. },
+            Some(before),
+        ) => {
+            let (was, now) = (before.side(*side), state.side(*side));
+            Some(Correction {
+                side: *side,
+                remaining_before_ms: was.remaining.map(ceil_ms),
+                remaining_after_ms: now.remaining.map(ceil_ms),
+                moves_before: was.moves,
+                moves_after: now.moves,
+                stage_before: was.stage,
+                stage_after: now.stage,
+            })
+        }
+        _ => None,
+    };
+    HistoryRow {
+        event: row.event.clone(),
+        t_ms: row.offset_us.div_euclid(MS),
+        t_us: row.offset_us,
+        wall_us: row.wall_us,
+        caller_uid: row.caller_uid,
+        caller_name: row.caller_name.clone(),
+        device: row.origin.as_ref().map(DeviceOriginView::from),
+        outcome: notices.iter().map(record::describe).collect(),
+        white_used_ms: state.white.used.div_euclid(MS),
+        black_used_ms: state.black.used.div_euclid(MS),
+        white_remaining_ms: state.white.remaining.map(ceil_ms),
+        black_remaining_ms: state.black.remaining.map(ceil_ms),
+        white_moves: state.white.moves,
+        black_moves: state.black.moves,
+        move_number: pressed.map(|p| p.0),
+        move_used_ms: pressed.map(|p| p.1),
+        ignored,
+        correction,
     }
 }

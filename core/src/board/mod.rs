@@ -66,7 +66,8 @@ use crate::session::{DeviceCommand, DeviceRole};
 use crate::time::Micros;
 use crate::timecontrol::{TimeControl, MAX_TIME};
 use crate::views::{
-    BoardModel, DeviceOriginView, FlagFall, GameHeader, HistoryRow, RestartInfo, ScheduledStart,
+    BoardModel, Correction, DeviceOriginView, FlagFall, GameHeader, HistoryRow, IgnoredReason,
+    RestartInfo, ScheduledStart,
 };
 
 use self::devices::{Devices, Verdict};
@@ -161,6 +162,19 @@ pub enum BoardCommand {
         moves: Option<u32>,
         stage: Option<u32>,
     },
+    /// Adds `delta_ms` to the side's remaining time at the instant of the
+    /// command (negative: takes it away): a penalty or a bonus.
+    AdjustBy {
+        side: Side,
+        delta_ms: i64,
+    },
+    /// Takes back the arbiter's last press (one made with a command), when
+    /// no press came after it.
+    UndoPress,
+    /// Cancels the scheduled start.
+    CancelStart,
+    /// A note for the record.
+    Note(String),
 }
 
 /// What a device slot reports (the shell maps ports to slots).
@@ -299,6 +313,11 @@ pub struct Board {
     store_running: bool,
     /// Rows in the game's history so far (the next row's index).
     history_len: u64,
+    /// The game instants and sides of the presses made by command (the
+    /// arbiter's), which [`BoardCommand::UndoPress`] may take back.
+    arbiter_presses: Vec<(Micros, Side)>,
+    /// The stages some side has reached (who reached one first).
+    stages_reached: Vec<u32>,
 }
 
 /// The engine's refusal as the caller's error.
@@ -368,6 +387,8 @@ impl Board {
             settings: spec.settings,
             created_wall_us: wall,
             caller_uid,
+            game: None,
+            control_prose: Some(crate::views::match_prose(&spec.control)),
         };
         Board {
             marks: Marks {
@@ -395,6 +416,8 @@ impl Board {
             last_now: epoch,
             store_running: false,
             history_len: 0,
+            arbiter_presses: Vec::new(),
+            stages_reached: Vec::new(),
             setup,
         }
     }
@@ -442,6 +465,8 @@ impl Board {
                     result: result.pgn().to_owned(),
                     termination: termination.pgn().to_owned(),
                 }),
+            control_prose: crate::views::match_prose(&self.spec.control),
+            tenths_below_ms: self.setup.display.tenths_below_ms,
         }
     }
 
@@ -488,7 +513,8 @@ impl Board {
         let beep = self.next_beep(&state);
         let start = self.scheduled.as_ref().map(|s| s.start.at);
         let follower = self.follower.next_deadline();
-        [engine, displays, beep, start, follower]
+        let countdown = self.next_countdown_change(self.last_now);
+        [engine, displays, beep, start, follower, countdown]
             .into_iter()
             .flatten()
             .min()

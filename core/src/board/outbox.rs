@@ -7,7 +7,9 @@
 //! behind that number and is released, in order, by `Committed(seq)`.
 //! What does not depend on a commit (display frames, a refusal, a repeated
 //! ACK) goes out at once, unless something earlier is still waiting: order
-//! is never changed.
+//! is never changed, except that the replies a commit releases go out last
+//! of what it released, so a caller that reads right after its reply sees
+//! everything its change caused (the view, the history rows).
 
 use std::collections::VecDeque;
 
@@ -110,6 +112,7 @@ impl Outbox {
             actions: Vec::new(),
             acked: Vec::new(),
         };
+        let mut replies = Vec::new();
         while self.held.front().is_some_and(|(s, _)| *s <= seq) {
             let Some((_, held)) = self.held.pop_front() else {
                 break;
@@ -122,8 +125,9 @@ impl Outbox {
                              database; check the disk and the daemon's log"
                                 .into(),
                         )));
-                        released.actions.push(Action::Reply { token, result });
+                        replies.push(Action::Reply { token, result });
                     }
+                    Held::Action(reply @ Action::Reply { .. }) => replies.push(reply),
                     Held::Action(action) => released.actions.push(action),
                     // Unsaved: the device keeps it and sends it again.
                     Held::Ack { .. } if !ok => {}
@@ -141,6 +145,7 @@ impl Outbox {
                 }
             }
         }
+        released.actions.append(&mut replies);
         released
     }
 

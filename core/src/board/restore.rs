@@ -25,7 +25,7 @@ use crate::contract::Caller;
 use crate::engine::{Input, Notice};
 use crate::journal::{Record, StoredEvent, StoredGame};
 use crate::time::Micros;
-use crate::views::{DeviceOriginView, GameHeader, HistoryRow, RestartInfo, ScheduledStart};
+use crate::views::{GameHeader, HistoryView, RestartInfo, ScheduledStart};
 
 /// What the shell knows about this run when it restores a game.
 #[derive(Clone, Debug)]
@@ -73,6 +73,8 @@ impl Board {
             settings: stored.settings,
             created_wall_us: stored.created_wall_us,
             caller_uid: stored.caller_uid,
+            game: Some(stored.id),
+            control_prose: Some(crate::views::match_prose(&board.spec.control)),
         };
         let mut rows = Vec::with_capacity(stored.events.len());
         let mut last_start_at = None;
@@ -81,12 +83,47 @@ impl Board {
         board.follower.begin_restore();
         for row in &stored.events {
             let mut outcome: Vec<Notice> = Vec::new();
+            let before = matches!(
+                row.event,
+                StoredEvent::Adjust { .. } | StoredEvent::PressUndone { .. }
+            )
+            .then(|| board.game.state(row.offset_us));
+            if let StoredEvent::PressUndone { side, press_at_us } = row.event {
+                match board.game.remove(press_at_us, Input::Press(side)) {
+                    Some(Ok(applied)) => {
+                        board
+                            .arbiter_presses
+                            .retain(|&(at, s)| !(at == press_at_us && s == side));
+                        if let Some(rerun) = &applied.rerun {
+                            for fall in &rerun.withdrawn {
+                                board
+                                    .flag_falls
+                                    .retain(|f| !(f.side == fall.side && f.at == fall.at));
+                            }
+                        }
+                        board.recompute_marks();
+                    }
+                    Some(Err(error)) => tracing::error!(board = %board.setup.id, %error,
+                        offset_us = row.offset_us, "a stored undo was refused while rebuilding the game"),
+                    None => tracing::error!(board = %board.setup.id, offset_us = row.offset_us,
+                        "a stored undo names a press the game does not have"),
+                }
+            }
             if let Some(input) = row.event.input() {
                 match board
                     .game
                     .apply_tagged(row.offset_us, input, rows.len() as u64)
                 {
                     Ok(applied) => {
+                        if let (Input::Press(side), None) = (input, &row.origin) {
+                            if applied
+                                .caused
+                                .iter()
+                                .any(|n| matches!(n, Notice::Pressed { .. }))
+                            {
+                                board.arbiter_presses.push((row.offset_us, side));
+                            }
+                        }
                         board.apply_marks(&applied.caused);
                         if let Some(rerun) = &applied.rerun {
                             for fall in &rerun.withdrawn {
@@ -120,11 +157,18 @@ impl Board {
                 StoredEvent::StartAt {
                     unix_time_us,
                     forced,
+                    ..
                 } => last_start_at = Some((*unix_time_us, *forced, row.caller_uid)),
+                StoredEvent::StartCancelled { .. } => last_start_at = None,
+                StoredEvent::ArbiterCall => board.marks.arbiter_called = true,
+                StoredEvent::Stage { stage, .. } if !board.stages_reached.contains(stage) => {
+                    board.stages_reached.push(*stage);
+                }
                 StoredEvent::Restart {
                     down_us,
                     same_boot,
                     was_running,
+                    ..
                 } => {
                     board.marks.down_time = Some(*down_us);
                     board.restart = Some(RestartInfo {
@@ -185,20 +229,12 @@ impl Board {
                     .resume(&origin.serial, origin.boot_id, origin.event);
             }
             let state = board.game.state(row.offset_us);
-            rows.push(HistoryRow {
-                event: row.event.clone(),
-                t_ms: row.offset_us.div_euclid(crate::time::MS),
-                t_us: row.offset_us,
-                wall_us: row.wall_us,
-                caller_uid: row.caller_uid,
-                caller_name: row.caller_name.clone(),
-                device: row.origin.as_ref().map(DeviceOriginView::from),
-                outcome: outcome.iter().map(super::record::describe).collect(),
-                white_used_ms: state.white.used.div_euclid(crate::time::MS),
-                black_used_ms: state.black.used.div_euclid(crate::time::MS),
-                white_remaining_ms: state.white.remaining.map(crate::engine::report::ceil_ms),
-                black_remaining_ms: state.black.remaining.map(crate::engine::report::ceil_ms),
-            });
+            rows.push(super::inputs::history_row(
+                row,
+                &outcome,
+                &state,
+                before.as_ref(),
+            ));
         }
         board.history_len = rows.len() as u64;
         // The record as it was: every row committed already.
@@ -236,6 +272,7 @@ impl Board {
             } else {
                 wall.saturating_sub(stored.alive_wall_us).max(0)
             };
+            let running_now = board.game.state(t_restart).running.is_some();
             board.write_row(
                 t_restart,
                 wall,
@@ -243,6 +280,8 @@ impl Board {
                     down_us: down,
                     same_boot,
                     was_running,
+                    replayed: u32::try_from(stored.events.len()).unwrap_or(u32::MAX),
+                    paused: running_now && !board.setup.resume_after_restart,
                 },
                 &Caller::DAEMON,
                 None,
@@ -260,7 +299,6 @@ impl Board {
                     board.outage = Some((alive, t_restart));
                 }
             }
-            let running_now = board.game.state(t_restart).running.is_some();
             if running_now && !board.setup.resume_after_restart {
                 let _ = board.input(
                     now,
@@ -302,6 +340,41 @@ impl Board {
         let mut actions = board.finish(now);
         board.publish_first_view(now, &mut actions);
         (board, actions)
+    }
+}
+
+impl Board {
+    /// A stored game's history (a past game of the board, or its current
+    /// one as committed): the rows as a restart rebuilds them, without
+    /// anything the restart itself would add.
+    pub fn stored_history(setup: BoardSetup, spec: GameSpec, stored: &StoredGame) -> HistoryView {
+        let run = Resumed {
+            boot_id: None,
+            now: stored.alive_offset_us.max(0),
+            wall: stored.alive_wall_us,
+        };
+        let (board, actions) = Board::restore(setup, spec, stored, &run);
+        let events = actions
+            .into_iter()
+            .filter_map(|action| match action {
+                Action::History(row) => Some(*row),
+                _ => None,
+            })
+            .collect();
+        HistoryView {
+            header: board.header.clone(),
+            events,
+        }
+    }
+
+    /// A stored game's PGN, as the board keeps it (see [`Board::pgn`]).
+    pub fn stored_pgn(setup: BoardSetup, spec: GameSpec, stored: &StoredGame) -> Option<String> {
+        let run = Resumed {
+            boot_id: None,
+            now: stored.alive_offset_us.max(0),
+            wall: stored.alive_wall_us,
+        };
+        Some(Board::restore(setup, spec, stored, &run).0.pgn())
     }
 }
 

@@ -87,6 +87,7 @@ impl Board {
                     );
                 }
             }
+            self.stage_rows(wall, &group);
             self.report(now, at, wall, &group, true);
         }
     }

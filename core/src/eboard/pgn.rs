@@ -150,7 +150,7 @@ pub struct PgnGame {
 
 /// `H:MM:SS`, rounding up to the second (negative shows as 0:00:00).
 pub fn clock_text(time: Micros) -> String {
-    hms((time.max(0) + SECOND - 1) / SECOND)
+    crate::clocktext::remaining(time, crate::clocktext::Style::PGN)
 }
 
 /// `H:MM:SS`, rounded to the nearest second.

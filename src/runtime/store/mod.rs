@@ -30,6 +30,7 @@ pub mod commits;
 #[cfg(test)]
 mod damage_tests;
 pub mod open;
+pub mod read;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -43,6 +44,7 @@ use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::engine::Micros;
 pub use chessclock_core::journal::{DeviceOrigin, EventRow, Record, StoredEvent, StoredGame};
 pub use open::Opened;
+pub use read::StoreReader;
 pub use thread::{commit_batch, run_store_thread, Commit, Job, StoreMsg};
 
 /// The database file name inside the state directory.

@@ -31,8 +31,8 @@
 //! # Schema, version 1
 //! * `games`: one row per game (`board`, `control`, `settings` JSON,
 //!   `created_wall_us`, `caller_uid`, the alive checkpoint `alive_offset_us`
-//!   / `alive_wall_us`), and two nullable columns reserved for the board
-//!   core's restart reconstruction, not used yet: `boot_id TEXT` (the host
+//!   / `alive_wall_us`), and two nullable columns for the board core's
+//!   restart reconstruction: `boot_id TEXT` (the host
 //!   boot the game's time base belongs to, `/proc/sys/kernel/random/boot_id`)
 //!   and `epoch_mono_us INTEGER` (CLOCK_MONOTONIC µs of the game's offset 0
 //!   in that boot);

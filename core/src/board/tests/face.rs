@@ -68,20 +68,30 @@ fn unplug_and_replug_keep_times_and_restore_the_display() {
     rig.commit_all(0);
     rig.button(100, 0, Button::Left, 100);
     rig.commit_all(100);
+    // During a game each link lost or back is a row of the record.
     step!(rig, disconnect(&mut rig, 200, DeviceRole::Display(0)) => [
+        "store 3: device display down @0.200",
+    ]);
+    step!(rig, rig.commit_all(200) => [
+        "history device display down @0.200",
         "event device display down",
         "view",
     ]);
     step!(rig, connect(&mut rig, 300, DeviceRole::Display(0), hello(Roles::DISPLAY, "DU1", 9, 0)) => [
-        "event device display up",
+        "store 4: device display up @0.300",
         "display0: 1:00 | 1:00 [R]",
-        "view",
     ]);
+    rig.commit_all(300);
     step!(rig, disconnect(&mut rig, 400, DeviceRole::Buttons) => [
-        "event device buttons down",
+        "store 5: device buttons down @0.400",
         "display0: 1:00 [N] | 1:00 [RN] \"NO BUTTONS\"",
-        "view",
     ]);
+    let text: Vec<String> = rig
+        .commit_all(400)
+        .into_iter()
+        .filter(|l| l.starts_with("history"))
+        .collect();
+    assert_eq!(text, ["history device buttons down @0.400"]);
     let state = rig.state(400);
     assert_eq!(state.white.used, 100 * MS);
     assert_eq!(state.running, Some(Side::Black));

@@ -14,13 +14,14 @@ fn art_6_12b_the_arbiter_button_pauses_and_is_marked() {
     rig.command(0, BoardCommand::Start);
     rig.commit_all(0);
     step!(rig, rig.button(3_000, 0, Button::Arbiter, 3_000) => [
-        "store 2: pause @3.000",
+        // An arbiter call is a record of its own, not a plain pause.
+        "store 2: arbiter-call @3.000",
         "running false",
         "display0: 4:57 [PA] | 5:00 [PA] \"ARBITER\"",
         "leds --A",
     ]);
     step!(rig, rig.commit_all(3_000) => [
-        "history pause @3.000: clock paused",
+        "history arbiter-call @3.000: clock paused",
         "event arbiter-called",
         "buttons: ack 0",
         "pgn",
@@ -56,6 +57,15 @@ fn any_command() -> impl Strategy<Value = BoardCommand> {
         Just(BoardCommand::Start),
         Just(BoardCommand::Pause),
         Just(BoardCommand::Resume),
+        Just(BoardCommand::UndoPress),
+        Just(BoardCommand::CancelStart),
+        Just(BoardCommand::Note("claim".into())),
+        (0i64..20_000).prop_map(|ms| BoardCommand::StartAt {
+            unix_time_us: wall(ms),
+            forced: true
+        }),
+        (side.clone(), -20_000i64..20_000)
+            .prop_map(|(side, delta_ms)| BoardCommand::AdjustBy { side, delta_ms }),
         side.clone().prop_map(BoardCommand::Press),
         (
             side,

@@ -3,6 +3,7 @@
 //! each rendered as one short line (see [`line`]). Instants are
 //! milliseconds after the rig's start; the wall clock runs beside them.
 
+mod arbiter;
 mod defects;
 mod face;
 mod laws;
@@ -87,6 +88,8 @@ struct Rig {
     /// Every record the board asked for, in order (what the store holds).
     journal: Vec<(u64, Record)>,
     next_token: u64,
+    /// Every history row released so far (committed).
+    history: Vec<HistoryRow>,
 }
 
 fn icon_letters(icons: Icons) -> String {
@@ -124,13 +127,34 @@ fn stored_text(event: &StoredEvent) -> String {
             moves,
             stage,
             source,
+            by_us,
         } => format!(
-            "adjust {side}{}{}{}{}",
+            "adjust {side}{}{}{}{}{}",
+            by_us.map_or(String::new(), |b| format!(
+                " by {}{}",
+                if b < 0 { "-" } else { "+" },
+                seconds(b.abs())
+            )),
             remaining_us.map_or(String::new(), |r| format!(" remaining {}", seconds(r))),
             moves.map_or(String::new(), |m| format!(" moves {m}")),
             stage.map_or(String::new(), |s| format!(" stage {s}")),
             source.map_or("", |_| " (eboard)")
         ),
+        StoredEvent::PressUndone { side, press_at_us } => {
+            format!("press-undone {side} pressed@{}", seconds(*press_at_us))
+        }
+        StoredEvent::Note { text } => format!("note \"{text}\""),
+        StoredEvent::Stage { side, stage, first } => {
+            format!("stage {side} {stage}{}", if *first { " first" } else { "" })
+        }
+        StoredEvent::Device {
+            role, connected, ..
+        } => {
+            format!("device {role} {}", if *connected { "up" } else { "down" })
+        }
+        StoredEvent::StartCancelled { unix_time_us } => {
+            format!("start-cancelled {}", seconds(unix_time_us - WALL0))
+        }
         StoredEvent::Flag {
             side, last_stage, ..
         } => format!("flag {side}{}", if *last_stage { "" } else { " (stage)" }),
@@ -144,15 +168,25 @@ fn stored_text(event: &StoredEvent) -> String {
             down_us,
             same_boot,
             was_running,
+            ..
         } => format!(
             "restart down {}{}{}",
             seconds(*down_us),
             if *same_boot { " same-boot" } else { " reboot" },
             was_running.map_or(String::new(), |s| format!(" {s} was running"))
         ),
-        StoredEvent::StartAt { unix_time_us, .. } => {
-            format!("start-at {}", seconds(unix_time_us - WALL0))
-        }
+        StoredEvent::StartAt {
+            unix_time_us,
+            replaces_unix_us,
+            ..
+        } => format!(
+            "start-at {}{}",
+            seconds(unix_time_us - WALL0),
+            replaces_unix_us.map_or(String::new(), |old| format!(
+                " (replaces {})",
+                seconds(old - WALL0)
+            ))
+        ),
         other => serde_json::to_value(other).unwrap()["do"]
             .as_str()
             .unwrap()
@@ -298,11 +332,7 @@ impl Rig {
             mono(0),
             wall(0),
         );
-        let mut rig = Rig {
-            board,
-            journal: Vec::new(),
-            next_token: 1,
-        };
+        let mut rig = Rig::around(board);
         let lines = rig.take(actions);
         (rig, lines)
     }
@@ -342,11 +372,7 @@ impl Rig {
         run: &Resumed,
     ) -> Rig {
         let (board, actions) = Board::restore(setup, spec, stored, run);
-        let mut rig = Rig {
-            board,
-            journal: Vec::new(),
-            next_token: 1,
-        };
+        let mut rig = Rig::around(board);
         rig.take(actions);
         rig
     }
@@ -366,10 +392,23 @@ impl Rig {
         ticks
     }
 
+    /// A rig around a board (a restored one).
+    fn around(board: Board) -> Rig {
+        Rig {
+            board,
+            journal: Vec::new(),
+            next_token: 1,
+            history: Vec::new(),
+        }
+    }
+
     fn take(&mut self, actions: Vec<Action>) -> Vec<String> {
         for action in &actions {
-            if let Action::Store { seq, record } = action {
-                self.journal.push((*seq, record.clone()));
+            match action {
+                Action::Store { seq, record } => self.journal.push((*seq, record.clone())),
+                Action::History(row) => self.history.push((**row).clone()),
+                Action::NewHistory(_) => self.history.clear(),
+                _ => {}
             }
         }
         actions.iter().map(line).collect()
@@ -526,9 +565,9 @@ fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit
     ]);
     step!(rig, rig.commit_all(1_000) => [
         "history start @1.000: White's clock started",
-        "reply 1: ok",
         "pgn",
         "view",
+        "reply 1: ok",
     ]);
     // White presses at 13.5 s; the frame is read 20 ms later.
     step!(rig, rig.button(13_520, 0, Button::Left, 13_500) => [
@@ -574,12 +613,18 @@ fn a_scheduled_start_starts_white_at_its_instant() {
     let mut rig = Rig::linked("900+10");
     step!(rig, rig.command(0, BoardCommand::StartAt { unix_time_us: wall(90_000), forced: false }) => [
         "store 1: start-at 90.000 @0.000",
+        // The displays count down to the start.
+        "display0: 15:10 | 15:10 \"START 1:30\"",
     ]);
     step!(rig, rig.commit_all(0) => [
         "history start-at 90.000 @0.000",
-        "reply 1: ok",
         "view",
+        "reply 1: ok",
     ]);
+    // The countdown changes every second.
+    assert_eq!(rig.deadline_ms(), Some(1_000.0));
+    step!(rig, rig.tick(1_000) => ["display0: 15:10 | 15:10 \"START 1:29\""]);
+    step!(rig, rig.tick(89_000) => ["display0: 15:10 | 15:10 \"START 0:01\""]);
     assert_eq!(rig.deadline_ms(), Some(90_000.0));
     // Woken a little late: the start is at its instant all the same.
     step!(rig, rig.tick(90_004) => [

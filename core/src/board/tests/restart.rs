@@ -73,7 +73,8 @@ fn a_press_made_during_the_outage_is_placed_at_its_instant() {
     );
     // The resent press, made 7 s ago: within the outage.
     let lines = rig.button(20_020, 1, Button::Right, 13_000);
-    assert_eq!(lines[0], "store 3: press black @13.000", "{lines:?}");
+    // (Row 3 is the button unit's link coming back.)
+    assert_eq!(lines[0], "store 4: press black @13.000", "{lines:?}");
     let state = rig.state(25_000);
     assert!(state.paused, "still paused for the arbiter");
     assert_eq!(state.black.used, 7 * SECOND);
@@ -106,6 +107,7 @@ fn a_press_committed_before_the_crash_and_resent_is_not_counted_twice() {
             path: "/dev/pts/1".into(),
         }),
     );
+    rig.commit_all(8_010);
     step!(rig, rig.button(8_020, 0, Button::Left, 6_000) => ["buttons: ack 0"]);
     assert_eq!(rig.state(8_020).white.moves, 1);
 }
