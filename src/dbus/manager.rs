@@ -25,6 +25,11 @@ impl Manager {
         Manager { handle, context }
     }
 
+    /// What the objects share (a reload changes its live settings).
+    pub(crate) fn context(&self) -> Arc<Context> {
+        Arc::clone(&self.context)
+    }
+
     /// Sends `command(board)` to every board; reports every board that
     /// refused, after trying all of them.
     async fn on_all_boards(
@@ -33,7 +38,8 @@ impl Manager {
         command: impl Fn() -> Command,
     ) -> Result<(), Error> {
         let mut failures = Vec::new();
-        for board in &self.handle.boards {
+        let boards = self.handle.boards.list();
+        for board in &boards {
             if let Err(error) = self.handle.call(board, command(), caller.clone()).await {
                 failures.push(format!("board {board}: {error}"));
             }
@@ -44,7 +50,7 @@ impl Manager {
             Err(Error::InvalidState(format!(
                 "{} of {} boards refused (the others did it): {}",
                 failures.len(),
-                self.handle.boards.len(),
+                boards.len(),
                 failures.join("; ")
             )))
         }
@@ -69,6 +75,7 @@ impl Manager {
     fn list_boards(&self, #[zbus(header)] _header: Header<'_>) -> Vec<OwnedObjectPath> {
         self.handle
             .boards
+            .list()
             .iter()
             .filter_map(|id| OwnedObjectPath::try_from(board_path(id)).ok())
             .collect()

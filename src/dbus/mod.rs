@@ -102,15 +102,36 @@ impl ServeOptions {
     }
 }
 
-/// What every object shares: fixed for the connection's lifetime.
+/// What every object shares. The settings a reload may change are in
+/// `live` (see [`reconfigure`]); the rest is fixed for the connection's
+/// lifetime.
 #[derive(Debug)]
 pub(crate) struct Context {
-    policy: auth::Policy,
-    require_ntp: bool,
-    ntp: NtpSource,
-    config: Config,
-    reads: std::sync::Mutex<ReadShares>,
-    health: Arc<StateHealth>,
+    pub(crate) live: std::sync::RwLock<Live>,
+    pub(crate) ntp: NtpSource,
+    pub(crate) reads: std::sync::Mutex<ReadShares>,
+    pub(crate) health: Arc<StateHealth>,
+}
+
+/// The configuration the objects decide with: who may change clocks,
+/// whether a scheduled start needs NTP, the presets.
+#[derive(Clone, Debug)]
+pub(crate) struct Live {
+    pub(crate) policy: auth::Policy,
+    pub(crate) require_ntp: bool,
+    pub(crate) config: Config,
+}
+
+impl Live {
+    pub(crate) fn of(config: &Config) -> Live {
+        Live {
+            policy: auth::Policy {
+                admin_group: config.daemon.admin_group.clone(),
+            },
+            require_ntp: config.daemon.require_ntp_for_scheduled_start,
+            config: config.clone(),
+        }
+    }
 }
 
 /// The read limiter and the size of the last answer of each kind per board
@@ -131,6 +152,22 @@ impl ReadShares {
 }
 
 impl Context {
+    /// The live settings now. A poisoned lock still holds a whole value
+    /// (it is only ever replaced whole), so it is used anyway.
+    pub(crate) fn live(&self) -> Live {
+        match self.live.read() {
+            Ok(live) => live.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set_live(&self, live: Live) {
+        match self.live.write() {
+            Ok(mut slot) => *slot = live,
+            Err(poisoned) => *poisoned.into_inner() = live,
+        }
+    }
+
     /// The state store's health as JSON (the manager's `StateHealth`).
     pub(crate) fn state_health_json(&self) -> serde_json::Value {
         serde_json::to_value(self.health.as_ref()).unwrap_or(serde_json::Value::Null)
@@ -194,9 +231,12 @@ impl Context {
         header: &zbus::message::Header<'_>,
     ) -> Result<Caller, Error> {
         let credentials = auth::caller_credentials(connection, header).await?;
-        self.policy.decide(
+        // The policy of now, not of the start: a reload that changes
+        // `admin-group` decides the very next call.
+        let policy = self.live().policy;
+        policy.decide(
             &credentials,
-            auth::group_id(&self.policy.admin_group),
+            auth::group_id(&policy.admin_group),
             auth::groups_of_uid,
         )
     }
@@ -213,14 +253,14 @@ impl Context {
         let caller = self.authorize(connection, header).await?;
         board::validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
         self.ntp
-            .check_scheduled_start(self.require_ntp, force)
+            .check_scheduled_start(self.live().require_ntp, force)
             .await?;
         Ok(caller)
     }
 
     /// A first check of a time control before the runtime sees it.
     pub(crate) fn validate_control(&self, control: &str) -> Result<(), Error> {
-        validate_control_text(&self.config, control)
+        validate_control_text(&self.live().config, control)
     }
 }
 
@@ -272,22 +312,16 @@ pub async fn serve_with(
     handle: ControlHandle,
     options: ServeOptions,
 ) -> Result<Connection, ServeError> {
-    for id in &handle.boards {
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(ServeError::BadBoardId(id.clone()));
-        }
+    for id in handle.boards.list() {
+        check_board_id(&id)?;
     }
     let bus = match options.config.daemon.bus {
         BusKind::System => "system",
         BusKind::Session => "session",
     };
     let context = Arc::new(Context {
-        policy: auth::Policy {
-            admin_group: options.config.daemon.admin_group.clone(),
-        },
-        require_ntp: options.config.daemon.require_ntp_for_scheduled_start,
+        live: std::sync::RwLock::new(Live::of(&options.config)),
         ntp: options.ntp,
-        config: options.config,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
         health: Arc::clone(&handle.health),
     });
@@ -299,14 +333,14 @@ pub async fn serve_with(
         MANAGER_PATH,
         Manager::new(handle.clone(), Arc::clone(&context)),
     );
-    for id in &handle.boards {
+    for id in handle.boards.list() {
         builder = builder.serve_at(
-            board_path(id),
+            board_path(&id),
             Board::new(
                 id.clone(),
                 handle.clone(),
                 Arc::clone(&context),
-                initial.remove(id),
+                initial.remove(&id),
             ),
         );
     }
@@ -326,6 +360,59 @@ pub async fn serve_with(
     Ok(connection)
 }
 
+fn check_board_id(id: &str) -> Result<(), ServeError> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(ServeError::BadBoardId(id.to_owned()));
+    }
+    Ok(())
+}
+
+/// Applies a reload to a served API: the objects decide with `config`
+/// from the next call on (`admin-group`, `require-ntp-for-scheduled-start`,
+/// presets), and every board of `added` gets its object (under
+/// [`board_path`], listed by `ListBoards` once the runtime lists it in
+/// `handle.boards`). A board whose object cannot be served is logged and
+/// left off the bus; the others are still served.
+pub async fn reconfigure(
+    connection: &Connection,
+    handle: &ControlHandle,
+    config: &Config,
+    added: &[String],
+) {
+    let manager = match connection
+        .object_server()
+        .interface::<_, Manager>(MANAGER_PATH)
+        .await
+    {
+        Ok(manager) => manager,
+        Err(error) => {
+            tracing::error!(%error, "D-Bus: no manager object; the reload is not applied to the bus");
+            return;
+        }
+    };
+    let context = manager.get().await.context();
+    context.set_live(Live::of(config));
+    for id in added {
+        if let Err(error) = check_board_id(id) {
+            tracing::error!(board = %id, %error, "D-Bus: the added board is not served");
+            continue;
+        }
+        let snapshot = board::fetch_snapshot(handle, id).await.ok();
+        let object = Board::new(id.clone(), handle.clone(), Arc::clone(&context), snapshot);
+        match connection
+            .object_server()
+            .at(board_path(id).as_str(), object)
+            .await
+        {
+            Ok(None) => tracing::info!(board = %id, path = %board_path(id), "D-Bus: board added"),
+            Ok(Some(_)) => tracing::warn!(board = %id, "D-Bus: the board already had an object"),
+            Err(error) => {
+                tracing::error!(board = %id, %error, "D-Bus: cannot serve the added board")
+            }
+        }
+    }
+}
+
 /// How long `serve` waits for the runtime's first snapshots. A runtime that
 /// answers only after `serve` returns gets objects that ask it lazily.
 const INITIAL_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
@@ -335,8 +422,8 @@ const INITIAL_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
 async fn initial_snapshots(handle: &ControlHandle) -> HashMap<String, BoardSnapshot> {
     let mut snapshots = HashMap::new();
     let fill = async {
-        for id in &handle.boards {
-            match board::fetch_snapshot(handle, id).await {
+        for id in handle.boards.list() {
+            match board::fetch_snapshot(handle, &id).await {
                 Ok(snapshot) => {
                     snapshots.insert(id.clone(), snapshot);
                 }
@@ -392,8 +479,8 @@ fn is_connection_gone(error: &zbus::Error) -> bool {
 }
 
 async fn refresh_all(connection: &Connection, handle: &ControlHandle) {
-    for id in &handle.boards {
-        match board::fetch_snapshot(handle, id).await {
+    for id in handle.boards.list() {
+        match board::fetch_snapshot(handle, &id).await {
             Ok(snapshot) => {
                 let _ = update_snapshot(connection, snapshot).await;
             }

@@ -53,14 +53,32 @@ pub enum TimingMsg {
         board: usize,
         event: EboardEvent,
     },
-    /// SIGHUP: new settings per board (by index).
-    Reload(Vec<(usize, BoardSetup, GameSpec)>),
+    /// SIGHUP: new settings per board (by index), and the whole config
+    /// for the control loop.
+    Reload {
+        boards: Vec<(usize, BoardSetup, GameSpec)>,
+        config: Box<crate::config::Config>,
+    },
+    /// SIGHUP added a board: its core (built by the runtime) goes last in
+    /// the list, its devices are linked, and the control loop learns it
+    /// before any of its views (`added` is completed by the control loop).
+    AddBoard(Box<AddedBoard>),
     /// A device node appeared or went away (udev via D-Bus `AddDevice`).
     Hotplug {
         path: std::path::PathBuf,
         added: bool,
     },
     Shutdown,
+}
+
+/// A board a reload adds (see [`TimingMsg::AddBoard`]).
+#[derive(Debug)]
+pub struct AddedBoard {
+    pub config: crate::config::BoardConfig,
+    pub board: Board,
+    pub actions: Vec<Action>,
+    pub eboard: Option<crate::eboard::EboardHandle>,
+    pub added: tokio::sync::oneshot::Sender<()>,
 }
 
 /// What the timing thread hands to the control loop (all of it already
@@ -95,6 +113,16 @@ pub enum ControlMsg {
     Eboard {
         board: usize,
         command: EboardCommand,
+    },
+    /// A reload's config (presets, PGN directory).
+    Config(Box<crate::config::Config>),
+    /// A reload added board `board` (its index): sent before anything of
+    /// the board; `added` is completed once the control loop knows it.
+    BoardAdded {
+        board: usize,
+        id: String,
+        eboard: Option<crate::eboard::EboardHandle>,
+        added: tokio::sync::oneshot::Sender<()>,
     },
 }
 
@@ -332,12 +360,14 @@ impl Timing {
                         let now = monotonic_now_us();
                         self.handle(&io, board, now, BoardInput::Eboard(event));
                     }
-                    Some(TimingMsg::Reload(boards)) => {
+                    Some(TimingMsg::Reload { boards, config }) => {
+                        let _ = self.control.send(ControlMsg::Config(config));
                         let now = monotonic_now_us();
                         for (index, setup, spec) in boards {
                             self.handle(&io, index, now, BoardInput::Reconfigure(Box::new(setup), Box::new(spec)));
                         }
                     }
+                    Some(TimingMsg::AddBoard(added)) => self.add_board(&mut io, *added),
                 },
                 _ = timer.expired() => {
                     if timed {
@@ -372,6 +402,32 @@ impl Timing {
         let Timing { store, control, .. } = self;
         drop((store, control));
         io.devices.close().await;
+    }
+
+    /// Takes a board a reload added: the control loop hears of it first,
+    /// then its links start, then what building it asked for is carried
+    /// out (its first record and display frames).
+    fn add_board(&mut self, io: &mut TimingIo, added: AddedBoard) {
+        let AddedBoard {
+            config,
+            board,
+            actions,
+            eboard,
+            added,
+        } = added;
+        let index = self.boards.len();
+        let _ = self.control.send(ControlMsg::BoardAdded {
+            board: index,
+            id: board.id().to_owned(),
+            eboard,
+            added,
+        });
+        self.boards.push(board);
+        io.devices.add_board(&config);
+        for (key, command) in self.carry_out(index, actions) {
+            io.devices.send(&key, command);
+        }
+        self.send_store_jobs();
     }
 
     /// The board and input a device event is for.
