@@ -231,14 +231,21 @@ impl Context {
         header: &zbus::message::Header<'_>,
     ) -> Result<Caller, Error> {
         let credentials = auth::caller_credentials(connection, header).await?;
-        // The policy of now, not of the start: a reload that changes
-        // `admin-group` decides the very next call.
+        self.decide(&credentials, auth::group_id, auth::groups_of_uid)
+    }
+
+    /// The decision for `credentials` under the policy of now, not of the
+    /// start: a reload that changes `admin-group` decides the very next
+    /// call. `group_id` resolves the group's name (the system's database
+    /// in the daemon).
+    pub(crate) fn decide(
+        &self,
+        credentials: &auth::Credentials,
+        group_id: impl FnOnce(&str) -> Option<u32>,
+        lookup_groups: impl FnOnce(u32) -> Vec<u32>,
+    ) -> Result<Caller, Error> {
         let policy = self.live().policy;
-        policy.decide(
-            &credentials,
-            auth::group_id(&policy.admin_group),
-            auth::groups_of_uid,
-        )
+        policy.decide(credentials, group_id(&policy.admin_group), lookup_groups)
     }
 
     /// The caller of a scheduled start, if allowed, once the instant is
@@ -585,5 +592,76 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             let object = zbus::ObjectPath::try_from(path.as_str())?;
             Manager::arbiter_called(&manager, &id, object).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(admin_group: &str) -> Context {
+        let mut config = Config::default();
+        config.daemon.admin_group = admin_group.to_owned();
+        Context {
+            live: std::sync::RwLock::new(Live::of(&config)),
+            ntp: NtpSource::Fixed(None),
+            reads: std::sync::Mutex::new(ReadShares::new(limit::Limits::default())),
+            health: Default::default(),
+        }
+    }
+
+    /// `arbiters` is gid 990, `seniors` 991; other names do not exist.
+    fn gid(name: &str) -> Option<u32> {
+        match name {
+            "arbiters" => Some(990),
+            "seniors" => Some(991),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_reloaded_admin_group_decides_the_next_call() {
+        let context = context("arbiters");
+        let arbiter = auth::Credentials {
+            uid: 1001,
+            groups: Some(vec![100, 990]),
+        };
+        let no_lookup = |_| Vec::new();
+        assert!(context.decide(&arbiter, gid, no_lookup).is_ok());
+
+        // The reload: the arbiter's group is no longer the admin group.
+        let mut config = Config::default();
+        config.daemon.admin_group = "seniors".into();
+        context.set_live(Live::of(&config));
+        match context.decide(&arbiter, gid, no_lookup) {
+            Err(Error::NotPermitted(message)) => {
+                assert!(message.contains("`seniors`"), "{message}")
+            }
+            other => panic!("expected NotPermitted, got {other:?}"),
+        }
+        // A member of the new group may.
+        let senior = auth::Credentials {
+            uid: 1002,
+            groups: Some(vec![991]),
+        };
+        assert!(context.decide(&senior, gid, no_lookup).is_ok());
+        // A group that does not exist: only root.
+        config.daemon.admin_group = "nobody-here".into();
+        context.set_live(Live::of(&config));
+        assert!(context.decide(&senior, gid, no_lookup).is_err());
+        let root = auth::Credentials {
+            uid: 0,
+            groups: Some(vec![0]),
+        };
+        assert!(context.decide(&root, gid, no_lookup).is_ok());
+        // The NTP requirement and the presets come with the same reload.
+        config.daemon.require_ntp_for_scheduled_start = false;
+        config.presets.insert(
+            "club".into(),
+            crate::config::ControlSpec::Notation("600+5".into()),
+        );
+        context.set_live(Live::of(&config));
+        assert!(!context.live().require_ntp);
+        assert!(context.validate_control("club").is_ok());
     }
 }

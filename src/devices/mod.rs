@@ -257,10 +257,7 @@ impl DeviceManager {
             spawner.watched.sort();
             spawner.watched.dedup();
             let links = self.handle.links.clone();
-            self.watcher = Some(tokio::spawn(hotplug::watch(
-                spawner.watched.clone(),
-                links,
-            )));
+            self.watcher = Some(tokio::spawn(hotplug::watch(spawner.watched.clone(), links)));
         }
     }
 

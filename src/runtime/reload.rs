@@ -291,7 +291,12 @@ fn diff_values(key: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Ve
             let keys: BTreeMap<&String, ()> =
                 old.keys().chain(new.keys()).map(|k| (k, ())).collect();
             for name in keys.keys() {
-                diff_values(&format!("{key}.{name}"), old.get(*name), new.get(*name), out);
+                diff_values(
+                    &format!("{key}.{name}"),
+                    old.get(*name),
+                    new.get(*name),
+                    out,
+                );
             }
         }
         (old, new) if old == new => {}
@@ -379,7 +384,10 @@ board.b2: (none) -> (added): applied (a new game of its control)
         // What runs: the live keys new, the restart-only ones as before.
         let running = &plan.effective;
         assert_eq!(running.daemon.admin_group, "arbiters");
-        assert_eq!(running.daemon.pgn_dir.as_deref(), Some(Path::new("/srv/pgn")));
+        assert_eq!(
+            running.daemon.pgn_dir.as_deref(),
+            Some(Path::new("/srv/pgn"))
+        );
         assert_eq!(running.daemon.bus, crate::config::BusKind::System);
         assert_eq!(running.daemon.rt_priority, 50);
         assert_eq!(running.daemon.state_dir, Path::new("/var/lib/chessclockd"));
@@ -395,14 +403,21 @@ board.b2: (none) -> (added): applied (a new game of its control)
 
     #[test]
     fn a_removed_board_keeps_running_and_says_so() {
-        let new = BASE.replace("id = \"b1\"", "id = \"b3\"").replace("/dev/b1-", "/dev/b3-");
+        let new = BASE
+            .replace("id = \"b1\"", "id = \"b3\"")
+            .replace("/dev/b1-", "/dev/b3-");
         let plan = plan(&config(BASE), &config(&new));
         assert_eq!(
             plan.transcript(),
             "board.b1: (configured) -> (removed): needs a restart (the board keeps running until the daemon restarts)\n\
              board.b3: (none) -> (added): applied (a new game of its control)\n"
         );
-        let ids: Vec<&str> = plan.effective.boards.iter().map(|b| b.id.as_str()).collect();
+        let ids: Vec<&str> = plan
+            .effective
+            .boards
+            .iter()
+            .map(|b| b.id.as_str())
+            .collect();
         assert_eq!(ids, ["b1", "b3"]);
     }
 
@@ -425,7 +440,10 @@ board.b2: (none) -> (added): applied (a new game of its control)
         let new = BASE.to_owned()
             + r#"
 [engine]
-credit = "end"
+credit = "after-move"
+
+[display]
+brightness = 10
 
 [presets.club]
 control = "600+5"
@@ -434,8 +452,21 @@ control = "600+5"
         for change in &plan.changes {
             assert_eq!(change.decision, Decision::Applied, "{change}");
         }
-        assert!(plan.transcript().contains("presets.club"), "{}", plan.transcript());
-        assert!(plan.transcript().contains("engine.credit"), "{}", plan.transcript());
+        assert!(
+            plan.transcript().contains("presets.club"),
+            "{}",
+            plan.transcript()
+        );
+        assert!(
+            plan.transcript().contains("engine.credit"),
+            "{}",
+            plan.transcript()
+        );
+        assert!(
+            plan.transcript().contains("display.brightness"),
+            "{}",
+            plan.transcript()
+        );
     }
 
     #[test]
