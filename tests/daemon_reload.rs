@@ -181,7 +181,6 @@ displays = ["{display}"]
     ) -> BoardProxy<'static> {
         let board = BoardProxy::builder(connection)
             .path(format!("/org/chessclockd/ChessClock1/board/{id}"))
-            .unwrap()
             .build()
             .await
             .unwrap();

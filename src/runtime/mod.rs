@@ -480,13 +480,14 @@ impl Runtime {
             // `--state-dir` wins over the file, now as at the start.
             new.daemon.state_dir = self.config.daemon.state_dir.clone();
         }
+        if self.health.is_damaged() {
+            // As at the start: a damaged game is never resumed without the
+            // arbiter, whatever the file says (the start logged why).
+            new.daemon.resume_after_restart = false;
+        }
         let plan = reload::plan(&self.config, &new);
         log_plan(&plan);
-        let mut config = plan.effective;
-        if self.health.is_damaged() {
-            // As at the start: a damaged game is never resumed without the arbiter.
-            config.daemon.resume_after_restart = false;
-        }
+        let config = plan.effective;
         let notice = self.health.display_notice();
         let running = self.handle.boards.len();
         let mut boards = Vec::new();
@@ -581,10 +582,12 @@ fn log_plan(plan: &reload::Plan) {
     }
     for change in &plan.changes {
         match change.decision {
-            reload::Decision::Applied => tracing::info!(key = %change.key, old = %change.old,
-                new = %change.new, "config reload: {change}"),
-            reload::Decision::NeedsRestart => tracing::warn!(key = %change.key, old = %change.old,
-                new = %change.new, "config reload: {change}; the running value is kept"),
+            reload::Decision::Applied => {
+                tracing::info!(key = %change.key, "config reload: {change}")
+            }
+            reload::Decision::NeedsRestart => {
+                tracing::warn!(key = %change.key, "config reload: {change}; the running value is kept")
+            }
         }
     }
 }

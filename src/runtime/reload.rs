@@ -20,9 +20,10 @@
 //!   scheduled-start`, `daemon.pgn-dir`, `daemon.default-time-ms`,
 //!   `daemon.resume-after-restart`, `[event]`, `[engine]`, `[display]`,
 //!   `[presets]`, an added board (unless one of its devices is in use by a
-//!   running board), and a board's `control` (from its next game: a game in
-//!   progress keeps its control), `white-button`, `start-on-black-press`
-//!   and PGN tags;
+//!   running board), and a board's `control` (a game not yet started takes
+//!   it at once, a game in progress keeps its control), `white-button`,
+//!   `start-on-black-press` and PGN tags (`[event]`, `[engine]` and the
+//!   tags from the next game);
 //! * kept until a restart (logged at WARN): `daemon.state-dir`, `bus`,
 //!   `crash-safety`, `rt-priority`, `mlock`, `watch-dirs`, a board's
 //!   `buttons`, `displays` and `eboard` (its device links stay open on the
@@ -119,17 +120,12 @@ const LIVE_DAEMON_KEYS: &[&str] = &[
 /// A board's keys that name its devices (their links are opened at start).
 const BOARD_DEVICE_KEYS: &[&str] = &["buttons", "displays", "eboard"];
 
-/// A board's keys the running daemon applies at once.
-const LIVE_BOARD_KEYS: &[&str] = &[
-    "control",
-    "white-button",
-    "start-on-black-press",
-    "event",
-    "site",
-    "round",
-    "white",
-    "black",
-];
+/// A board's keys the running daemon applies at once (its `control` and
+/// PGN tags are decided apart).
+const LIVE_BOARD_KEYS: &[&str] = &["white-button", "start-on-black-press"];
+
+/// A board's PGN tags (a game's tags are set when it starts).
+const BOARD_TAG_KEYS: &[&str] = &["event", "site", "round", "white", "black"];
 
 /// The decision for a changed key (`board.<id>.<key>` for a board's key),
 /// with its note. Unknown keys need a restart.
@@ -142,18 +138,14 @@ pub fn classify(key: &str) -> (Decision, &'static str) {
         "daemon" if second == "admin-group" => (Decision::Applied, "authorises the next change"),
         "daemon" if LIVE_DAEMON_KEYS.contains(&second) => (Decision::Applied, ""),
         "daemon" if RESTART_DAEMON_KEYS.contains(&second) => (Decision::NeedsRestart, ""),
-        "event" | "engine" | "display" => (Decision::Applied, "from the next game"),
-        "presets" => (Decision::Applied, ""),
-        "board" if LIVE_BOARD_KEYS.contains(&rest) => {
-            if rest == "control" {
-                (
-                    Decision::Applied,
-                    "from the next game; a game in progress keeps its control",
-                )
-            } else {
-                (Decision::Applied, "")
-            }
-        }
+        "event" | "engine" => (Decision::Applied, "from the next game"),
+        "display" | "presets" => (Decision::Applied, ""),
+        "board" if rest == "control" => (
+            Decision::Applied,
+            "a game not yet started takes it now; a game in progress keeps its control",
+        ),
+        "board" if BOARD_TAG_KEYS.contains(&rest) => (Decision::Applied, "from the next game"),
+        "board" if LIVE_BOARD_KEYS.contains(&rest) => (Decision::Applied, ""),
         "board" if BOARD_DEVICE_KEYS.contains(&rest) => (
             Decision::NeedsRestart,
             "the board's device links stay on the old devices",
@@ -375,9 +367,9 @@ daemon.pgn-dir: (none) -> \"/srv/pgn\": applied
 daemon.rt-priority: 50 -> 10: needs a restart
 daemon.state-dir: \"/var/lib/chessclockd\" -> \"/srv/state\": needs a restart
 event.name: (none) -> \"Open\": applied (from the next game)
-board.b1.control: \"60\" -> \"180+2\": applied (from the next game; a game in progress keeps its control)
+board.b1.control: \"60\" -> \"180+2\": applied (a game not yet started takes it now; a game in progress keeps its control)
 board.b1.displays: [\"/dev/b1-display\"] -> [\"/dev/other-display\"]: needs a restart (the board's device links stay on the old devices)
-board.b1.white: (none) -> \"Carlsen\": applied
+board.b1.white: (none) -> \"Carlsen\": applied (from the next game)
 board.b2: (none) -> (added): applied (a new game of its control)
 ";
         assert_eq!(transcript, expected, "{transcript}");
