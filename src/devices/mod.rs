@@ -104,8 +104,9 @@ pub struct DeviceManager {
     /// The inotify watcher (it holds every link's sender, so it is stopped
     /// first when closing).
     watcher: Option<JoinHandle<()>>,
-    /// What starting a link needs again when a reload adds boards.
-    spawner: LinkSpawner,
+    /// What starting a link needs again when a reload adds boards (boxed:
+    /// the manager is moved around by value and this is rarely used).
+    spawner: Box<LinkSpawner>,
 }
 
 /// What the manager started its links with, kept for the links of boards
@@ -205,13 +206,13 @@ impl DeviceManager {
             handle: DeviceHandle::default(),
             tasks: Vec::new(),
             watcher: None,
-            spawner: LinkSpawner {
+            spawner: Box::new(LinkSpawner {
                 events,
                 options,
                 candidate_dirs,
                 linked: link::LinkedSerials::default(),
                 watched,
-            },
+            }),
         };
         manager.spawn_links(boards);
         manager
