@@ -9,6 +9,10 @@
 //! * reads are open; every change needs root or membership of
 //!   `[daemon] admin-group`, decided from the caller's credentials, and
 //!   carries the caller's uid to the runtime (recorded in the history);
+//!   the group is the one configured now: after a reload ([`reconfigure`])
+//!   the next call is decided by the new group;
+//! * a board added by a reload gets its object under [`board_path`] and is
+//!   listed by `ListBoards` (in config order, after the boards it had);
 //! * bad arguments get `org.chessclockd.ChessClock1.Error.InvalidArgument`
 //!   before the runtime sees them: nothing changes (a time control that is
 //!   empty, has spaces at either end, or gives no time is one); arguments

@@ -24,6 +24,11 @@
 //! the time scheme); SIGTERM-style shutdown commits everything queued and
 //! sends the last ACKs before [`Runtime::shutdown`] returns.
 //!
+//! SIGHUP ([`Runtime::reload`]) re-reads the config: [`reload::plan`]
+//! decides every changed key (applied, or kept until a restart and said so
+//! at WARN); added boards join the timing thread, the control loop and the
+//! bus; nothing is ever removed from a running daemon.
+//!
 //! [`run`] puts it together with the D-Bus service and stops it when its
 //! `shutdown` future completes (shutdown as a value). [`Runtime::start`]
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
@@ -772,6 +777,11 @@ pub async fn run(
     if let Some(bus) = options.bus {
         config.daemon.bus = bus;
     }
+    // First of all: SIGHUP's default action ends the process, so a
+    // `systemctl reload` while the daemon starts would kill it. Caught
+    // now, it is handled once the daemon is up.
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .context("cannot install the SIGHUP handler")?;
     let mut runtime = Runtime::start_with(
         config.clone(),
         StateOptions {
@@ -786,8 +796,6 @@ pub async fn run(
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
     tokio::pin!(shutdown);
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        .context("cannot install the SIGHUP handler")?;
     let handle = runtime.handle();
     let stopped_early = tokio::select! {
         _ = wait_for_devices(&handle, std::time::Duration::from_secs(2)) => false,
