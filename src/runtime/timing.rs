@@ -181,6 +181,7 @@ impl Timing {
         actions: Vec<Action>,
     ) -> Vec<(DeviceKey, crate::devices::DeviceCommand)> {
         let mut device = Vec::new();
+        let mut replies = Vec::new();
         let id = self.boards[index].id().to_owned();
         for action in actions {
             let message = match action {
@@ -203,10 +204,13 @@ impl Timing {
                     });
                     continue;
                 }
-                Action::Reply { token, result } => ControlMsg::Reply {
-                    token: token.0,
-                    result,
-                },
+                Action::Reply { token, result } => {
+                    replies.push(ControlMsg::Reply {
+                        token: token.0,
+                        result,
+                    });
+                    continue;
+                }
                 Action::Publish(event) => ControlMsg::Publish(event),
                 Action::View(model) => ControlMsg::View {
                     board: index,
@@ -244,6 +248,12 @@ impl Timing {
             };
             // A closed channel: the control loop is gone (shutting down).
             let _ = self.control.send(message);
+        }
+        // The replies last: the control loop runs on another thread, and a
+        // caller that reads right after its reply must find the view its
+        // change made already queued ahead of its read.
+        for reply in replies {
+            let _ = self.control.send(reply);
         }
         device
     }
