@@ -564,7 +564,7 @@ async fn a_damaged_game_comes_back_paused_even_when_resuming_is_configured() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reload_adds_a_board_and_a_running_game_keeps_its_control() {
+async fn a_reload_adds_a_board_that_plays_and_takes_back_its_stored_game() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = launch(config("60"), dir.path());
     h.connect_all();
@@ -621,16 +621,18 @@ async fn a_reload_adds_a_board_and_a_running_game_keeps_its_control() {
     assert_eq!(h.state().await["control"], "60");
     h.runtime.shutdown().await;
 
-    // A restart with b2 in the file finds its game in the store.
+    // A restart without b2, then a reload that names it again: its game
+    // comes back from the store, paused, as a restart would bring it.
+    let mut h = launch(config("180+2"), dir.path());
     let mut again = config("180+2");
     again.boards.push(BoardConfig {
         id: "b2".into(),
         buttons: None,
         displays: Vec::new(),
-        control: "300+3".into(),
+        control: "fide-rapid".into(),
         ..again.boards[0].clone()
     });
-    let h = launch(again, dir.path());
+    assert_eq!(h.runtime.reload(again).await.added, ["b2"]);
     let state = match tokio::time::timeout(TIMEOUT, h.handle.call("b2", Command::State, ROOT))
         .await
         .unwrap()
@@ -639,7 +641,12 @@ async fn a_reload_adds_a_board_and_a_running_game_keeps_its_control() {
         Reply::Json(json) => serde_json::from_str::<Value>(&json).unwrap(),
         other => panic!("unexpected {other:?}"),
     };
-    assert_eq!(state["control"], "300+3");
+    assert_eq!(state["control"], "300+3", "{state}");
     assert_eq!(state["started"], true, "{state}");
+    assert_eq!(state["paused"], true, "{state}");
+    tokio::time::timeout(TIMEOUT, h.handle.call("b2", Command::Resume, ROOT))
+        .await
+        .unwrap()
+        .unwrap();
     h.runtime.shutdown().await;
 }

@@ -213,6 +213,8 @@ pub struct Runtime {
     config: Config,
     /// `--state-dir` was given: the file's `state-dir` is not used.
     state_dir_overridden: bool,
+    /// Stored games of boards not running (see [`Runtime::reload`]).
+    unclaimed: Vec<StoredGame>,
     /// Held for the runtime's life (none in memory).
     _lock: Option<StateLock>,
 }
@@ -317,6 +319,13 @@ impl Runtime {
         let health = Arc::new(health);
         let notice = health.display_notice().map(str::to_owned);
         let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref());
+        // The stored games of boards the file does not name: a reload that
+        // names one of them again takes its game back (nothing changed it
+        // since: no board of this process played it).
+        let unclaimed: Vec<StoredGame> = stored
+            .into_iter()
+            .filter(|game| !config.boards.iter().any(|b| b.id == game.board))
+            .collect();
 
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
@@ -437,6 +446,7 @@ impl Runtime {
         Ok(Runtime {
             config,
             state_dir_overridden,
+            unclaimed,
             handle,
             heartbeat: Heartbeat(heartbeat),
             timing: timing_tx,
@@ -492,7 +502,7 @@ impl Runtime {
         }
         let plan = reload::plan(&self.config, &new);
         log_plan(&plan);
-        let config = plan.effective;
+        let mut config = plan.effective;
         let notice = self.health.display_notice();
         let running = self.handle.boards.len();
         let mut boards = Vec::new();
@@ -509,8 +519,25 @@ impl Runtime {
             config: Box::new(config.clone()),
         });
         let mut added = Vec::new();
+        let run = Resumed {
+            boot_id: boot::boot_id(),
+            now: monotonic_now_us(),
+            wall: wall_now_us(),
+        };
         for (index, board) in config.boards.iter().enumerate().skip(running) {
-            let (core, actions) = new_board(&config, board, boot::boot_id(), notice);
+            // A board that ran before (and was left out of the file at the
+            // start) gets its stored game back, paused, as a restart would.
+            let stored = self
+                .unclaimed
+                .iter()
+                .position(|game| game.board == board.id)
+                .map(|at| self.unclaimed.swap_remove(at));
+            let (core, actions) = board_core(&config, board, stored.as_ref(), &run, notice);
+            let game = if stored.is_some() {
+                "its stored game, paused"
+            } else {
+                "a new game"
+            };
             let (done, served) = oneshot::channel();
             let message = TimingMsg::AddBoard(Box::new(timing::AddedBoard {
                 config: board.clone(),
@@ -524,9 +551,11 @@ impl Runtime {
                 break;
             }
             self.handle.boards.push(board.id.clone());
-            tracing::info!(board = %board.id, control = %board.control, "config reload: board added");
+            tracing::info!(board = %board.id, control = %board.control, "config reload: board {} added with {game}", board.id);
             added.push(board.id.clone());
         }
+        // What did not start is not running (the next reload offers it again).
+        config.boards.truncate(running + added.len());
         self.config = config.clone();
         Reloaded { config, added }
     }
@@ -690,28 +719,41 @@ fn build_boards(
     boot_id: Option<String>,
     state_notice: Option<&str>,
 ) -> Vec<(Board, Vec<chessclock_core::board::Action>)> {
-    let now = monotonic_now_us();
-    let wall = wall_now_us();
     let run = Resumed {
-        boot_id: boot_id.clone(),
-        now,
-        wall,
+        boot_id,
+        now: monotonic_now_us(),
+        wall: wall_now_us(),
     };
     config
         .boards
         .iter()
         .map(|board| {
-            let setup = board_setup(config, board, state_notice);
-            if let Some(game) = stored.iter().find(|g| g.board == board.id) {
-                match game_spec(config, &game.control) {
-                    Ok(spec) => return Board::restore(setup, spec, game, &run),
-                    Err(error) => tracing::error!(board = %board.id, control = %game.control, %error,
-                        "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database"),
-                }
-            }
-            new_board(config, board, boot_id.clone(), state_notice)
+            let game = stored.iter().find(|g| g.board == board.id);
+            board_core(config, board, game, &run, state_notice)
         })
         .collect()
+}
+
+/// One board's core: its stored game rebuilt when there is one whose
+/// control still resolves, else a new game of its configured control.
+fn board_core(
+    config: &Config,
+    board: &BoardConfig,
+    stored: Option<&StoredGame>,
+    run: &Resumed,
+    state_notice: Option<&str>,
+) -> (Board, Vec<chessclock_core::board::Action>) {
+    if let Some(game) = stored {
+        match game_spec(config, &game.control) {
+            Ok(spec) => {
+                let setup = board_setup(config, board, state_notice);
+                return Board::restore(setup, spec, game, run);
+            }
+            Err(error) => tracing::error!(board = %board.id, control = %game.control, %error,
+                "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database"),
+        }
+    }
+    new_board(config, board, run, state_notice)
 }
 
 /// A new game of `board`'s configured control (900+10 when that does not
@@ -719,7 +761,7 @@ fn build_boards(
 fn new_board(
     config: &Config,
     board: &BoardConfig,
-    boot_id: Option<String>,
+    run: &Resumed,
     state_notice: Option<&str>,
 ) -> (Board, Vec<chessclock_core::board::Action>) {
     let setup = board_setup(config, board, state_notice);
@@ -738,10 +780,10 @@ fn new_board(
     Board::new(
         setup,
         spec,
-        boot_id,
+        run.boot_id.clone(),
         Caller::DAEMON,
-        monotonic_now_us(),
-        wall_now_us(),
+        run.now,
+        run.wall,
     )
 }
 

@@ -20,7 +20,8 @@
 //!   scheduled-start`, `daemon.pgn-dir`, `daemon.default-time-ms`,
 //!   `daemon.resume-after-restart`, `[event]`, `[engine]`, `[display]`,
 //!   `[presets]`, an added board (unless one of its devices is in use by a
-//!   running board), and a board's `control` (a game not yet started takes
+//!   running board; it starts with its stored game, paused, when the state
+//!   has one, else a new game of its control), and a board's `control` (a game not yet started takes
 //!   it at once, a game in progress keeps its control), `white-button`,
 //!   `start-on-black-press` and PGN tags (`[event]`, `[engine]` and the
 //!   tags from the next game);
@@ -231,7 +232,7 @@ pub fn plan(running: &Config, new: &Config) -> Plan {
                     old: "(none)".into(),
                     new: "(added)".into(),
                     decision: Decision::Applied,
-                    note: "a new game of its control".into(),
+                    note: "starts now".into(),
                 });
                 added.push(board.id.clone());
                 boards.push(board.clone());
@@ -370,7 +371,7 @@ event.name: (none) -> \"Open\": applied (from the next game)
 board.b1.control: \"60\" -> \"180+2\": applied (a game not yet started takes it now; a game in progress keeps its control)
 board.b1.displays: [\"/dev/b1-display\"] -> [\"/dev/other-display\"]: needs a restart (the board's device links stay on the old devices)
 board.b1.white: (none) -> \"Carlsen\": applied (from the next game)
-board.b2: (none) -> (added): applied (a new game of its control)
+board.b2: (none) -> (added): applied (starts now)
 ";
         assert_eq!(transcript, expected, "{transcript}");
         // What runs: the live keys new, the restart-only ones as before.
@@ -402,7 +403,7 @@ board.b2: (none) -> (added): applied (a new game of its control)
         assert_eq!(
             plan.transcript(),
             "board.b1: (configured) -> (removed): needs a restart (the board keeps running until the daemon restarts)\n\
-             board.b3: (none) -> (added): applied (a new game of its control)\n"
+             board.b3: (none) -> (added): applied (starts now)\n"
         );
         let ids: Vec<&str> = plan
             .effective
