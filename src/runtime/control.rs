@@ -169,12 +169,7 @@ impl Control {
                 }
             }
             ControlMsg::Config(config) => self.config = *config,
-            ControlMsg::BoardAdded {
-                board,
-                id,
-                eboard,
-                added,
-            } => {
+            ControlMsg::BoardAdded { board, id, eboard } => {
                 // The timing thread and this loop grow their lists in step
                 // (one channel, in order): a mismatch is a bug, not input.
                 if board != self.ids.len() {
@@ -187,6 +182,8 @@ impl Control {
                 if let Some(eboard) = eboard {
                     self.eboards.insert(board, eboard);
                 }
+            }
+            ControlMsg::Added(added) => {
                 let _ = added.send(());
             }
         }

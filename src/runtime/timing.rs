@@ -117,13 +117,16 @@ pub enum ControlMsg {
     /// A reload's config (presets, PGN directory).
     Config(Box<crate::config::Config>),
     /// A reload added board `board` (its index): sent before anything of
-    /// the board; `added` is completed once the control loop knows it.
+    /// the board.
     BoardAdded {
         board: usize,
         id: String,
         eboard: Option<crate::eboard::EboardHandle>,
-        added: tokio::sync::oneshot::Sender<()>,
     },
+    /// Sent after what building an added board asked for (its first view):
+    /// the control loop completes it, so the reload returns only once the
+    /// board can be read.
+    Added(tokio::sync::oneshot::Sender<()>),
 }
 
 /// What the timing thread's event loop listens to and drives besides its
@@ -430,7 +433,6 @@ impl Timing {
             board: index,
             id: board.id().to_owned(),
             eboard,
-            added,
         });
         self.boards.push(board);
         io.devices.add_board(&config);
@@ -438,6 +440,7 @@ impl Timing {
             io.devices.send(&key, command);
         }
         self.send_store_jobs();
+        let _ = self.control.send(ControlMsg::Added(added));
     }
 
     /// The board and input a device event is for.
