@@ -539,14 +539,20 @@ impl Runtime {
                 "a new game"
             };
             let (done, served) = oneshot::channel();
+            let (eboard, eboard_events) = start_eboard(board).unzip();
             let message = TimingMsg::AddBoard(Box::new(timing::AddedBoard {
                 config: board.clone(),
                 board: core,
                 actions,
-                eboard: spawn_eboard(index, board, &self.timing),
+                eboard,
                 added: done,
             }));
-            if self.timing.send(message).is_err() || served.await.is_err() {
+            let sent = self.timing.send(message).is_ok();
+            if let Some(events) = eboard_events {
+                // After the board: its first events queue behind it.
+                forward_eboard(index, events, &self.timing);
+            }
+            if !sent || served.await.is_err() {
                 tracing::error!(board = %board.id, "config reload: the added board could not be started");
                 break;
             }
@@ -636,17 +642,22 @@ fn spawn_eboards(
         .boards
         .iter()
         .enumerate()
-        .filter_map(|(index, board)| Some((index, spawn_eboard(index, board, timing)?)))
+        .filter_map(|(index, board)| {
+            let (handle, events) = start_eboard(board)?;
+            forward_eboard(index, events, timing);
+            Some((index, handle))
+        })
         .collect()
 }
 
-/// The task of `board`'s electronic board, if it has one (board number
-/// `index`).
-fn spawn_eboard(
-    index: usize,
+/// The task of `board`'s electronic board, if it has one, and its events
+/// (not yet forwarded: see [`forward_eboard`]).
+fn start_eboard(
     board: &BoardConfig,
-    timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
-) -> Option<crate::eboard::EboardHandle> {
+) -> Option<(
+    crate::eboard::EboardHandle,
+    tokio_mpsc::UnboundedReceiver<crate::eboard::EboardEvent>,
+)> {
     let path = match board.eboard.as_ref()? {
         crate::config::DeviceRef::Path(path) => path.clone(),
         crate::config::DeviceRef::Serial(serial) => {
@@ -654,8 +665,18 @@ fn spawn_eboard(
             return None;
         }
     };
-    let (tx, mut rx) = tokio_mpsc::unbounded_channel();
-    let handle = crate::eboard::spawn(path, tx);
+    let (tx, rx) = tokio_mpsc::unbounded_channel();
+    Some((crate::eboard::spawn(path, tx), rx))
+}
+
+/// Hands an electronic board's events to the timing thread, tagged with
+/// its board's index. Started only once the timing thread has (or was
+/// sent) the board: an event for an index it does not know is dropped.
+fn forward_eboard(
+    index: usize,
+    mut rx: tokio_mpsc::UnboundedReceiver<crate::eboard::EboardEvent>,
+    timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
+) {
     let timing = timing.clone();
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
@@ -668,7 +689,6 @@ fn spawn_eboard(
             }
         }
     });
-    Some(handle)
 }
 
 /// What a board's core needs of the config.
