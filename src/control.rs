@@ -12,7 +12,7 @@
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 pub use chessclock_core::contract::{
     BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, FindingKind, Reply,
@@ -33,12 +33,64 @@ pub struct Request {
 pub struct ControlHandle {
     pub requests: mpsc::Sender<Request>,
     pub events: broadcast::Sender<BoardEvent>,
-    /// The board ids, in config order (fixed for the daemon's lifetime,
-    /// except through SIGHUP reload).
-    pub boards: Vec<String>,
+    /// The board ids, in config order; a SIGHUP reload may add boards
+    /// (at the end), never remove or reorder them.
+    pub boards: BoardIds,
     /// What the state store found when it opened the state (fixed for the
     /// daemon's lifetime).
     pub health: Arc<StateHealth>,
+}
+
+/// The ids of the running boards, shared by every clone of a
+/// [`ControlHandle`]: a board added by a reload is seen by all of them.
+#[derive(Clone, Debug, Default)]
+pub struct BoardIds(Arc<RwLock<Vec<String>>>);
+
+impl BoardIds {
+    pub fn new(ids: Vec<String>) -> BoardIds {
+        BoardIds(Arc::new(RwLock::new(ids)))
+    }
+
+    /// The ids now, in order. A poisoned lock still holds a valid list
+    /// (writers only push), so it is read anyway.
+    pub fn list(&self) -> Vec<String> {
+        match self.0.read() {
+            Ok(ids) => ids.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.list().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.list().iter().any(|known| known == id)
+    }
+
+    /// Adds a board at the end (the runtime, on reload).
+    pub fn push(&self, id: String) {
+        match self.0.write() {
+            Ok(mut ids) => ids.push(id),
+            Err(poisoned) => poisoned.into_inner().push(id),
+        }
+    }
+}
+
+impl FromIterator<String> for BoardIds {
+    fn from_iter<I: IntoIterator<Item = String>>(ids: I) -> BoardIds {
+        BoardIds::new(ids.into_iter().collect())
+    }
+}
+
+impl From<Vec<String>> for BoardIds {
+    fn from(ids: Vec<String>) -> BoardIds {
+        BoardIds::new(ids)
+    }
 }
 
 impl ControlHandle {

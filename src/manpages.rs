@@ -57,6 +57,12 @@ pub struct DaemonArgs {
     /// More log output (-v: debug, -vv: trace).
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Check a configuration file and exit: prints `FILE: ok (N boards)`,
+    /// or each error with its line and column (exit status 1). Opens
+    /// neither the state directory nor the bus, so it is safe to run next
+    /// to the running daemon before `systemctl reload chessclockd`.
+    #[arg(long, value_name = "FILE", conflicts_with = "demo")]
+    pub check_config: Option<std::path::PathBuf>,
 }
 
 /// The configuration file the daemon reads by default.
@@ -171,7 +177,10 @@ pub fn config_page() -> String {
         "chessclockd(8) reads /etc/chessclockd/chessclockd.toml (TOML). Every key is optional; \
          without the file the daemon runs on embedded defaults. Keys are kebab-case and an \
          unknown key is an error naming the file, line and column. After editing, \
-         systemctl reload chessclockd applies the file to boards without a game in progress.",
+         chessclockd --check-config FILE checks it, and systemctl reload chessclockd applies \
+         it: each changed key is applied at once (added boards, admin-group, display, \
+         presets, ...) or logged as needing a restart (state-dir, bus, rt-priority, a \
+         board's devices, ...); a game in progress keeps its control.",
     ));
     page.push('\n');
     for (section, about, keys) in SECTIONS {

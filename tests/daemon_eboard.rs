@@ -241,3 +241,77 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
     assert!(pgn.contains("2... Nc6"), "{pgn}");
     runtime.shutdown().await;
 }
+
+/// A reload adds a board with an electronic board: its e-board task starts
+/// with it, and its events reach the new board (not another one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_added_by_a_reload_follows_its_electronic_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("dgt");
+    let mut options = DgtSimOptions::new(SimScript::Pgn {
+        text: "1. e4 e5 2. Nf3 Nc6 *".into(),
+    });
+    options.link = Some(link.clone());
+    options.step = Duration::from_millis(20);
+    options.move_pause = Duration::from_millis(60);
+    options.start_delay = Duration::from_millis(300);
+    let sim = run_sim(options).expect("simulated DGT board");
+
+    let mut config = Config::default();
+    config.daemon.rt_priority = 0;
+    config.daemon.mlock = false;
+    let b1 = BoardConfig {
+        id: "b1".into(),
+        control: "600".into(),
+        buttons: None,
+        displays: vec![],
+        eboard: None,
+        white_button: ButtonSide::Left,
+        start_on_black_press: false,
+        event: None,
+        site: None,
+        round: None,
+        white: None,
+        black: None,
+    };
+    config.boards.push(b1.clone());
+    let (_inject, events_rx) = mpsc::unbounded_channel();
+    let mut runtime = Runtime::start(
+        config.clone(),
+        Some(dir.path().join("state")),
+        Devices::Custom {
+            backend: Box::new(NoDevices),
+            events: events_rx,
+        },
+    )
+    .unwrap();
+    let handle = runtime.handle();
+
+    config.boards.push(BoardConfig {
+        id: "b2".into(),
+        eboard: Some(DeviceRef::Path(link.clone())),
+        ..b1
+    });
+    assert_eq!(runtime.reload(config).await.added, ["b2"]);
+    handle.call("b2", Command::Start, ROOT).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let b2 = match handle.call("b2", Command::State, ROOT).await.unwrap() {
+            Reply::Json(json) => serde_json::from_str::<Value>(&json).unwrap(),
+            other => panic!("unexpected {other:?}"),
+        };
+        if b2["eboard"]["connected"] == true && b2["eboard"]["ply"].as_u64() >= Some(2) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "b2 never followed its e-board: {b2}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // b1 has no e-board and saw none of it.
+    let b1 = state(&handle).await;
+    assert_eq!(b1["eboard"], Value::Null, "{b1}");
+    runtime.shutdown().await;
+    let _ = sim.stop();
+}

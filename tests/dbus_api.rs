@@ -253,7 +253,7 @@ async fn invalid_arguments_get_typed_errors_and_change_nothing() {
 #[tokio::test]
 async fn errors_carry_their_dbus_names() {
     tokio::time::timeout(TEST_TIMEOUT, async {
-        let mut handle = fake_runtime(&["b1"]);
+        let handle = fake_runtime(&["b1"]);
         // A board the runtime does not know: its answer is UnknownBoard.
         handle.boards.push("ghost".into());
         let (_server, client) =
@@ -269,7 +269,7 @@ async fn errors_carry_their_dbus_names() {
         let gone = ControlHandle {
             requests,
             events: tokio::sync::broadcast::channel(4).0,
-            boards: vec!["b1".into()],
+            boards: ["b1".to_owned()].into_iter().collect(),
             health: Default::default(),
         };
         let (_gone_server, gone_client) =

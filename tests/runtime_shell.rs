@@ -45,6 +45,9 @@ impl DeviceBackend for FakeDevices {
     fn device_removed(&self, path: &Path) {
         let _ = self.hotplug.send(format!("removed {}", path.display()));
     }
+    fn board_added(&mut self, board: &BoardConfig) {
+        let _ = self.hotplug.send(format!("board {}", board.id));
+    }
 }
 
 struct Harness {
@@ -557,5 +560,93 @@ async fn a_damaged_game_comes_back_paused_even_when_resuming_is_configured() {
             .any(|f| f.kind == FindingKind::SequenceBroken && f.board.as_deref() == Some("b1")),
         "{health:?}"
     );
+    h.runtime.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_adds_a_board_that_plays_and_takes_back_its_stored_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = launch(config("60"), dir.path());
+    h.connect_all();
+    h.start_game().await;
+
+    let mut new = config("180+2");
+    new.boards.push(BoardConfig {
+        id: "b2".into(),
+        buttons: Some(DeviceRef::Path("/dev/fake-buttons-2".into())),
+        displays: vec![DeviceRef::Path("/dev/fake-display-2".into()).into()],
+        control: "300+3".into(),
+        ..new.boards[0].clone()
+    });
+    let reloaded = h.runtime.reload(new).await;
+    assert_eq!(reloaded.added, ["b2"]);
+    // Every handle lists it, in order, once `reload` returns.
+    assert_eq!(h.handle.boards.list(), ["b1", "b2"]);
+    assert_eq!(h.runtime.config().boards.len(), 2);
+    // The backend was told to drive its devices.
+    let told = tokio::time::timeout(TIMEOUT, h.hotplug.recv())
+        .await
+        .unwrap();
+    assert_eq!(told.as_deref(), Some("board b2"));
+    // It answers and plays: a new game of its control, started.
+    let call = |command| h.handle.call("b2", command, ROOT);
+    tokio::time::timeout(TIMEOUT, call(Command::Start))
+        .await
+        .unwrap()
+        .unwrap();
+    let state = match tokio::time::timeout(TIMEOUT, h.handle.call("b2", Command::State, ROOT))
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        Reply::Json(json) => serde_json::from_str::<Value>(&json).unwrap(),
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(state["control"], "300+3");
+    assert_eq!(state["running"], "white", "{state}");
+    // Its display, once linked, is drawn.
+    let display2 = DeviceKey {
+        board: "b2".into(),
+        role: DeviceRole::Display(0),
+    };
+    h.inject
+        .send(DeviceEvent::Connected {
+            key: display2.clone(),
+            hello: hello("DSP2", Roles::DISPLAY),
+            path: "/dev/fake-display-2".into(),
+        })
+        .unwrap();
+    h.sent(|(_, key, _)| (key == &display2).then_some(())).await;
+    // b1's game in progress kept its control.
+    assert_eq!(h.state().await["control"], "60");
+    h.runtime.shutdown().await;
+
+    // A restart without b2, then a reload that names it again: its game
+    // comes back from the store, paused, as a restart would bring it.
+    let mut h = launch(config("180+2"), dir.path());
+    let mut again = config("180+2");
+    again.boards.push(BoardConfig {
+        id: "b2".into(),
+        buttons: None,
+        displays: Vec::new(),
+        control: "fide-rapid".into(),
+        ..again.boards[0].clone()
+    });
+    assert_eq!(h.runtime.reload(again).await.added, ["b2"]);
+    let state = match tokio::time::timeout(TIMEOUT, h.handle.call("b2", Command::State, ROOT))
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        Reply::Json(json) => serde_json::from_str::<Value>(&json).unwrap(),
+        other => panic!("unexpected {other:?}"),
+    };
+    assert_eq!(state["control"], "300+3", "{state}");
+    assert_eq!(state["started"], true, "{state}");
+    assert_eq!(state["paused"], true, "{state}");
+    tokio::time::timeout(TIMEOUT, h.handle.call("b2", Command::Resume, ROOT))
+        .await
+        .unwrap()
+        .unwrap();
     h.runtime.shutdown().await;
 }

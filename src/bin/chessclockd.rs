@@ -4,7 +4,8 @@
 //! `/etc/chessclockd/chessclockd.toml`; when that default file is missing,
 //! the embedded defaults), or with `--demo` one simulated board `demo` on
 //! the session bus. SIGTERM/SIGINT save and exit; SIGHUP reloads the config
-//! for boards without a game in progress.
+//! (each changed key is applied or logged at WARN as needing a restart; see
+//! `runtime::reload`). `--check-config FILE` validates a file and exits.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,9 @@ use chessclockd::manpages::{DaemonArgs as Args, DEFAULT_CONFIG};
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(path) = &args.check_config {
+        return check_config(path);
+    }
     let interactive = args.demo && std::io::stdout().is_terminal();
     if interactive {
         // The terminal view owns the screen: logs go to a file.
@@ -60,6 +64,28 @@ fn main() -> ExitCode {
         Err(error) => {
             tracing::error!("{error:#}");
             eprintln!("chessclockd: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--check-config FILE`: the file is parsed and validated exactly as the
+/// daemon (and SIGHUP) would, and nothing else is touched.
+fn check_config(path: &Path) -> ExitCode {
+    match Config::load(path) {
+        Ok(config) => {
+            let boards = config.boards.len();
+            println!(
+                "{}: ok ({boards} board{})",
+                path.display(),
+                if boards == 1 { "" } else { "s" }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            // The error names the file, and the line and column when it is
+            // located (`FILE:LINE:COLUMN: message`).
+            eprintln!("{error}");
             ExitCode::FAILURE
         }
     }

@@ -862,16 +862,16 @@ mod tests {
             ControlHandle {
                 requests,
                 events,
-                boards: vec!["b1".into()],
+                boards: ["b1".to_owned()].into_iter().collect(),
                 health: Default::default(),
             },
             Arc::new(Context {
-                policy: super::super::auth::Policy {
-                    admin_group: "chessclock".into(),
-                },
-                require_ntp: false,
+                live: std::sync::RwLock::new(super::super::Live::of(&{
+                    let mut config = crate::config::Config::default();
+                    config.daemon.require_ntp_for_scheduled_start = false;
+                    config
+                })),
                 ntp: super::super::NtpSource::Fixed(None),
-                config: crate::config::Config::default(),
                 reads: std::sync::Mutex::new(super::super::ReadShares::new(
                     super::super::limit::Limits::default(),
                 )),

@@ -25,6 +25,11 @@ impl Manager {
         Manager { handle, context }
     }
 
+    /// What the objects share (a reload changes its live settings).
+    pub(crate) fn context(&self) -> Arc<Context> {
+        Arc::clone(&self.context)
+    }
+
     /// Sends `command(board)` to every board; reports every board that
     /// refused, after trying all of them.
     async fn on_all_boards(
@@ -33,7 +38,8 @@ impl Manager {
         command: impl Fn() -> Command,
     ) -> Result<(), Error> {
         let mut failures = Vec::new();
-        for board in &self.handle.boards {
+        let boards = self.handle.boards.list();
+        for board in &boards {
             if let Err(error) = self.handle.call(board, command(), caller.clone()).await {
                 failures.push(format!("board {board}: {error}"));
             }
@@ -44,7 +50,7 @@ impl Manager {
             Err(Error::InvalidState(format!(
                 "{} of {} boards refused (the others did it): {}",
                 failures.len(),
-                self.handle.boards.len(),
+                boards.len(),
                 failures.join("; ")
             )))
         }
@@ -69,6 +75,7 @@ impl Manager {
     fn list_boards(&self, #[zbus(header)] _header: Header<'_>) -> Vec<OwnedObjectPath> {
         self.handle
             .boards
+            .list()
             .iter()
             .filter_map(|id| OwnedObjectPath::try_from(board_path(id)).ok())
             .collect()
@@ -128,7 +135,7 @@ impl Manager {
     /// The presets this daemon knows (built-in and its config's), as JSON:
     /// `[{"name", "control", "prose", "description", "source"}]`.
     fn presets(&self) -> Result<String, Error> {
-        serde_json::to_string(&super::presets::list(&self.context.config))
+        serde_json::to_string(&super::presets::list(&self.context.live().config))
             .map_err(|e| Error::Internal(format!("cannot encode the presets: {e}")))
     }
 
@@ -137,7 +144,7 @@ impl Manager {
     /// "base_ms", "stages"}, "black": ...}`.
     fn describe_control(&self, control: String) -> Result<String, Error> {
         self.context.validate_control(&control)?;
-        let description = super::presets::describe(&self.context.config, &control)
+        let description = super::presets::describe(&self.context.live().config, &control)
             .map_err(|why| Error::InvalidArgument(format!("control `{control}`: {why}")))?;
         serde_json::to_string(&description)
             .map_err(|e| Error::Internal(format!("cannot encode the control: {e}")))

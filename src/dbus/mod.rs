@@ -9,6 +9,10 @@
 //! * reads are open; every change needs root or membership of
 //!   `[daemon] admin-group`, decided from the caller's credentials, and
 //!   carries the caller's uid to the runtime (recorded in the history);
+//!   the group is the one configured now: after a reload ([`reconfigure`])
+//!   the next call is decided by the new group;
+//! * a board added by a reload gets its object under [`board_path`] and is
+//!   listed by `ListBoards` (in config order, after the boards it had);
 //! * bad arguments get `org.chessclockd.ChessClock1.Error.InvalidArgument`
 //!   before the runtime sees them: nothing changes (a time control that is
 //!   empty, has spaces at either end, or gives no time is one); arguments
@@ -103,15 +107,36 @@ impl ServeOptions {
     }
 }
 
-/// What every object shares: fixed for the connection's lifetime.
+/// What every object shares. The settings a reload may change are in
+/// `live` (see [`reconfigure`]); the rest is fixed for the connection's
+/// lifetime.
 #[derive(Debug)]
 pub(crate) struct Context {
-    policy: auth::Policy,
-    require_ntp: bool,
-    ntp: NtpSource,
-    config: Config,
-    reads: std::sync::Mutex<ReadShares>,
-    health: Arc<StateHealth>,
+    pub(crate) live: std::sync::RwLock<Live>,
+    pub(crate) ntp: NtpSource,
+    pub(crate) reads: std::sync::Mutex<ReadShares>,
+    pub(crate) health: Arc<StateHealth>,
+}
+
+/// The configuration the objects decide with: who may change clocks,
+/// whether a scheduled start needs NTP, the presets.
+#[derive(Clone, Debug)]
+pub(crate) struct Live {
+    pub(crate) policy: auth::Policy,
+    pub(crate) require_ntp: bool,
+    pub(crate) config: Config,
+}
+
+impl Live {
+    pub(crate) fn of(config: &Config) -> Live {
+        Live {
+            policy: auth::Policy {
+                admin_group: config.daemon.admin_group.clone(),
+            },
+            require_ntp: config.daemon.require_ntp_for_scheduled_start,
+            config: config.clone(),
+        }
+    }
 }
 
 /// The read limiter and the size of the last answer of each kind per board
@@ -132,6 +157,22 @@ impl ReadShares {
 }
 
 impl Context {
+    /// The live settings now. A poisoned lock still holds a whole value
+    /// (it is only ever replaced whole), so it is used anyway.
+    pub(crate) fn live(&self) -> Live {
+        match self.live.read() {
+            Ok(live) => live.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set_live(&self, live: Live) {
+        match self.live.write() {
+            Ok(mut slot) => *slot = live,
+            Err(poisoned) => *poisoned.into_inner() = live,
+        }
+    }
+
     /// The state store's health as JSON (the manager's `StateHealth`).
     pub(crate) fn state_health_json(&self) -> serde_json::Value {
         serde_json::to_value(self.health.as_ref()).unwrap_or(serde_json::Value::Null)
@@ -195,11 +236,21 @@ impl Context {
         header: &zbus::message::Header<'_>,
     ) -> Result<Caller, Error> {
         let credentials = auth::caller_credentials(connection, header).await?;
-        self.policy.decide(
-            &credentials,
-            auth::group_id(&self.policy.admin_group),
-            auth::groups_of_uid,
-        )
+        self.decide(&credentials, auth::group_id, auth::groups_of_uid)
+    }
+
+    /// The decision for `credentials` under the policy of now, not of the
+    /// start: a reload that changes `admin-group` decides the very next
+    /// call. `group_id` resolves the group's name (the system's database
+    /// in the daemon).
+    pub(crate) fn decide(
+        &self,
+        credentials: &auth::Credentials,
+        group_id: impl FnOnce(&str) -> Option<u32>,
+        lookup_groups: impl FnOnce(u32) -> Vec<u32>,
+    ) -> Result<Caller, Error> {
+        let policy = self.live().policy;
+        policy.decide(credentials, group_id(&policy.admin_group), lookup_groups)
     }
 
     /// The caller of a scheduled start, if allowed, once the instant is
@@ -214,14 +265,14 @@ impl Context {
         let caller = self.authorize(connection, header).await?;
         board::validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
         self.ntp
-            .check_scheduled_start(self.require_ntp, force)
+            .check_scheduled_start(self.live().require_ntp, force)
             .await?;
         Ok(caller)
     }
 
     /// A first check of a time control before the runtime sees it.
     pub(crate) fn validate_control(&self, control: &str) -> Result<(), Error> {
-        validate_control_text(&self.config, control)
+        validate_control_text(&self.live().config, control)
     }
 }
 
@@ -273,22 +324,16 @@ pub async fn serve_with(
     handle: ControlHandle,
     options: ServeOptions,
 ) -> Result<Connection, ServeError> {
-    for id in &handle.boards {
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(ServeError::BadBoardId(id.clone()));
-        }
+    for id in handle.boards.list() {
+        check_board_id(&id)?;
     }
     let bus = match options.config.daemon.bus {
         BusKind::System => "system",
         BusKind::Session => "session",
     };
     let context = Arc::new(Context {
-        policy: auth::Policy {
-            admin_group: options.config.daemon.admin_group.clone(),
-        },
-        require_ntp: options.config.daemon.require_ntp_for_scheduled_start,
+        live: std::sync::RwLock::new(Live::of(&options.config)),
         ntp: options.ntp,
-        config: options.config,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
         health: Arc::clone(&handle.health),
     });
@@ -300,14 +345,14 @@ pub async fn serve_with(
         MANAGER_PATH,
         Manager::new(handle.clone(), Arc::clone(&context)),
     );
-    for id in &handle.boards {
+    for id in handle.boards.list() {
         builder = builder.serve_at(
-            board_path(id),
+            board_path(&id),
             Board::new(
                 id.clone(),
                 handle.clone(),
                 Arc::clone(&context),
-                initial.remove(id),
+                initial.remove(&id),
             ),
         );
     }
@@ -327,6 +372,59 @@ pub async fn serve_with(
     Ok(connection)
 }
 
+fn check_board_id(id: &str) -> Result<(), ServeError> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(ServeError::BadBoardId(id.to_owned()));
+    }
+    Ok(())
+}
+
+/// Applies a reload to a served API: the objects decide with `config`
+/// from the next call on (`admin-group`, `require-ntp-for-scheduled-start`,
+/// presets), and every board of `added` gets its object (under
+/// [`board_path`], listed by `ListBoards` once the runtime lists it in
+/// `handle.boards`). A board whose object cannot be served is logged and
+/// left off the bus; the others are still served.
+pub async fn reconfigure(
+    connection: &Connection,
+    handle: &ControlHandle,
+    config: &Config,
+    added: &[String],
+) {
+    let manager = match connection
+        .object_server()
+        .interface::<_, Manager>(MANAGER_PATH)
+        .await
+    {
+        Ok(manager) => manager,
+        Err(error) => {
+            tracing::error!(%error, "D-Bus: no manager object; the reload is not applied to the bus");
+            return;
+        }
+    };
+    let context = manager.get().await.context();
+    context.set_live(Live::of(config));
+    for id in added {
+        if let Err(error) = check_board_id(id) {
+            tracing::error!(board = %id, %error, "D-Bus: the added board is not served");
+            continue;
+        }
+        let snapshot = board::fetch_snapshot(handle, id).await.ok();
+        let object = Board::new(id.clone(), handle.clone(), Arc::clone(&context), snapshot);
+        match connection
+            .object_server()
+            .at(board_path(id).as_str(), object)
+            .await
+        {
+            Ok(None) => tracing::info!(board = %id, path = %board_path(id), "D-Bus: board added"),
+            Ok(Some(_)) => tracing::warn!(board = %id, "D-Bus: the board already had an object"),
+            Err(error) => {
+                tracing::error!(board = %id, %error, "D-Bus: cannot serve the added board")
+            }
+        }
+    }
+}
+
 /// How long `serve` waits for the runtime's first snapshots. A runtime that
 /// answers only after `serve` returns gets objects that ask it lazily.
 const INITIAL_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
@@ -336,8 +434,8 @@ const INITIAL_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
 async fn initial_snapshots(handle: &ControlHandle) -> HashMap<String, BoardSnapshot> {
     let mut snapshots = HashMap::new();
     let fill = async {
-        for id in &handle.boards {
-            match board::fetch_snapshot(handle, id).await {
+        for id in handle.boards.list() {
+            match board::fetch_snapshot(handle, &id).await {
                 Ok(snapshot) => {
                     snapshots.insert(id.clone(), snapshot);
                 }
@@ -393,8 +491,8 @@ fn is_connection_gone(error: &zbus::Error) -> bool {
 }
 
 async fn refresh_all(connection: &Connection, handle: &ControlHandle) {
-    for id in &handle.boards {
-        match board::fetch_snapshot(handle, id).await {
+    for id in handle.boards.list() {
+        match board::fetch_snapshot(handle, &id).await {
             Ok(snapshot) => {
                 let _ = update_snapshot(connection, snapshot).await;
             }
@@ -499,5 +597,76 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             let object = zbus::ObjectPath::try_from(path.as_str())?;
             Manager::arbiter_called(&manager, &id, object).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(admin_group: &str) -> Context {
+        let mut config = Config::default();
+        config.daemon.admin_group = admin_group.to_owned();
+        Context {
+            live: std::sync::RwLock::new(Live::of(&config)),
+            ntp: NtpSource::Fixed(None),
+            reads: std::sync::Mutex::new(ReadShares::new(limit::Limits::default())),
+            health: Default::default(),
+        }
+    }
+
+    /// `arbiters` is gid 990, `seniors` 991; other names do not exist.
+    fn gid(name: &str) -> Option<u32> {
+        match name {
+            "arbiters" => Some(990),
+            "seniors" => Some(991),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_reloaded_admin_group_decides_the_next_call() {
+        let context = context("arbiters");
+        let arbiter = auth::Credentials {
+            uid: 1001,
+            groups: Some(vec![100, 990]),
+        };
+        let no_lookup = |_| Vec::new();
+        assert!(context.decide(&arbiter, gid, no_lookup).is_ok());
+
+        // The reload: the arbiter's group is no longer the admin group.
+        let mut config = Config::default();
+        config.daemon.admin_group = "seniors".into();
+        context.set_live(Live::of(&config));
+        match context.decide(&arbiter, gid, no_lookup) {
+            Err(Error::NotPermitted(message)) => {
+                assert!(message.contains("`seniors`"), "{message}")
+            }
+            other => panic!("expected NotPermitted, got {other:?}"),
+        }
+        // A member of the new group may.
+        let senior = auth::Credentials {
+            uid: 1002,
+            groups: Some(vec![991]),
+        };
+        assert!(context.decide(&senior, gid, no_lookup).is_ok());
+        // A group that does not exist: only root.
+        config.daemon.admin_group = "nobody-here".into();
+        context.set_live(Live::of(&config));
+        assert!(context.decide(&senior, gid, no_lookup).is_err());
+        let root = auth::Credentials {
+            uid: 0,
+            groups: Some(vec![0]),
+        };
+        assert!(context.decide(&root, gid, no_lookup).is_ok());
+        // The NTP requirement and the presets come with the same reload.
+        config.daemon.require_ntp_for_scheduled_start = false;
+        config.presets.insert(
+            "club".into(),
+            crate::config::ControlSpec::Notation("600+5".into()),
+        );
+        context.set_live(Live::of(&config));
+        assert!(!context.live().require_ntp);
+        assert!(context.validate_control("club").is_ok());
     }
 }

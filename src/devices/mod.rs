@@ -104,6 +104,21 @@ pub struct DeviceManager {
     /// The inotify watcher (it holds every link's sender, so it is stopped
     /// first when closing).
     watcher: Option<JoinHandle<()>>,
+    /// What starting a link needs again when a reload adds boards (boxed:
+    /// the manager is moved around by value and this is rarely used).
+    spawner: Box<LinkSpawner>,
+}
+
+/// What the manager started its links with, kept for the links of boards
+/// a reload adds.
+#[derive(Debug)]
+struct LinkSpawner {
+    events: UnboundedSender<DeviceEvent>,
+    options: DeviceOptions,
+    candidate_dirs: Vec<PathBuf>,
+    linked: link::LinkedSerials,
+    /// The directories the inotify watcher watches.
+    watched: Vec<PathBuf>,
 }
 
 /// A cheap, cloneable, `Send + Sync` handle for sending commands and hotplug
@@ -183,47 +198,67 @@ impl DeviceManager {
         events: UnboundedSender<DeviceEvent>,
         options: DeviceOptions,
     ) -> DeviceManager {
-        let mut handle = DeviceHandle::default();
-        let mut tasks = Vec::new();
         let mut watched = options.device_dirs.clone();
         watched.extend(watch_dirs.iter().cloned());
         let mut candidate_dirs = options.device_dirs.clone();
         candidate_dirs.extend(watch_dirs.iter().cloned());
-        let linked = link::LinkedSerials::default();
+        let mut manager = DeviceManager {
+            handle: DeviceHandle::default(),
+            tasks: Vec::new(),
+            watcher: None,
+            spawner: Box::new(LinkSpawner {
+                events,
+                options,
+                candidate_dirs,
+                linked: link::LinkedSerials::default(),
+                watched,
+            }),
+        };
+        manager.spawn_links(boards);
+        manager
+    }
+
+    /// Starts the links of boards added by a reload (their devices are not
+    /// used by a running board: the reload plan refuses those) and
+    /// restarts the hotplug watcher so that it tells the new links too.
+    pub fn add_boards(&mut self, boards: &[BoardConfig]) {
+        self.spawn_links(boards);
+    }
+
+    fn spawn_links(&mut self, boards: &[BoardConfig]) {
+        let spawner = &mut self.spawner;
         for (device, keys) in group_slots(boards) {
             if let DeviceRef::Path(path) = &device {
                 if let Some(parent) = path.parent() {
-                    watched.push(parent.to_path_buf());
+                    spawner.watched.push(parent.to_path_buf());
                 }
             }
             let (tx, rx) = unbounded_channel();
             for key in &keys {
-                handle.slots.insert(key.clone(), tx.clone());
+                self.handle.slots.insert(key.clone(), tx.clone());
             }
-            handle.links.push(tx);
+            self.handle.links.push(tx);
             let spec = LinkSpec {
                 device,
                 keys,
-                candidate_dirs: candidate_dirs.clone(),
-                candidate_prefixes: options.candidate_prefixes.clone(),
-                session: options.session.clone(),
-                min_backoff: options.min_backoff,
-                max_backoff: options.max_backoff,
-                linked: linked.clone(),
+                candidate_dirs: spawner.candidate_dirs.clone(),
+                candidate_prefixes: spawner.options.candidate_prefixes.clone(),
+                session: spawner.options.session.clone(),
+                min_backoff: spawner.options.min_backoff,
+                max_backoff: spawner.options.max_backoff,
+                linked: spawner.linked.clone(),
             };
-            tasks.push(tokio::spawn(link::run(spec, rx, events.clone())));
+            self.tasks
+                .push(tokio::spawn(link::run(spec, rx, spawner.events.clone())));
         }
-        let mut watcher = None;
-        if options.inotify && !handle.links.is_empty() {
-            watched.sort();
-            watched.dedup();
-            let links = handle.links.clone();
-            watcher = Some(tokio::spawn(hotplug::watch(watched, links)));
-        }
-        DeviceManager {
-            handle,
-            tasks,
-            watcher,
+        if spawner.options.inotify && !self.handle.links.is_empty() {
+            if let Some(old) = self.watcher.take() {
+                old.abort();
+            }
+            spawner.watched.sort();
+            spawner.watched.dedup();
+            let links = self.handle.links.clone();
+            self.watcher = Some(tokio::spawn(hotplug::watch(spawner.watched.clone(), links)));
         }
     }
 

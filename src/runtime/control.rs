@@ -182,6 +182,24 @@ impl Control {
                     let _ = eboard.commands.send(command);
                 }
             }
+            ControlMsg::Config(config) => self.config = *config,
+            ControlMsg::BoardAdded { board, id, eboard } => {
+                // The timing thread and this loop grow their lists in step
+                // (one channel, in order): a mismatch is a bug, not input.
+                if board != self.ids.len() {
+                    tracing::error!(board = %id, index = board, known = self.ids.len(),
+                        "the added board's position does not match; it is not served");
+                    return;
+                }
+                self.ids.push(id);
+                self.views.push(View::default());
+                if let Some(eboard) = eboard {
+                    self.eboards.insert(board, eboard);
+                }
+            }
+            ControlMsg::Added(added) => {
+                let _ = added.send(());
+            }
         }
     }
 

@@ -24,6 +24,11 @@
 //! the time scheme); SIGTERM-style shutdown commits everything queued and
 //! sends the last ACKs before [`Runtime::shutdown`] returns.
 //!
+//! SIGHUP ([`Runtime::reload`]) re-reads the config: [`reload::plan`]
+//! decides every changed key (applied, or kept until a restart and said so
+//! at WARN); added boards join the timing thread, the control loop and the
+//! bus; nothing is ever removed from a running daemon.
+//!
 //! [`run`] puts it together with the D-Bus service and stops it when its
 //! `shutdown` future completes (shutdown as a value). [`Runtime::start`]
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
@@ -35,6 +40,7 @@ pub mod deadline;
 pub mod eboard;
 pub mod lock;
 pub mod realtime;
+pub mod reload;
 pub mod store;
 pub mod timing;
 
@@ -49,7 +55,7 @@ use anyhow::Context;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use crate::clock::{monotonic_now_us, wall_now_us};
-use crate::config::{BusKind, Config};
+use crate::config::{BoardConfig, BusKind, Config};
 use crate::control::{Caller, Command, ControlHandle, Reply, StateHealth};
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
@@ -73,6 +79,9 @@ pub trait DeviceBackend: Send + 'static {
     fn send(&self, key: &DeviceKey, command: DeviceCommand);
     fn device_added(&self, path: &Path);
     fn device_removed(&self, path: &Path);
+    /// A reload added `board`: its devices should be driven from now on.
+    /// A backend that drives a fixed set of devices ignores it.
+    fn board_added(&mut self, _board: &BoardConfig) {}
 }
 
 impl DeviceBackend for DeviceManager {
@@ -110,6 +119,14 @@ impl DeviceDriver {
             self.backend().device_added(path)
         } else {
             self.backend().device_removed(path)
+        }
+    }
+
+    /// Starts driving the devices of a board a reload added.
+    pub fn add_board(&mut self, board: &BoardConfig) {
+        match self {
+            DeviceDriver::Manager(manager) => manager.add_boards(std::slice::from_ref(board)),
+            DeviceDriver::Custom(backend) => backend.board_added(board),
         }
     }
 
@@ -191,6 +208,13 @@ pub struct Runtime {
     store_thread: Option<std::thread::JoinHandle<()>>,
     state_path: PathBuf,
     health: Arc<StateHealth>,
+    /// The configuration running now (after overrides and reloads): what
+    /// the next reload is compared with.
+    config: Config,
+    /// `--state-dir` was given: the file's `state-dir` is not used.
+    state_dir_overridden: bool,
+    /// Stored games of boards not running (see [`Runtime::reload`]).
+    unclaimed: Vec<StoredGame>,
     /// Held for the runtime's life (none in memory).
     _lock: Option<StateLock>,
 }
@@ -273,6 +297,7 @@ impl Runtime {
         state: StateOptions,
         devices: Devices,
     ) -> anyhow::Result<Runtime> {
+        let state_dir_overridden = state.dir.is_some();
         if let Some(dir) = state.dir {
             config.daemon.state_dir = dir;
         }
@@ -294,6 +319,13 @@ impl Runtime {
         let health = Arc::new(health);
         let notice = health.display_notice().map(str::to_owned);
         let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref());
+        // The stored games of boards the file does not name: a reload that
+        // names one of them again takes its game back (nothing changed it
+        // since: no board of this process played it).
+        let unclaimed: Vec<StoredGame> = stored
+            .into_iter()
+            .filter(|game| !config.boards.iter().any(|b| b.id == game.board))
+            .collect();
 
         let (events, _) = broadcast::channel(1024);
         let (requests, requests_rx) = tokio_mpsc::channel(64);
@@ -417,6 +449,9 @@ impl Runtime {
             health: Arc::clone(&health),
         };
         Ok(Runtime {
+            config,
+            state_dir_overridden,
+            unclaimed,
             handle,
             heartbeat: Heartbeat(heartbeat),
             timing: timing_tx,
@@ -448,32 +483,92 @@ impl Runtime {
         &self.state_path
     }
 
-    /// SIGHUP: apply `config` to the boards (a game in progress keeps its
-    /// control).
-    pub fn reload(&self, config: Config) {
+    /// The configuration running now.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// SIGHUP: compares `new` (a loaded, validated file) with the running
+    /// configuration key by key ([`reload::plan`]), logs every change (INFO
+    /// when applied, WARN naming the key, both values and "needs a restart"
+    /// when not), and applies what can be: the boards' settings (a game in
+    /// progress keeps its control) and the added boards, whose cores,
+    /// devices and e-boards start here. Returns once the control loop
+    /// serves the added boards; the D-Bus side is [`crate::dbus::reconfigure`].
+    pub async fn reload(&mut self, mut new: Config) -> Reloaded {
+        if self.state_dir_overridden {
+            // `--state-dir` wins over the file, now as at the start.
+            new.daemon.state_dir = self.config.daemon.state_dir.clone();
+        }
+        if self.health.is_damaged() {
+            // As at the start: a damaged game is never resumed without the
+            // arbiter, whatever the file says (the start logged why).
+            new.daemon.resume_after_restart = false;
+        }
+        let plan = reload::plan(&self.config, &new);
+        log_plan(&plan);
+        let mut config = plan.effective;
+        let notice = self.health.display_notice();
+        let running = self.handle.boards.len();
         let mut boards = Vec::new();
-        for (index, id) in self.handle.boards.iter().enumerate() {
-            let Some(board) = config.boards.iter().find(|b| &b.id == id) else {
-                tracing::warn!(board = %id, "a board removed from the config keeps running until the daemon restarts");
-                continue;
-            };
+        for (index, board) in config.boards.iter().enumerate().take(running) {
             match game_spec(&config, &board.control) {
-                Ok(spec) => boards.push((
-                    index,
-                    board_setup(&config, board, self.handle.health.display_notice()),
-                    spec,
-                )),
+                Ok(spec) => boards.push((index, board_setup(&config, board, notice), spec)),
                 Err(error) => {
-                    tracing::error!(board = %id, control = %board.control, %error, "config reload: the board's control is invalid; keeping the old settings")
+                    tracing::error!(board = %board.id, control = %board.control, %error, "config reload: the board's control is invalid; keeping the old settings")
                 }
             }
         }
-        for board in &config.boards {
-            if !self.handle.boards.contains(&board.id) {
-                tracing::warn!(board = %board.id, "a new board in the config needs a daemon restart");
+        let _ = self.timing.send(TimingMsg::Reload {
+            boards,
+            config: Box::new(config.clone()),
+        });
+        let mut added = Vec::new();
+        let run = Resumed {
+            boot_id: boot::boot_id(),
+            now: monotonic_now_us(),
+            wall: wall_now_us(),
+        };
+        for (index, board) in config.boards.iter().enumerate().skip(running) {
+            // A board that ran before (and was left out of the file at the
+            // start) gets its stored game back, paused, as a restart would.
+            let stored = self
+                .unclaimed
+                .iter()
+                .position(|game| game.board == board.id)
+                .map(|at| self.unclaimed.swap_remove(at));
+            let (core, actions) = board_core(&config, board, stored.as_ref(), &run, notice);
+            let game = if stored.is_some() {
+                "its stored game, paused"
+            } else {
+                "a new game"
+            };
+            let (done, served) = oneshot::channel();
+            let (eboard, eboard_events) = start_eboard(board).unzip();
+            let message = TimingMsg::AddBoard(Box::new(timing::AddedBoard {
+                config: board.clone(),
+                board: core,
+                actions,
+                eboard,
+                added: done,
+            }));
+            let sent = self.timing.send(message).is_ok();
+            if let Some(events) = eboard_events {
+                // After the board: its first events queue behind it.
+                forward_eboard(index, events, &self.timing);
             }
+            if !sent || served.await.is_err() {
+                tracing::error!(board = %board.id, "config reload: the added board could not be started");
+                break;
+            }
+            self.handle.boards.push(board.id.clone());
+            tracing::info!(board = %board.id, control = %board.control, "config reload: board {} added with {game}", board.id);
+            added.push(board.id.clone());
         }
-        let _ = self.timing.send(TimingMsg::Reload(boards));
+        // What did not start is not running (the next reload offers it again).
+        config.boards.truncate(running + added.len());
+        self.config = config.clone();
+        Reloaded { config, added }
     }
 
     /// Stops the control loop and the threads; every queued event is
@@ -516,40 +611,89 @@ impl Drop for Runtime {
     }
 }
 
+/// What a reload did: the configuration now running and the boards it
+/// added (for the D-Bus side).
+#[derive(Clone, Debug)]
+pub struct Reloaded {
+    pub config: Config,
+    pub added: Vec<String>,
+}
+
+/// Logs a reload plan: INFO for what is applied, WARN for what waits for
+/// a restart (operators grep for "needs a restart").
+fn log_plan(plan: &reload::Plan) {
+    if plan.changes.is_empty() {
+        tracing::info!("config reload: nothing changed");
+    }
+    for change in &plan.changes {
+        match change.decision {
+            reload::Decision::Applied => {
+                tracing::info!(key = %change.key, "config reload: {change}")
+            }
+            reload::Decision::NeedsRestart => {
+                tracing::warn!(key = %change.key, "config reload: {change}; the running value is kept")
+            }
+        }
+    }
+}
+
 /// Starts a task per configured electronic board; its events reach the
 /// timing thread tagged with the board's index.
 fn spawn_eboards(
     config: &Config,
     timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
 ) -> HashMap<usize, crate::eboard::EboardHandle> {
-    let mut handles = HashMap::new();
-    for (index, board) in config.boards.iter().enumerate() {
-        let Some(device) = &board.eboard else {
-            continue;
-        };
-        let path = match device {
-            crate::config::DeviceRef::Path(path) => path.clone(),
-            crate::config::DeviceRef::Serial(serial) => {
-                tracing::error!(board = %board.id, serial, "electronic boards are named by path (DGT boards have no HELLO serial); this one is not used");
-                continue;
+    config
+        .boards
+        .iter()
+        .enumerate()
+        .filter_map(|(index, board)| {
+            let (handle, events) = start_eboard(board)?;
+            forward_eboard(index, events, timing);
+            Some((index, handle))
+        })
+        .collect()
+}
+
+/// The task of `board`'s electronic board, if it has one, and its events
+/// (not yet forwarded: see [`forward_eboard`]).
+fn start_eboard(
+    board: &BoardConfig,
+) -> Option<(
+    crate::eboard::EboardHandle,
+    tokio_mpsc::UnboundedReceiver<crate::eboard::EboardEvent>,
+)> {
+    let path = match board.eboard.as_ref()? {
+        crate::config::DeviceRef::Path(path) => path.clone(),
+        crate::config::DeviceRef::Serial(serial) => {
+            tracing::error!(board = %board.id, serial, "electronic boards are named by path (DGT boards have no HELLO serial); this one is not used");
+            return None;
+        }
+    };
+    let (tx, rx) = tokio_mpsc::unbounded_channel();
+    Some((crate::eboard::spawn(path, tx), rx))
+}
+
+/// Hands an electronic board's events to the timing thread, tagged with
+/// its board's index. Started only once the timing thread has (or was
+/// sent) the board: an event for an index it does not know is dropped.
+fn forward_eboard(
+    index: usize,
+    mut rx: tokio_mpsc::UnboundedReceiver<crate::eboard::EboardEvent>,
+    timing: &tokio_mpsc::UnboundedSender<TimingMsg>,
+) {
+    let timing = timing.clone();
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            let message = TimingMsg::Eboard {
+                board: index,
+                event,
+            };
+            if timing.send(message).is_err() {
+                break;
             }
-        };
-        let (tx, mut rx) = tokio_mpsc::unbounded_channel();
-        handles.insert(index, crate::eboard::spawn(path, tx));
-        let timing = timing.clone();
-        tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                let message = TimingMsg::Eboard {
-                    board: index,
-                    event,
-                };
-                if timing.send(message).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    handles
+        }
+    });
 }
 
 /// What a board's core needs of the config.
@@ -600,40 +744,72 @@ fn build_boards(
     boot_id: Option<String>,
     state_notice: Option<&str>,
 ) -> Vec<(Board, Vec<chessclock_core::board::Action>)> {
-    let now = monotonic_now_us();
-    let wall = wall_now_us();
     let run = Resumed {
-        boot_id: boot_id.clone(),
-        now,
-        wall,
+        boot_id,
+        now: monotonic_now_us(),
+        wall: wall_now_us(),
     };
     config
         .boards
         .iter()
         .map(|board| {
-            let setup = board_setup(config, board, state_notice);
-            if let Some(game) = stored.iter().find(|g| g.board == board.id) {
-                match game_spec(config, &game.control) {
-                    Ok(spec) => return Board::restore(setup, spec, game, &run),
-                    Err(error) => tracing::error!(board = %board.id, control = %game.control, %error,
-                        "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database"),
-                }
-            }
-            let spec = game_spec(config, &board.control).unwrap_or_else(|error| {
-                tracing::error!(board = %board.id, control = %board.control, %error,
-                    "the board's configured control is invalid; using 900+10");
-                GameSpec {
-                    text: "900+10".into(),
-                    control: MatchControl::same(crate::timecontrol::TimeControl::sudden_death(
-                        900 * crate::engine::SECOND,
-                        crate::timecontrol::Bonus::Increment(10 * crate::engine::SECOND),
-                    )),
-                    settings: config.settings(),
-                }
-            });
-            Board::new(setup, spec, boot_id.clone(), Caller::DAEMON, now, wall)
+            let game = stored.iter().find(|g| g.board == board.id);
+            board_core(config, board, game, &run, state_notice)
         })
         .collect()
+}
+
+/// One board's core: its stored game rebuilt when there is one whose
+/// control still resolves, else a new game of its configured control.
+fn board_core(
+    config: &Config,
+    board: &BoardConfig,
+    stored: Option<&StoredGame>,
+    run: &Resumed,
+    state_notice: Option<&str>,
+) -> (Board, Vec<chessclock_core::board::Action>) {
+    if let Some(game) = stored {
+        match game_spec(config, &game.control) {
+            Ok(spec) => {
+                let setup = board_setup(config, board, state_notice);
+                return Board::restore(setup, spec, game, run);
+            }
+            Err(error) => tracing::error!(board = %board.id, control = %game.control, %error,
+                "cannot rebuild the stored game (its control no longer resolves); starting a new game, the old one stays in the database"),
+        }
+    }
+    new_board(config, board, run, state_notice)
+}
+
+/// A new game of `board`'s configured control (900+10 when that does not
+/// resolve, which a validated config rules out).
+fn new_board(
+    config: &Config,
+    board: &BoardConfig,
+    run: &Resumed,
+    state_notice: Option<&str>,
+) -> (Board, Vec<chessclock_core::board::Action>) {
+    let setup = board_setup(config, board, state_notice);
+    let spec = game_spec(config, &board.control).unwrap_or_else(|error| {
+        tracing::error!(board = %board.id, control = %board.control, %error,
+            "the board's configured control is invalid; using 900+10");
+        GameSpec {
+            text: "900+10".into(),
+            control: MatchControl::same(crate::timecontrol::TimeControl::sudden_death(
+                900 * crate::engine::SECOND,
+                crate::timecontrol::Bonus::Increment(10 * crate::engine::SECOND),
+            )),
+            settings: config.settings(),
+        }
+    });
+    Board::new(
+        setup,
+        spec,
+        run.boot_id.clone(),
+        Caller::DAEMON,
+        run.now,
+        run.wall,
+    )
 }
 
 /// Serves the D-Bus API for `handle` (the `dbus` module's `serve`), on
@@ -668,7 +844,12 @@ pub async fn run(
     if let Some(bus) = options.bus {
         config.daemon.bus = bus;
     }
-    let runtime = Runtime::start_with(
+    // First of all: SIGHUP's default action ends the process, so a
+    // `systemctl reload` while the daemon starts would kill it. Caught
+    // now, it is handled once the daemon is up.
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        .context("cannot install the SIGHUP handler")?;
+    let mut runtime = Runtime::start_with(
         config.clone(),
         StateOptions {
             dir: options.state_dir.clone(),
@@ -676,14 +857,12 @@ pub async fn run(
         },
         Devices::Manager,
     )?;
-    let _bus = if options.no_bus {
+    let bus = if options.no_bus {
         None
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
     tokio::pin!(shutdown);
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        .context("cannot install the SIGHUP handler")?;
     let handle = runtime.handle();
     let stopped_early = tokio::select! {
         _ = wait_for_devices(&handle, std::time::Duration::from_secs(2)) => false,
@@ -700,9 +879,17 @@ pub async fn run(
                 _ = &mut shutdown => break,
                 _ = hangup.recv() => match &options.config_path {
                     Some(path) => match Config::load(path) {
-                        Ok(new) => {
+                        Ok(mut new) => {
                             tracing::info!(path = %path.display(), "SIGHUP: reloading the config");
-                            runtime.reload(new);
+                            if let Some(kind) = options.bus {
+                                // `--session`/`--system` win over the file, now as at the start.
+                                new.daemon.bus = kind;
+                            }
+                            let reloaded = runtime.reload(new).await;
+                            if let Some(bus) = &bus {
+                                crate::dbus::reconfigure(bus, &runtime.handle(), &reloaded.config, &reloaded.added).await;
+                            }
+                            tracing::info!(boards = runtime.handle.boards.len(), "SIGHUP: config reloaded");
                         }
                         Err(error) => tracing::error!(%error, "SIGHUP: the config has errors; keeping the old one"),
                     },
@@ -725,9 +912,9 @@ async fn wait_for_devices(handle: &ControlHandle, limit: std::time::Duration) {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         let mut all_linked = true;
-        for board in &handle.boards {
+        for board in handle.boards.list() {
             match handle
-                .call(board, Command::Snapshot, crate::control::Caller::DAEMON)
+                .call(&board, Command::Snapshot, crate::control::Caller::DAEMON)
                 .await
             {
                 Ok(Reply::Snapshot(snapshot)) => {

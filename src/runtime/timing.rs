@@ -53,14 +53,32 @@ pub enum TimingMsg {
         board: usize,
         event: EboardEvent,
     },
-    /// SIGHUP: new settings per board (by index).
-    Reload(Vec<(usize, BoardSetup, GameSpec)>),
+    /// SIGHUP: new settings per board (by index), and the whole config
+    /// for the control loop.
+    Reload {
+        boards: Vec<(usize, BoardSetup, GameSpec)>,
+        config: Box<crate::config::Config>,
+    },
+    /// SIGHUP added a board: its core (built by the runtime) goes last in
+    /// the list, its devices are linked, and the control loop learns it
+    /// before any of its views (`added` is completed by the control loop).
+    AddBoard(Box<AddedBoard>),
     /// A device node appeared or went away (udev via D-Bus `AddDevice`).
     Hotplug {
         path: std::path::PathBuf,
         added: bool,
     },
     Shutdown,
+}
+
+/// A board a reload adds (see [`TimingMsg::AddBoard`]).
+#[derive(Debug)]
+pub struct AddedBoard {
+    pub config: crate::config::BoardConfig,
+    pub board: Board,
+    pub actions: Vec<Action>,
+    pub eboard: Option<crate::eboard::EboardHandle>,
+    pub added: tokio::sync::oneshot::Sender<()>,
 }
 
 /// What the timing thread hands to the control loop (all of it already
@@ -96,6 +114,19 @@ pub enum ControlMsg {
         board: usize,
         command: EboardCommand,
     },
+    /// A reload's config (presets, PGN directory).
+    Config(Box<crate::config::Config>),
+    /// A reload added board `board` (its index): sent before anything of
+    /// the board.
+    BoardAdded {
+        board: usize,
+        id: String,
+        eboard: Option<crate::eboard::EboardHandle>,
+    },
+    /// Sent after what building an added board asked for (its first view):
+    /// the control loop completes it, so the reload returns only once the
+    /// board can be read.
+    Added(tokio::sync::oneshot::Sender<()>),
 }
 
 /// What the timing thread's event loop listens to and drives besides its
@@ -153,6 +184,7 @@ impl Timing {
         actions: Vec<Action>,
     ) -> Vec<(DeviceKey, crate::devices::DeviceCommand)> {
         let mut device = Vec::new();
+        let mut replies = Vec::new();
         let id = self.boards[index].id().to_owned();
         for action in actions {
             let message = match action {
@@ -175,10 +207,13 @@ impl Timing {
                     });
                     continue;
                 }
-                Action::Reply { token, result } => ControlMsg::Reply {
-                    token: token.0,
-                    result,
-                },
+                Action::Reply { token, result } => {
+                    replies.push(ControlMsg::Reply {
+                        token: token.0,
+                        result,
+                    });
+                    continue;
+                }
                 Action::Publish(event) => ControlMsg::Publish(event),
                 Action::View(model) => ControlMsg::View {
                     board: index,
@@ -216,6 +251,12 @@ impl Timing {
             };
             // A closed channel: the control loop is gone (shutting down).
             let _ = self.control.send(message);
+        }
+        // The replies last: the control loop runs on another thread, and a
+        // caller that reads right after its reply must find the view its
+        // change made already queued ahead of its read.
+        for reply in replies {
+            let _ = self.control.send(reply);
         }
         device
     }
@@ -332,12 +373,14 @@ impl Timing {
                         let now = monotonic_now_us();
                         self.handle(&io, board, now, BoardInput::Eboard(event));
                     }
-                    Some(TimingMsg::Reload(boards)) => {
+                    Some(TimingMsg::Reload { boards, config }) => {
+                        let _ = self.control.send(ControlMsg::Config(config));
                         let now = monotonic_now_us();
                         for (index, setup, spec) in boards {
                             self.handle(&io, index, now, BoardInput::Reconfigure(Box::new(setup), Box::new(spec)));
                         }
                     }
+                    Some(TimingMsg::AddBoard(added)) => self.add_board(&mut io, *added),
                 },
                 _ = timer.expired() => {
                     if timed {
@@ -372,6 +415,32 @@ impl Timing {
         let Timing { store, control, .. } = self;
         drop((store, control));
         io.devices.close().await;
+    }
+
+    /// Takes a board a reload added: the control loop hears of it first,
+    /// then its links start, then what building it asked for is carried
+    /// out (its first record and display frames).
+    fn add_board(&mut self, io: &mut TimingIo, added: AddedBoard) {
+        let AddedBoard {
+            config,
+            board,
+            actions,
+            eboard,
+            added,
+        } = added;
+        let index = self.boards.len();
+        let _ = self.control.send(ControlMsg::BoardAdded {
+            board: index,
+            id: board.id().to_owned(),
+            eboard,
+        });
+        self.boards.push(board);
+        io.devices.add_board(&config);
+        for (key, command) in self.carry_out(index, actions) {
+            io.devices.send(&key, command);
+        }
+        self.send_store_jobs();
+        let _ = self.control.send(ControlMsg::Added(added));
     }
 
     /// The board and input a device event is for.
