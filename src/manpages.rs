@@ -21,7 +21,9 @@ use clap::{CommandFactory, Parser};
                   of protocol/SPEC.md, DGT electronic boards, the state in SQLite so a crash \
                   loses nothing, and a D-Bus API (org.chessclockd.ChessClock1) that \
                   chessclockctl(1) drives. SIGTERM and SIGINT save and exit; SIGHUP reloads \
-                  the configuration for boards without a game in progress. After a restart \
+                  the configuration: each changed key is applied at once or logged as \
+                  needing a restart (chessclockd --check-config FILE checks a file first). \
+                  After a restart \
                   every running game comes back paused (FIDE Art. 6.10a) and the displays \
                   show how long the daemon was down (DOWN 0:14).",
     after_help = "Files:\n  /etc/chessclockd/chessclockd.toml  the configuration, see \

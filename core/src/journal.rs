@@ -230,7 +230,7 @@ impl StoredEvent {
             StoredEvent::BoardMove { .. } => "board-move",
             StoredEvent::BoardTakeBack { .. } => "board-take-back",
             StoredEvent::Tags { .. } => "tags",
-            StoredEvent::GameResult { .. } => "result",
+            StoredEvent::GameResult { .. } => "game-result",
         }
     }
 

@@ -815,8 +815,10 @@ pub struct GameSummary {
     pub started_wall_us: Option<i64>,
     /// The last row of the game (its end, for a game that is over).
     pub last_wall_us: Option<i64>,
-    /// How the clock ended it: `white flagged`, `black flagged`,
-    /// `checkmate`/`stalemate` on the electronic board, or `unfinished`.
+    /// The result decided on the electronic board or by the arbiter
+    /// (`1-0 (normal)`, `1/2-1/2 (time forfeit)`, ...); else how the clock
+    /// ended it: `white flagged`, `black flagged`; else `unfinished` or
+    /// `not started`.
     pub result: String,
     /// Moves completed (White's count: full moves played).
     pub moves: u32,
@@ -844,10 +846,25 @@ impl GameSummary {
         let withdrawn_all = history.events.iter().any(|r| {
             matches!(r.event, StoredEvent::FlagWithdrawn { side, .. } if Some(side) == first_flag)
         });
-        let result = match first_flag.filter(|_| !withdrawn_all) {
-            Some(side) => format!("{side} flagged"),
-            None if started.is_none() => "not started".to_owned(),
-            None => "unfinished".to_owned(),
+        // The last decision stands (a withdrawn result leaves the clock's).
+        let decided = history.events.iter().rev().find_map(|r| match &r.event {
+            StoredEvent::GameResult {
+                result,
+                termination,
+            } => Some((*result, *termination)),
+            _ => None,
+        });
+        let result = match (decided, first_flag.filter(|_| !withdrawn_all)) {
+            (Some((Some(result), termination)), _) => format!(
+                "{} ({})",
+                result.pgn(),
+                termination
+                    .unwrap_or(crate::eboard::Termination::Normal)
+                    .pgn()
+            ),
+            (_, Some(side)) => format!("{side} flagged"),
+            _ if started.is_none() => "not started".to_owned(),
+            _ => "unfinished".to_owned(),
         };
         let last = history.events.last();
         GameSummary {

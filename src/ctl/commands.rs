@@ -403,17 +403,37 @@ async fn new_game(
         let view = view.clone();
         async move {
             let before = ctx.state(&id).await?;
+            let moves = format!(
+                "{} move{}",
+                before.white.moves,
+                if before.white.moves == 1 { "" } else { "s" }
+            );
+            if in_progress(&before) && before.running.is_some() {
+                // The daemon never replaces a running game: say so first.
+                return Err(CtlError::Usage(format!(
+                    "{id}: the game in progress ({moves}) is running: pause it first \
+                     (chessclockctl pause {id}), then chessclockctl new {id} {control} --force"
+                )));
+            }
             if in_progress(&before) && !force {
                 return Err(CtlError::Usage(format!(
-                    "{id}: the game in progress ({} move{}, {}) would be replaced: add --force \
-                     (the old game stays readable: chessclockctl games {id})",
-                    before.white.moves,
-                    if before.white.moves == 1 { "" } else { "s" },
-                    if before.paused { "paused" } else { "running" }
+                    "{id}: the game in progress ({moves}, paused) would be replaced: add --force \
+                     (the old game stays readable: chessclockctl games {id})"
+                )));
+            }
+            let scheduled = before.scheduled_start_unix_ms.filter(|_| !before.started);
+            if scheduled.is_some() && !force {
+                return Err(CtlError::Usage(format!(
+                    "{id}: a start is scheduled; a new game cancels it: add --force \
+                     (or chessclockctl start {id} --cancel first)"
                 )));
             }
             api(&id, ctx.board(&id).await?.new_game(&control).await)?;
-            Ok(vec![echo::new_game(&id, &view)])
+            let mut lines = vec![echo::new_game(&id, &view)];
+            if scheduled.is_some() {
+                lines.push(format!("{id}: the scheduled start was cancelled"));
+            }
+            Ok(lines)
         }
     })
     .await

@@ -14,6 +14,14 @@ use chessclock_core::views::{ControlView, HistoryRow, StateView};
 use super::output::{side_time, start_text};
 use super::time::LocalTime;
 
+/// `White` or `Black`, as a sentence names a player.
+fn player(side: Side) -> &'static str {
+    match side {
+        Side::White => "White",
+        Side::Black => "Black",
+    }
+}
+
 fn clocks(view: &StateView) -> String {
     format!(
         "white {} | black {}",
@@ -70,19 +78,20 @@ pub fn paused(after: &StateView) -> String {
     format!("{}: paused ({})", after.board, clocks(after))
 }
 
-/// `b1: resumed: black's clock runs (white 4:31 | black 5:00)`.
+/// `b1: resumed: Black's clock runs (white 4:31 | black 5:00)`.
 pub fn resumed(after: &StateView) -> String {
     match after.running {
         Some(side) => format!(
-            "{}: resumed: {side}'s clock runs ({})",
+            "{}: resumed: {}'s clock runs ({})",
             after.board,
+            player(side),
             clocks(after)
         ),
         None => format!("{}: resumed ({})", after.board, clocks(after)),
     }
 }
 
-/// `b1: white pressed: move 13 in 0:12.345; black's clock runs (...)`.
+/// `b1: white pressed: move 13 in 0:12.345; Black's clock runs (...)`.
 pub fn pressed(side: Side, after: &StateView, row: Option<&HistoryRow>) -> String {
     let made = match row.and_then(|r| r.move_number.zip(r.move_used_ms)) {
         Some((number, used)) => format!(
@@ -92,7 +101,7 @@ pub fn pressed(side: Side, after: &StateView, row: Option<&HistoryRow>) -> Strin
         None => String::new(),
     };
     let runs = match after.running {
-        Some(running) => format!("; {running}'s clock runs"),
+        Some(running) => format!("; {}'s clock runs", player(running)),
         None => String::new(),
     };
     format!(
@@ -121,7 +130,7 @@ pub fn corrected(board: &str, row: &HistoryRow) -> String {
     format!("{board} {change}{by}")
 }
 
-/// `b1: undid the arbiter's press for white: white 4:50 -> 4:48, moves 1 -> 0; white's clock runs`.
+/// `b1: undid the arbiter's press for white: white 4:50 -> 4:48, moves 1 -> 0; White's clock runs`.
 pub fn undone(after: &StateView, row: Option<&HistoryRow>) -> String {
     let side = match row.map(|r| &r.event) {
         Some(StoredEvent::PressUndone { side, .. }) => format!(" for {side}"),
@@ -131,7 +140,7 @@ pub fn undone(after: &StateView, row: Option<&HistoryRow>) -> String {
         .and_then(|r| r.correction.as_ref())
         .map_or(String::new(), |c| format!(": {}", correction_text(c)));
     let runs = match after.running {
-        Some(running) => format!("; {running}'s clock runs"),
+        Some(running) => format!("; {}'s clock runs", player(running)),
         None => String::new(),
     };
     format!(

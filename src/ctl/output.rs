@@ -181,7 +181,7 @@ pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
         };
         let mut note = format!("{board}: the daemon was down {down} ({how})");
         if let Some(side) = restart.was_running {
-            note.push_str(&format!("; {side}'s clock was running"));
+            note.push_str(&format!("; {}'s clock was running", player(side)));
         }
         note.push_str(if restart.paused_at_game_ms.is_some() {
             "; paused for the arbiter (Art. 6.10a)"
@@ -189,7 +189,7 @@ pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
             "; paused"
         });
         if let Some(side) = view.to_move {
-            note.push_str(&format!(": on resume {side}'s clock runs"));
+            note.push_str(&format!(": on resume {}'s clock runs", player(side)));
         }
         notes.push(note);
     }
@@ -284,6 +284,14 @@ pub fn eboard_status_line(eboard: &EboardView) -> String {
         line.push_str(&format!("; DGT clock lever: {lever}"));
     }
     line
+}
+
+/// `White` or `Black`, as a sentence names a player.
+fn player(side: Side) -> &'static str {
+    match side {
+        Side::White => "White",
+        Side::Black => "Black",
+    }
 }
 
 fn clock_cell(ms: Option<i64>) -> String {
@@ -505,8 +513,8 @@ pub(crate) mod tests {
             state_notes(&paused, &LocalTime::default()),
             [
                 "b1: the daemon was down 0:14 (the running side was charged the true time); \
-              black's clock was running; paused for the arbiter (Art. 6.10a): on resume \
-              black's clock runs"
+              Black's clock was running; paused for the arbiter (Art. 6.10a): on resume \
+              Black's clock runs"
             ]
         );
         let mut scheduled = view("b2");

@@ -70,6 +70,10 @@ pub struct Control {
     pgn_files: tokio_mpsc::UnboundedSender<(PathBuf, String, String)>,
     /// Past games, read on the blocking pool (`None`: no database file).
     reader: Option<Arc<Mutex<StoreReader>>>,
+    /// The database's number of a game started in this run, once looked
+    /// up: `(board, the game's created_wall_us, its number)`.
+    game_numbers: tokio_mpsc::UnboundedSender<(usize, i64, i64)>,
+    found_numbers: Option<tokio_mpsc::UnboundedReceiver<(usize, i64, i64)>>,
 }
 
 impl Control {
@@ -90,7 +94,10 @@ impl Control {
         });
         let (pgn_files, pending_files) = tokio_mpsc::unbounded_channel();
         tokio::spawn(write_pgn_files(pending_files));
+        let (game_numbers, found_numbers) = tokio_mpsc::unbounded_channel();
         Control {
+            game_numbers,
+            found_numbers: Some(found_numbers),
             pgn_files,
             views: ids.iter().map(|_| View::default()).collect(),
             ids,
@@ -107,12 +114,18 @@ impl Control {
     /// Runs until stopped (or every input is gone). Stops the e-board
     /// tasks on the way out.
     pub async fn run(mut self, mut inputs: ControlInputs) {
+        let Some(mut found_numbers) = self.found_numbers.take() else {
+            return;
+        };
         loop {
             tokio::select! {
                 biased;
                 _ = &mut inputs.stop => break,
                 Some(message) = inputs.from_timing.recv() => self.answer(message),
                 Some(request) = inputs.requests.recv() => self.request(request),
+                Some((board, created, number)) = found_numbers.recv() => {
+                    self.number_game(board, created, number);
+                }
                 else => break,
             }
         }
@@ -162,6 +175,9 @@ impl Control {
                 }
             }
             ControlMsg::NewHistory { board, header } => {
+                if header.game.is_none() {
+                    self.look_up_number(board, header.created_wall_us);
+                }
                 if let Some(view) = self.views.get_mut(board) {
                     view.header = Some(*header);
                     view.history.clear();
@@ -353,6 +369,38 @@ impl Control {
 }
 
 impl Control {
+    /// Finds the database's number of board `board`'s newest game (a game
+    /// started in this run: its `NewHistory` comes after its commit), on
+    /// the blocking pool, so that `history` and `export` of the current
+    /// game say which game they are.
+    fn look_up_number(&self, board: usize, created_wall_us: i64) {
+        let (Some(reader), Some(id)) = (self.reader.clone(), self.ids.get(board).cloned()) else {
+            return;
+        };
+        let found = self.game_numbers.clone();
+        tokio::task::spawn_blocking(move || {
+            let Ok(reader) = reader.lock() else {
+                return;
+            };
+            if let Ok(Some(&number)) = reader.games(&id).as_deref().map(<[i64]>::last) {
+                let _ = found.send((board, created_wall_us, number));
+            }
+        });
+    }
+
+    /// Gives the current game of `board` its number, unless a newer game
+    /// replaced it meanwhile.
+    fn number_game(&mut self, board: usize, created_wall_us: i64, number: i64) {
+        if let Some(header) = self
+            .views
+            .get_mut(board)
+            .and_then(|view| view.header.as_mut())
+            .filter(|h| h.created_wall_us == created_wall_us && h.game.is_none())
+        {
+            header.game = Some(number);
+        }
+    }
+
     /// A read of the state database (past games): on the blocking pool,
     /// answered from there; the control loop goes on at once.
     fn read_stored(

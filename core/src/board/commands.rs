@@ -313,6 +313,21 @@ impl Board {
                 self.setup.id, self.setup.id
             )));
         }
+        // A start scheduled for the old game does not carry over: its
+        // record says so.
+        if let Some(scheduled) = self.scheduled.take() {
+            let t = self.t(now).max(self.game.processed_to());
+            self.write_row(
+                t,
+                wall,
+                StoredEvent::StartCancelled {
+                    unix_time_us: scheduled.start.unix_time_us,
+                },
+                caller,
+                None,
+                &[],
+            );
+        }
         tracing::info!(board = %self.setup.id, control = %spec.text, uid = ?caller.uid, "new game");
         self.replace_game(now, wall, spec, caller.uid);
         Ok(())

@@ -140,12 +140,20 @@ fn clock(ms: Option<i64>) -> String {
 
 /// A correction's before -> after, in words: `white 5:11 -> 4:30, moves 12 -> 13`.
 pub fn correction_text(correction: &crate::views::Correction) -> String {
-    let mut parts = vec![format!(
-        "{} {} -> {}",
-        correction.side,
-        clock(correction.remaining_before_ms),
-        clock(correction.remaining_after_ms)
-    )];
+    let time_changed = correction.remaining_before_ms != correction.remaining_after_ms;
+    let others_changed = correction.moves_before != correction.moves_after
+        || correction.stage_before != correction.stage_after;
+    let mut parts = vec![if time_changed || !others_changed {
+        format!(
+            "{} {} -> {}",
+            correction.side,
+            clock(correction.remaining_before_ms),
+            clock(correction.remaining_after_ms)
+        )
+    } else {
+        // Only the count changed: the clock's own time is not news.
+        correction.side.to_string()
+    }];
     if correction.moves_before != correction.moves_after {
         parts.push(format!(
             "moves {} -> {}",
@@ -158,7 +166,12 @@ pub fn correction_text(correction: &crate::views::Correction) -> String {
             correction.stage_before, correction.stage_after
         ));
     }
-    parts.join(", ")
+    match parts.split_first() {
+        Some((side, rest)) if !time_changed && others_changed => {
+            format!("{side} {}", rest.join(", "))
+        }
+        _ => parts.join(", "),
+    }
 }
 
 /// A history row in words (the record's `what`): what happened and what it
@@ -206,7 +219,7 @@ pub fn row_text(row: &crate::views::HistoryRow) -> String {
                 "{side} completed move {number} in {}{}",
                 seconds(used.saturating_mul(MS)),
                 if row.device.is_none() {
-                    " (pressed by command)"
+                    " (pressed by the arbiter)"
                 } else {
                     ""
                 }

@@ -241,6 +241,36 @@ fn a_scheduled_start_can_be_moved_and_cancelled() {
     assert!(board.model(mono(4_000)).scheduled_start.is_none());
 }
 
+/// A new game on a board waiting for its scheduled start cancels that
+/// start, and the old game's record says so (a round's start is never
+/// dropped without a word).
+#[test]
+fn a_new_game_cancels_the_scheduled_start_in_the_record() {
+    let mut rig = Rig::linked("900+10");
+    rig.command(
+        0,
+        BoardCommand::StartAt {
+            unix_time_us: wall(90_000),
+            forced: true,
+        },
+    );
+    rig.commit_all(0);
+    let lines = rig.command(1_000, BoardCommand::NewGame(spec("600+5")));
+    assert_eq!(
+        lines[0], "store 2: start-cancelled 90.000 @1.000",
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("store 3: new-game 600+5")),
+        "{lines:?}"
+    );
+    rig.commit_all(1_000);
+    assert_eq!(rig.deadline_ms(), None, "no start is left scheduled");
+    assert!(rig.board.model(mono(1_000)).scheduled_start.is_none());
+}
+
 /// Reaching a time control is a row of its own, saying who got there first.
 #[test]
 fn stages_reached_are_rows_saying_who_was_first() {
@@ -424,4 +454,33 @@ fn every_kind_of_row_has_the_fixed_record_schema() {
     assert_eq!(records[4].remaining_after_ms, Some(14_000));
     assert_eq!(records[1].who, "uid 1000");
     assert_eq!(records[2].who, "device BU1");
+}
+
+/// `chessclockctl games` lists a game the arbiter decided with its result,
+/// not as unfinished; a withdrawn result gives the clock's account back.
+#[test]
+fn a_decided_game_is_listed_with_its_result() {
+    use crate::eboard::{GameResult, Termination};
+    use crate::views::GameSummary;
+    let mut rig = started("300");
+    rig.command(
+        5_000,
+        BoardCommand::SetResult {
+            result: Some(GameResult::BlackWins),
+            termination: Some(Termination::Normal),
+        },
+    );
+    rig.commit_all(5_000);
+    let history = Board::stored_history(setup(), spec("300"), &rig.stored(5_000));
+    assert_eq!(GameSummary::of(1, &history, true).result, "0-1 (normal)");
+    rig.command(
+        6_000,
+        BoardCommand::SetResult {
+            result: None,
+            termination: None,
+        },
+    );
+    rig.commit_all(6_000);
+    let history = Board::stored_history(setup(), spec("300"), &rig.stored(6_000));
+    assert_eq!(GameSummary::of(1, &history, true).result, "unfinished");
 }
