@@ -752,7 +752,7 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), (String, Place)> {
-        let (_, max_priority) = crate::runtime::realtime::fifo_priority_range();
+        let (_, max_priority) = crate::platform::fifo_priority_range();
         if i32::from(self.daemon.rt_priority) > max_priority {
             return Err((
                 format!(
@@ -1080,7 +1080,7 @@ mod tests {
 
     #[test]
     fn an_rt_priority_above_the_kernels_maximum_is_an_error() {
-        let (_, max) = crate::runtime::realtime::fifo_priority_range();
+        let (_, max) = crate::platform::fifo_priority_range();
         assert!(max >= 1, "{max}");
         let ok = config(&format!("[daemon]\nrt-priority = {max}\n")).unwrap();
         assert_eq!(i32::from(ok.daemon.rt_priority), max);
