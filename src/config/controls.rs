@@ -10,7 +10,7 @@
 
 use super::{Config, ControlSpec, ControlTable, SideControlSpec, SpecialControl};
 use crate::engine::{MatchControl, Settings, SECOND};
-use crate::timecontrol::{self, TimeControl};
+use crate::timecontrol::{self, TimeControl, MAX_MOVES};
 
 /// The largest time a config table may give, in seconds (as the notation).
 const MAX_SECONDS: u64 = (crate::timecontrol::MAX_TIME / SECOND) as u64;
@@ -25,50 +25,61 @@ fn seconds(value: u64, what: &str) -> Result<i64, String> {
 impl SpecialControl {
     /// The engine's control for this table.
     pub fn to_control(&self) -> Result<TimeControl, String> {
-        match *self {
+        self.check_overtime()?;
+        Ok(match *self {
             SpecialControl::ByoYomi {
                 main,
                 periods,
                 period,
-            } => {
-                if periods == 0 {
-                    return Err("byo-yomi needs at least 1 period".into());
-                }
-                if periods > crate::timecontrol::MAX_MOVES {
-                    return Err(format!(
-                        "at most {} byo-yomi periods",
-                        crate::timecontrol::MAX_MOVES
-                    ));
-                }
-                if period == 0 {
-                    return Err("a byo-yomi period must be longer than 0 s".into());
-                }
-                Ok(TimeControl::ByoYomi {
-                    main: seconds(main, "`main`")?,
-                    periods,
-                    period: seconds(period, "`period`")?,
-                })
-            }
-            SpecialControl::Canadian { main, moves, block } => {
-                if moves == 0 {
-                    return Err("a Canadian block needs at least 1 move".into());
-                }
-                if moves > crate::timecontrol::MAX_MOVES {
-                    return Err(format!(
-                        "a Canadian block of {moves} moves is more than a game can have (at most {})",
-                        crate::timecontrol::MAX_MOVES
-                    ));
-                }
-                if block == 0 {
-                    return Err("a Canadian block must be longer than 0 s".into());
-                }
-                Ok(TimeControl::Canadian {
-                    main: seconds(main, "`main`")?,
-                    moves,
-                    block: seconds(block, "`block`")?,
-                })
-            }
+            } => TimeControl::ByoYomi {
+                main: seconds(main, "`main`")?,
+                periods,
+                period: seconds(period, "`period`")?,
+            },
+            SpecialControl::Canadian { main, moves, block } => TimeControl::Canadian {
+                main: seconds(main, "`main`")?,
+                moves,
+                block: seconds(block, "`block`")?,
+            },
+        })
+    }
+
+    /// The overtime's count (byo-yomi periods, or the moves of a Canadian
+    /// block) must be 1 to [`MAX_MOVES`] and its length longer than 0 s; the
+    /// error says which, in the words of that kind of overtime.
+    fn check_overtime(&self) -> Result<(), String> {
+        let (count, length) = match *self {
+            SpecialControl::ByoYomi {
+                periods, period, ..
+            } => (periods, period),
+            SpecialControl::Canadian { moves, block, .. } => (moves, block),
+        };
+        let byo_yomi = matches!(self, SpecialControl::ByoYomi { .. });
+        if count == 0 {
+            return Err(if byo_yomi {
+                "byo-yomi needs at least 1 period".into()
+            } else {
+                "a Canadian block needs at least 1 move".into()
+            });
         }
+        if count > MAX_MOVES {
+            return Err(if byo_yomi {
+                format!("at most {MAX_MOVES} byo-yomi periods")
+            } else {
+                format!(
+                    "a Canadian block of {count} moves is more than a game can have \
+                     (at most {MAX_MOVES})"
+                )
+            });
+        }
+        if length == 0 {
+            return Err(if byo_yomi {
+                "a byo-yomi period must be longer than 0 s".into()
+            } else {
+                "a Canadian block must be longer than 0 s".into()
+            });
+        }
+        Ok(())
     }
 }
 

@@ -260,3 +260,45 @@ fn line_column_counts_characters() {
     assert_eq!(line_column("ab\ncé d", 7), (2, 4));
     assert_eq!(line_column("", 5), (1, 1));
 }
+
+#[test]
+fn overtime_tables_are_refused_in_their_own_words() {
+    let refused = |special: SpecialControl| special.to_control().unwrap_err();
+    let byo_yomi = |periods, period| SpecialControl::ByoYomi {
+        main: 60,
+        periods,
+        period,
+    };
+    let canadian = |moves, block| SpecialControl::Canadian {
+        main: 60,
+        moves,
+        block,
+    };
+    assert_eq!(refused(byo_yomi(0, 30)), "byo-yomi needs at least 1 period");
+    assert_eq!(refused(byo_yomi(1_000, 30)), "at most 999 byo-yomi periods");
+    assert_eq!(
+        refused(byo_yomi(5, 0)),
+        "a byo-yomi period must be longer than 0 s"
+    );
+    assert_eq!(
+        refused(canadian(0, 300)),
+        "a Canadian block needs at least 1 move"
+    );
+    assert_eq!(
+        refused(canadian(1_000, 300)),
+        "a Canadian block of 1000 moves is more than a game can have (at most 999)"
+    );
+    assert_eq!(
+        refused(canadian(25, 0)),
+        "a Canadian block must be longer than 0 s"
+    );
+    assert!(refused(canadian(25, u64::MAX)).contains("`block` is too large"));
+    assert_eq!(
+        byo_yomi(5, 30).to_control().unwrap().to_string(),
+        "byoyomi:60:5x30"
+    );
+    assert_eq!(
+        canadian(25, 300).to_control().unwrap().to_string(),
+        "canadian:60:25/300"
+    );
+}
