@@ -263,42 +263,49 @@ fn line_column_counts_characters() {
 
 #[test]
 fn overtime_tables_are_refused_in_their_own_words() {
-    let refused = |special: SpecialControl| special.to_control().unwrap_err();
-    let byo_yomi = |periods, period| SpecialControl::ByoYomi {
-        main: 60,
-        periods,
-        period,
-    };
-    let canadian = |moves, block| SpecialControl::Canadian {
-        main: 60,
-        moves,
-        block,
-    };
-    assert_eq!(refused(byo_yomi(0, 30)), "byo-yomi needs at least 1 period");
-    assert_eq!(refused(byo_yomi(1_000, 30)), "at most 999 byo-yomi periods");
-    assert_eq!(
-        refused(byo_yomi(5, 0)),
-        "a byo-yomi period must be longer than 0 s"
-    );
-    assert_eq!(
-        refused(canadian(0, 300)),
-        "a Canadian block needs at least 1 move"
-    );
-    assert_eq!(
-        refused(canadian(1_000, 300)),
-        "a Canadian block of 1000 moves is more than a game can have (at most 999)"
-    );
-    assert_eq!(
-        refused(canadian(25, 0)),
-        "a Canadian block must be longer than 0 s"
-    );
-    assert!(refused(canadian(25, u64::MAX)).contains("`block` is too large"));
-    assert_eq!(
-        byo_yomi(5, 30).to_control().unwrap().to_string(),
-        "byoyomi:60:5x30"
-    );
-    assert_eq!(
-        canadian(25, 300).to_control().unwrap().to_string(),
-        "canadian:60:25/300"
-    );
+    let cases = [
+        (
+            "byo-yomi",
+            "periods = 0, period = 30",
+            "byo-yomi needs at least 1 period",
+        ),
+        (
+            "byo-yomi",
+            "periods = 1000, period = 30",
+            "at most 999 byo-yomi periods",
+        ),
+        (
+            "byo-yomi",
+            "periods = 5, period = 0",
+            "a byo-yomi period must be longer than 0 s",
+        ),
+        (
+            "canadian",
+            "moves = 0, block = 300",
+            "a Canadian block needs at least 1 move",
+        ),
+        (
+            "canadian",
+            "moves = 1000, block = 300",
+            "a Canadian block of 1000 moves is more than a game can have (at most 999)",
+        ),
+        (
+            "canadian",
+            "moves = 25, block = 0",
+            "a Canadian block must be longer than 0 s",
+        ),
+    ];
+    for (kind, fields, message) in cases {
+        let text = format!("[presets.t]\ncontrol = {{ type = \"{kind}\", main = 60, {fields} }}\n");
+        let err = config(&text).unwrap_err().to_string();
+        assert!(err.ends_with(message), "{text}: {err}");
+    }
+    let ok = config(
+        "[presets]\nb = { control = { type = \"byo-yomi\", main = 60, periods = 5, period = 30 } }\n\
+         c = { control = { type = \"canadian\", main = 60, moves = 25, block = 300 } }\n",
+    )
+    .unwrap();
+    let shown = |name: &str| ok.resolve_control(name).unwrap().0.white.to_string();
+    assert_eq!(shown("b"), "byoyomi:60:5x30");
+    assert_eq!(shown("c"), "canadian:60:25/300");
 }
