@@ -27,6 +27,7 @@ pub mod eboard;
 pub mod logging;
 pub mod manpages;
 pub mod notify;
+pub mod platform;
 pub mod replay;
 pub mod runtime;
 pub mod sim;

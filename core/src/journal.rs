@@ -61,7 +61,10 @@ pub enum StoredEvent {
         source: Option<InputSource>,
         /// A relative correction (a penalty, a bonus): what was added to
         /// the side's remaining time at the row's instant (negative: taken
-        /// away); `remaining_us` is the result, which a replay applies.
+        /// away); `remaining_us` is the result when it was made. A press
+        /// placed before it later (its frame came late) changes what the
+        /// clock showed at that instant: the game then adds `by_us` to the
+        /// clock as it stands in the corrected game.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         by_us: Option<Micros>,
     },
@@ -201,6 +204,14 @@ impl StoredEvent {
                 moves,
                 stage,
             })),
+            _ => None,
+        }
+    }
+
+    /// For a relative correction, the amount it added (`by_us`).
+    pub fn relative_by(&self) -> Option<Micros> {
+        match *self {
+            StoredEvent::Adjust { by_us, .. } => by_us,
             _ => None,
         }
     }

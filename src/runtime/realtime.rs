@@ -64,25 +64,6 @@ pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
     status
 }
 
-/// The lowest and highest SCHED_FIFO priorities this kernel accepts
-/// (`sched_get_priority_min/max`; Linux: 1 and 99). `(1, 99)` if the kernel
-/// does not say.
-pub fn fifo_priority_range() -> (i32, i32) {
-    // SAFETY: sched_get_priority_min/max take a policy number by value and
-    // touch no memory; an unknown policy gives -1, handled below.
-    let (min, max) = unsafe {
-        (
-            libc::sched_get_priority_min(libc::SCHED_FIFO),
-            libc::sched_get_priority_max(libc::SCHED_FIFO),
-        )
-    };
-    if min < 0 || max < min {
-        (1, 99)
-    } else {
-        (min, max)
-    }
-}
-
 /// Sleeps until monotonic instant `deadline` (µs), absolute, so a late
 /// wake-up never accumulates. Returns at once if the deadline has passed.
 pub fn sleep_until(deadline: Micros) {

@@ -252,7 +252,7 @@ impl Board {
             .game
             .inputs()
             .iter()
-            .filter(|&&(t, input, _)| t > at && matches!(input, Input::Press(_)))
+            .filter(|entry| entry.t > at && matches!(entry.input, Input::Press(_)))
             .count();
         if later > 0 {
             return Err(ControlError::InvalidState(format!(

@@ -10,6 +10,12 @@
 //! re-run changed about the flags is reported, so the record can say that a
 //! flag shown for a moment was withdrawn.
 //!
+//! A relative correction (`adjust --add/--sub`) is kept as what it was: an
+//! amount added to what the clock showed at its instant. A re-run applies
+//! that amount to the re-run clock, so a late press placed before the
+//! correction leaves it the result it would have had if the press had come
+//! in time.
+//!
 //! Promises: [`Game::apply`] either applies the input (in its place) or
 //! changes nothing and says why; inputs at equal instants keep their
 //! arrival order; a re-run costs at most [`CHECKPOINT_EVERY`] inputs plus
@@ -19,6 +25,7 @@ use std::sync::Arc;
 
 use crate::engine::{ClockState, Engine, EngineError, Input, MatchControl, Notice, Settings};
 use crate::time::Micros;
+use crate::timecontrol::MAX_TIME;
 use crate::views::FlagFall;
 
 /// An engine copy is kept after every this many inputs.
@@ -63,13 +70,25 @@ pub struct Replayed {
     pub state: ClockState,
 }
 
+/// One input in its place in the game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// Its instant (game time).
+    pub t: Micros,
+    /// The input as last applied.
+    pub input: Input,
+    /// The caller's tag (the board core's history row of the input).
+    pub tag: u64,
+    /// For a relative correction: the amount added to the side's remaining
+    /// time at `t` (a re-run recomputes `input` from it).
+    pub by: Option<Micros>,
+}
+
 /// See the module docs.
 #[derive(Clone, Debug)]
 pub struct Game {
     engine: Engine,
-    /// `(instant, input, tag)`; the tag is the caller's (the board core's
-    /// history row of the input).
-    inputs: Vec<(Micros, Input, u64)>,
+    inputs: Vec<Placed>,
     /// `checkpoints[k]` is the engine after `inputs[..k * CHECKPOINT_EVERY]`.
     checkpoints: Vec<Engine>,
     /// Time passing was processed up to here (>= every input's instant).
@@ -97,7 +116,7 @@ impl Game {
     }
 
     /// The inputs so far, in game order.
-    pub fn inputs(&self) -> &[(Micros, Input, u64)] {
+    pub fn inputs(&self) -> &[Placed] {
         &self.inputs
     }
 
@@ -142,12 +161,26 @@ impl Game {
         input: Input,
         tag: u64,
     ) -> Result<Applied, EngineError> {
+        self.apply_placed(t, input, tag, None)
+    }
+
+    /// [`Game::apply_tagged`]; `by` marks `input` (an [`Input::Adjust`]
+    /// setting the remaining time) as a relative correction of that amount,
+    /// which a re-run applies again to the clock as it then stands.
+    pub fn apply_placed(
+        &mut self,
+        t: Micros,
+        input: Input,
+        tag: u64,
+        by: Option<Micros>,
+    ) -> Result<Applied, EngineError> {
         self.check(input)?;
+        let placed = Placed { t, input, tag, by };
         if t >= self.processed_to {
             let elapsed = self.advance(t);
             let caused = self.engine.apply(t, input)?;
             self.processed_to = t;
-            self.inputs.push((t, input, tag));
+            self.inputs.push(placed);
             self.keep_checkpoint();
             return Ok(Applied {
                 elapsed,
@@ -155,7 +188,7 @@ impl Game {
                 rerun: None,
             });
         }
-        self.insert(t, input, tag)
+        self.insert(placed)
     }
 
     fn keep_checkpoint(&mut self) {
@@ -167,10 +200,10 @@ impl Game {
     }
 
     /// The late path: re-run from the last checkpoint before `t`.
-    fn insert(&mut self, t: Micros, input: Input, tag: u64) -> Result<Applied, EngineError> {
-        let index = self.inputs.partition_point(|&(at, _, _)| at <= t);
+    fn insert(&mut self, placed: Placed) -> Result<Applied, EngineError> {
+        let index = self.inputs.partition_point(|entry| entry.t <= placed.t);
         let mut inputs = self.inputs.clone();
-        inputs.insert(index, (t, input, tag));
+        inputs.insert(index, placed);
         self.rerun(inputs, index, Some(index))
     }
 
@@ -181,7 +214,7 @@ impl Game {
         let index = self
             .inputs
             .iter()
-            .rposition(|&(at, made, _)| at == t && made == input)?;
+            .rposition(|entry| entry.t == t && entry.input == input)?;
         let mut inputs = self.inputs.clone();
         inputs.remove(index);
         Some(self.rerun(inputs, index, None))
@@ -193,7 +226,7 @@ impl Game {
     /// on a refusal.
     fn rerun(
         &mut self,
-        inputs: Vec<(Micros, Input, u64)>,
+        mut inputs: Vec<Placed>,
         changed: usize,
         caused_by: Option<usize>,
     ) -> Result<Applied, EngineError> {
@@ -206,17 +239,17 @@ impl Game {
         let mut checkpoints: Vec<Engine> = self.checkpoints[..=first].to_vec();
         let mut caused = Vec::new();
         let mut replayed = Vec::new();
-        for (position, &(at, input_again, tag_again)) in
-            inputs.iter().enumerate().skip(first * CHECKPOINT_EVERY)
-        {
-            let notices = engine.apply(at, input_again)?;
+        for (position, entry) in inputs.iter_mut().enumerate().skip(first * CHECKPOINT_EVERY) {
+            entry.input = again(&engine, entry);
+            let at = entry.t;
+            let notices = engine.apply(at, entry.input)?;
             if Some(position) == caused_by {
                 caused = notices.clone();
             }
             if position >= changed {
                 replayed.push(Replayed {
                     t: at,
-                    tag: tag_again,
+                    tag: entry.tag,
                     state: engine.state(at),
                     notices,
                 });
@@ -252,6 +285,24 @@ impl Game {
             caused,
             rerun: Some(rerun),
         })
+    }
+}
+
+/// `entry`'s input as a re-run applies it to `engine` (which has every
+/// input before it): a relative correction adds its amount to the side's
+/// remaining time as it now stands, kept within what a game can have (it
+/// was accepted once, so a re-run never refuses it); any other input as it
+/// is.
+fn again(engine: &Engine, entry: &Placed) -> Input {
+    match (entry.input, entry.by) {
+        (Input::Adjust(mut adjustment), Some(by)) => {
+            let shown = engine.state(entry.t).side(adjustment.side).remaining;
+            if let Some(shown) = shown {
+                adjustment.remaining = Some(shown.max(0).saturating_add(by).clamp(0, MAX_TIME));
+            }
+            Input::Adjust(adjustment)
+        }
+        (input, _) => input,
     }
 }
 

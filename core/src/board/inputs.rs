@@ -32,7 +32,7 @@ impl Board {
         }
         let before = matches!(input, Input::Adjust(_)).then(|| self.game.state(t));
         let row = self.history_len;
-        let applied = match self.game.apply_tagged(t, input, row) {
+        let applied = match self.game.apply_placed(t, input, row, stored.relative_by()) {
             Ok(applied) => applied,
             Err(error) => {
                 tracing::warn!(board = %self.setup.id, %error, ?input, "the engine refused an input");

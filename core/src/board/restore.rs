@@ -110,10 +110,12 @@ impl Board {
                 }
             }
             if let Some(input) = row.event.input() {
-                match board
-                    .game
-                    .apply_tagged(row.offset_us, input, rows.len() as u64)
-                {
+                match board.game.apply_placed(
+                    row.offset_us,
+                    input,
+                    rows.len() as u64,
+                    row.event.relative_by(),
+                ) {
                     Ok(applied) => {
                         if let (Input::Press(side), None) = (input, &row.origin) {
                             if applied

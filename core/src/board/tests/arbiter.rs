@@ -6,14 +6,6 @@
 use super::*;
 use crate::views::{Correction, IgnoredReason};
 
-fn run(now_ms: i64) -> Resumed {
-    Resumed {
-        boot_id: Some(BOOT.into()),
-        now: mono(now_ms),
-        wall: wall(now_ms),
-    }
-}
-
 fn started(control: &str) -> Rig {
     let mut rig = Rig::linked(control);
     rig.command(0, BoardCommand::Start);
@@ -78,7 +70,7 @@ fn a_relative_correction_applies_at_the_instant_of_the_command() {
     // A restart replays the absolute result.
     rig.commit_all(41_000);
     let stored = rig.stored(42_000);
-    let (board, _) = Board::restore(setup(), spec("300"), &stored, &run(42_000));
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(42_000));
     assert_eq!(
         board.state(mono(42_000)).black.remaining,
         Some(420 * SECOND)
@@ -133,7 +125,7 @@ fn the_arbiters_last_press_can_be_undone_and_a_restart_replays_the_undo() {
     ]);
     // After a restart the press stays undone.
     let stored = rig.stored(13_000);
-    let (board, _) = Board::restore(setup(), spec("300"), &stored, &run(14_000));
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(14_000));
     let state = board.state(mono(14_000));
     assert_eq!(state.white.moves, 0);
     assert_eq!(state.white.used, 14 * SECOND, "charged up to the restart");
@@ -237,7 +229,7 @@ fn a_scheduled_start_can_be_moved_and_cancelled() {
         "reply 4: InvalidState: no start is scheduled on board `b1`",
     ]);
     let stored = rig.stored(3_000);
-    let (board, _) = Board::restore(setup(), spec("900+10"), &stored, &run(4_000));
+    let (board, _) = Board::restore(setup(), spec("900+10"), &stored, &resumed(4_000));
     assert!(board.model(mono(4_000)).scheduled_start.is_none());
 }
 
@@ -299,7 +291,7 @@ fn stages_reached_are_rows_saying_who_was_first() {
     );
     // Restored, the record knows stage 2 was reached already.
     let stored = rig.stored(5_000);
-    let (board, _) = Board::restore(setup(), spec("2/10:60"), &stored, &run(5_000));
+    let (board, _) = Board::restore(setup(), spec("2/10:60"), &stored, &resumed(5_000));
     assert_eq!(board.stages_reached, [2]);
 }
 
@@ -341,7 +333,7 @@ fn an_arbiter_call_and_the_restart_are_in_the_record() {
     rig.command(4_000, BoardCommand::Resume);
     rig.commit_all(4_000);
     let stored = rig.stored(9_000);
-    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &run(10_000));
+    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &resumed(10_000));
     let restart = actions
         .iter()
         .find_map(|a| match a {
@@ -371,7 +363,7 @@ fn an_arbiter_call_and_the_restart_are_in_the_record() {
     rig.button(3_000, 0, Button::Arbiter, 3_000);
     rig.commit_all(3_000);
     let stored = rig.stored(4_000);
-    let (board, _) = Board::restore(setup(), spec("300"), &stored, &run(5_000));
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(5_000));
     assert!(board.model(mono(5_000)).marks.arbiter_called);
 }
 

@@ -2,6 +2,14 @@
 
 use super::*;
 
+/// Stage advance "at the flag": both sides' next stage when a flag falls.
+fn flag_advance() -> Settings {
+    Settings {
+        stage_advance: crate::engine::StageAdvance::Flag,
+        ..Settings::default()
+    }
+}
+
 /// White has 1.0 s and presses 150 ms before the flag; the frame reaches the
 /// host 300 ms late (a lost frame and its resend). The press counts at its
 /// instant: the flag, shown for a moment, is withdrawn, and the record keeps
@@ -61,11 +69,7 @@ fn a_press_made_before_an_arbiter_pause_counts() {
         "display0: 4:51 [P] | 5:00 [P] \"PAUSE\"",
     ]);
     // The pause's row now says what it does after the press.
-    let lines = rig.commit_all(10_080);
-    assert!(
-        lines.contains(&"revise row 1: clock paused".to_owned()),
-        "{lines:?}"
-    );
+    rig.commit_revising(10_080, "revise row 1: clock paused");
     let state = rig.state(20_000);
     assert!(state.paused);
     assert_eq!(state.white.moves, 1);
@@ -158,13 +162,7 @@ fn a_huge_correction_is_refused_and_the_deadline_is_never_behind() {
 /// place and its first instant; every fall is in the record.
 #[test]
 fn a_flag_that_falls_twice_keeps_the_order_and_every_instant() {
-    let settings = Settings {
-        stage_advance: crate::engine::StageAdvance::Flag,
-        ..Settings::default()
-    };
-    let mut rig = Rig::linked_with(setup(), spec_with("2/2:2/2:60", settings));
-    rig.command(0, BoardCommand::Start);
-    rig.commit_all(0);
+    let mut rig = Rig::started_with("2/2:2/2:60", flag_advance());
     rig.tick(2_000); // White's stage flag at 2 s: both sides get stage 2
     rig.commit_all(2_000);
     rig.tick(4_000); // White's second stage flag at 4 s
@@ -182,4 +180,230 @@ fn a_flag_that_falls_twice_keeps_the_order_and_every_instant() {
         Some(2 * SECOND),
         "the first instant is kept"
     );
+}
+
+/// Hourglass with `freeze = false`: after White's flag at 10 s, White's
+/// clock runs on but has nothing left to give, so Black still has 20 s when
+/// White presses at 16 s (not 26 s): the total of both clocks stays at the
+/// 20 s the game began with. At 20 s Black has used 4 s of those 20 s.
+#[test]
+fn hourglass_without_freeze_a_flagged_clock_gives_nothing_and_the_total_stays_constant() {
+    let settings = Settings {
+        freeze: Some(false),
+        ..Settings::default()
+    };
+    let mut rig = Rig::started_with("*10", settings);
+    step!(rig, rig.tick(10_000) => [
+        "store 2: flag white @10.000",
+        "display0: 0:00.0 [F1R] | 0:20",
+    ]);
+    rig.commit_all(10_000);
+    let total = |state: &ClockState| {
+        state.white.remaining.unwrap_or(0) + state.black.remaining.unwrap_or(0)
+    };
+    assert_eq!(
+        total(&rig.state(13_000)),
+        20 * SECOND,
+        "White's dead clock runs on"
+    );
+    step!(rig, rig.button(16_000, 0, Button::Left, 16_000) => [
+        "store 3: press white @16.000",
+        "display0: 0:00.0 [F1] | 0:20 [R]",
+        "leds -R-",
+    ]);
+    rig.commit_all(16_000);
+    let pressed = rig.state(16_000);
+    assert_eq!(pressed.black.remaining, Some(20 * SECOND), "not 26 s");
+    assert_eq!(total(&pressed), 20 * SECOND);
+    let later = rig.state(20_000);
+    assert_eq!(later.running, Some(Side::Black));
+    assert_eq!(later.black.remaining, Some(16 * SECOND));
+    assert_eq!(
+        later.black.remaining.unwrap_or(0) + later.black.used,
+        20 * SECOND,
+        "Black has had 20 s in all"
+    );
+    assert_eq!(later.white.remaining, Some(0));
+    assert_eq!(later.flags, [Side::White]);
+}
+
+/// A press made before an arbiter's correction, whose frame arrives after
+/// it, is placed at its instant; the correction (Black set to 4:00) keeps
+/// the result it would have had if the press had come in time, and a
+/// restart rebuilds the same game.
+#[test]
+fn a_late_press_made_before_an_adjust_is_placed_and_the_adjust_keeps_its_result() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    step!(rig, rig.command(10_000, BoardCommand::Adjust { side: Side::Black, remaining_ms: Some(240_000), moves: None, stage: None }) => [
+        "store 2: adjust black remaining 240.000 @10.000",
+        "display0: 4:50 [R] | 4:00",
+    ]);
+    rig.commit_all(10_000);
+    // White's press made at 9.950 s arrives at 10.080 s.
+    step!(rig, rig.button(10_080, 0, Button::Left, 9_950) => [
+        "store 3: press white @9.950",
+        "display0: 4:51 | 4:00 [R]",
+        "leds -R-",
+    ]);
+    // The correction's row is revised: it still sets 4:00.
+    rig.commit_revising(
+        10_080,
+        "revise row 1: black set to remaining time 240.000 s",
+    );
+    let state = rig.state(10_080);
+    assert_eq!(state.white.moves, 1);
+    assert_eq!(state.white.remaining, Some(290_050 * MS));
+    // Black ran 50 ms before the correction and 80 ms after it.
+    assert_eq!(state.black.remaining, Some(239_920 * MS));
+    assert_eq!(state.black.used, 130 * MS);
+    let stored = rig.stored(10_080);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(10_080));
+    assert_eq!(board.state(mono(10_080)).white, state.white);
+    assert_eq!(board.state(mono(10_080)).black, state.black);
+}
+
+/// The same with a relative correction: `adjust --add 1:00` for White at
+/// 10 s, White's press made at 9.950 s arriving after it. White's clock
+/// stopped at 9.950 s showing 4:50.050, so the minute makes 5:50.050 (the
+/// correction replayed as an absolute 5:50.000 would take 50 ms from
+/// White). A restart rebuilds the same.
+#[test]
+fn a_late_press_made_before_a_relative_correction_keeps_the_amount_added() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    step!(rig, rig.command(10_000, BoardCommand::AdjustBy { side: Side::White, delta_ms: 60_000 }) => [
+        "store 2: adjust white by +60.000 remaining 350.000 @10.000",
+        "display0: 5:50 [R] | 5:00",
+    ]);
+    rig.commit_all(10_000);
+    rig.button(10_080, 0, Button::Left, 9_950);
+    rig.commit_revising(
+        10_080,
+        "revise row 1: white set to remaining time 350.050 s",
+    );
+    let state = rig.state(10_080);
+    assert_eq!(state.white.remaining, Some(350_050 * MS));
+    assert_eq!(state.black.remaining, Some(299_870 * MS));
+    let stored = rig.stored(10_080);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(10_080));
+    assert_eq!(board.state(mono(10_080)).white, state.white);
+}
+
+/// Stage advance "at the flag" on `2/60:30`: White's stage flag at 60 s
+/// moves both sides to stage 2; White's press made at 59.900 s arrives at
+/// 60.200 s. The press is placed at its instant: the stage flag is
+/// withdrawn and both sides are back in stage 1, White with the 0.1 s it
+/// had left.
+#[test]
+fn a_late_press_made_before_a_stage_change_is_placed_at_its_instant() {
+    let mut rig = Rig::started_with("2/60:30", flag_advance());
+    step!(rig, rig.tick(60_000) => [
+        "store 2: flag white (stage) @60.000",
+        "store 3: stage white 2 first @60.000",
+        "store 4: stage black 2 @60.000",
+        "display0: 0:30 [1SR] | 1:30",
+    ]);
+    rig.commit_all(60_000);
+    step!(rig, rig.button(60_200, 0, Button::Left, 59_900) => [
+        "store 5: press white @59.900",
+        "store 6: flag-withdrawn white fell@60.000 @59.900",
+        "display0: 0:00.1 | 1:00 [R]",
+        "leds -R-",
+    ]);
+    rig.commit_all(60_200);
+    let state = rig.state(60_200);
+    assert!(state.flags.is_empty());
+    assert_eq!((state.white.stage, state.black.stage), (1, 1));
+    assert_eq!(state.white.moves, 1);
+    assert_eq!(state.white.remaining, Some(100 * MS));
+    assert_eq!(state.black.remaining, Some(59_700 * MS));
+    assert_eq!(state.running, Some(Side::Black));
+}
+
+/// Canadian overtime: the State view says the moves still to make in the
+/// block (`moves_left_in_block`, also as `periods_left`); byo-yomi says
+/// the periods left and has no block.
+#[test]
+fn canadian_state_says_the_moves_left_in_the_block_and_byo_yomi_the_periods_left() {
+    let side_view = |control: &str, press: bool| {
+        let mut rig = Rig::linked(control);
+        rig.command(0, BoardCommand::Start);
+        rig.commit_all(0);
+        rig.tick(2_000); // the main time ends: overtime begins
+        if press {
+            rig.button(2_500, 0, Button::Left, 2_500);
+            rig.commit_all(2_500);
+        }
+        rig.board.model(mono(2_500)).state_view(mono(2_500)).white
+    };
+    let canadian = side_view("canadian:2:3/4", false);
+    assert_eq!(canadian.stage, 2);
+    assert_eq!(canadian.moves_left_in_block, Some(3));
+    assert_eq!(canadian.periods_left, Some(3));
+    let canadian = side_view("canadian:2:3/4", true);
+    assert_eq!(canadian.moves_left_in_block, Some(2), "one move made");
+    assert_eq!(
+        canadian.remaining_ms,
+        Some(3_500),
+        "the block's time runs on"
+    );
+    let byo_yomi = side_view("byoyomi:2:3x5", true);
+    assert_eq!(
+        byo_yomi.periods_left,
+        Some(3),
+        "a move in time keeps the period"
+    );
+    assert_eq!(byo_yomi.moves_left_in_block, None);
+    assert_eq!(byo_yomi.remaining_ms, Some(5_000));
+}
+
+/// `adjust` to a stage the control does not have is refused with a clear
+/// error and changes nothing: stage 3 of `2/60:30`, and any stage but 1
+/// of hourglass and upcount (which used to be dropped silently).
+#[test]
+fn adjust_to_a_stage_the_control_does_not_have_is_refused() {
+    let refused = |control: &str, stage: u32| {
+        let mut rig = Rig::linked(control);
+        let lines = rig.command(
+            0,
+            BoardCommand::Adjust {
+                side: Side::White,
+                remaining_ms: None,
+                moves: None,
+                stage: Some(stage),
+            },
+        );
+        assert!(
+            rig.journal
+                .iter()
+                .all(|(_, r)| !matches!(r, Record::Event(_))),
+            "{control} stage {stage}: nothing is recorded"
+        );
+        lines
+    };
+    step!(rig, refused("2/60:30", 3) => [
+        "reply 1: InvalidArgument: white's control `2/60:30` has stages 1 to 2: stage 3 does not exist",
+    ]);
+    for (control, stage) in [("*10", 2), ("*10", 7), ("-", 2)] {
+        let want = format!(
+            "reply 1: InvalidArgument: white's control `{control}` has only one stage: \
+             stage {stage} does not exist"
+        );
+        step!(rig, refused(control, stage) => [want.as_str()]);
+    }
+    // The stages a control has are taken.
+    let mut rig = Rig::linked("2/60:30");
+    let lines = rig.command(
+        0,
+        BoardCommand::Adjust {
+            side: Side::White,
+            remaining_ms: None,
+            moves: None,
+            stage: Some(2),
+        },
+    );
+    assert_eq!(lines[0], "store 1: adjust white stage 2 @0.000");
 }

@@ -82,6 +82,15 @@ fn hello(roles: Roles, serial: &str, boot_id: u32, first_unacked_event: u16) -> 
     }
 }
 
+/// A restart at `now_ms` in the rig's boot.
+fn resumed(now_ms: i64) -> Resumed {
+    Resumed {
+        boot_id: Some(BOOT.into()),
+        now: mono(now_ms),
+        wall: wall(now_ms),
+    }
+}
+
 /// A board under test, with the store's journal beside it.
 struct Rig {
     board: Board,
@@ -364,6 +373,15 @@ impl Rig {
         rig
     }
 
+    /// [`Rig::linked_with`] the default setup, the game started at 0 and
+    /// committed.
+    fn started_with(control: &str, settings: Settings) -> Rig {
+        let mut rig = Rig::linked_with(setup(), spec_with(control, settings));
+        rig.command(0, BoardCommand::Start);
+        rig.commit_all(0);
+        rig
+    }
+
     /// A rig around a board restored from `stored` as of `run`.
     fn restored(
         setup: BoardSetup,
@@ -425,6 +443,17 @@ impl Rig {
             Some(&(seq, _)) => self.step(at_ms, BoardInput::Committed { seq, ok: true }),
             None => Vec::new(),
         }
+    }
+
+    /// Every record so far is committed, and the commit revises a history
+    /// row as `revision` says (a `revise row N: ...` line): a late input
+    /// re-ran the game.
+    fn commit_revising(&mut self, at_ms: i64, revision: &str) {
+        let lines = self.commit_all(at_ms);
+        assert!(
+            lines.iter().any(|line| line == revision),
+            "no `{revision}` in {lines:?}"
+        );
     }
 
     fn token(&mut self) -> Option<ReplyToken> {

@@ -4,14 +4,6 @@
 
 use super::*;
 
-fn run(now_ms: i64, boot: Option<&str>) -> Resumed {
-    Resumed {
-        boot_id: boot.map(str::to_owned),
-        now: mono(now_ms),
-        wall: wall(now_ms),
-    }
-}
-
 /// A game running at a kill -9 at 12 s, restarted at 14.5 s in the same
 /// boot: White is charged up to 14.5 s, then the game is paused.
 #[test]
@@ -23,7 +15,7 @@ fn restart_in_the_same_boot_charges_the_true_time_and_comes_back_paused() {
     rig.commit_all(6_000);
     // Black runs; the daemon dies at 12 s (last alive checkpoint 12 s).
     let stored = rig.stored(12_000);
-    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &run(14_500, Some(BOOT)));
+    let (board, actions) = Board::restore(setup(), spec("300"), &stored, &resumed(14_500));
     let lines: Vec<String> = actions.iter().map(line).collect();
     assert_eq!(
         lines,
@@ -61,7 +53,7 @@ fn a_press_made_during_the_outage_is_placed_at_its_instant() {
     rig.button(6_000, 0, Button::Left, 6_000);
     rig.commit_all(6_000);
     let stored = rig.stored(12_000);
-    let mut rig = Rig::restored(setup(), spec("300"), &stored, &run(20_000, Some(BOOT)));
+    let mut rig = Rig::restored(setup(), spec("300"), &stored, &resumed(20_000));
     rig.commit_all(20_000);
     rig.step(
         20_010,
@@ -96,7 +88,7 @@ fn a_press_committed_before_the_crash_and_resent_is_not_counted_twice() {
     rig.button(6_000, 0, Button::Left, 6_000);
     rig.commit_all(6_000);
     let stored = rig.stored(7_000);
-    let mut rig = Rig::restored(setup(), spec("300"), &stored, &run(8_000, Some(BOOT)));
+    let mut rig = Rig::restored(setup(), spec("300"), &stored, &resumed(8_000));
     rig.commit_all(8_000);
     // Same unit, same boot, still holding event 0.
     rig.step(
@@ -154,7 +146,7 @@ fn a_late_press_replays_the_same_after_a_restart() {
     let stored = rig.stored(1_150);
     let mut setup = setup();
     setup.resume_after_restart = true;
-    let (board, _) = Board::restore(setup, spec("1"), &stored, &run(1_150, Some(BOOT)));
+    let (board, _) = Board::restore(setup, spec("1"), &stored, &resumed(1_150));
     assert_eq!(board.state(mono(1_150)), live);
     assert!(board.model(mono(1_150)).flag_falls.is_empty());
 }

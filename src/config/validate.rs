@@ -1,0 +1,102 @@
+//! What the schema alone cannot check: the kernel's real-time priority
+//! range, presets and board controls that must resolve, board ids, PGN tags
+//! and devices used by two boards.
+//!
+//! Promises: the first problem found is returned with the `Place` in the
+//! file it belongs to, so the error can point at the key; the kernel's
+//! priority range is asked of [`crate::platform`], never of the runtime
+//! (which imports this module).
+
+use super::errors::Place;
+use super::{Config, DeviceRef};
+
+impl Config {
+    /// Checks what the schema alone cannot: board ids, devices used twice,
+    /// presets and board controls that do not resolve.
+    pub fn validate(&self) -> Result<(), String> {
+        self.check().map_err(|(message, _)| message)
+    }
+
+    /// [`Config::validate`], each failure with the place in the file it
+    /// belongs to (for `file:line:column`).
+    pub(super) fn check(&self) -> Result<(), (String, Place)> {
+        let (_, max_priority) = crate::platform::fifo_priority_range();
+        if i32::from(self.daemon.rt_priority) > max_priority {
+            return Err((
+                format!(
+                    "[daemon] rt-priority {} is above this kernel's highest SCHED_FIFO priority, \
+                     {max_priority}: give 1 to {max_priority}, or 0 to run without real-time priority",
+                    self.daemon.rt_priority
+                ),
+                Place::Key("daemon", "rt-priority"),
+            ));
+        }
+        for name in self.presets.keys() {
+            self.resolve_control(name).map_err(|e| {
+                (
+                    format!("[presets] `{name}`: {e}"),
+                    Place::Preset(name.clone()),
+                )
+            })?;
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        let mut devices: std::collections::HashMap<&DeviceRef, &str> =
+            std::collections::HashMap::new();
+        for (index, board) in self.boards.iter().enumerate() {
+            let at = |key: &str| Place::Board(index, key.to_owned());
+            check_board_id(&board.id).map_err(|e| (e, at("id")))?;
+            if !ids.insert(board.id.as_str()) {
+                return Err((format!("board id `{}` is used twice", board.id), at("id")));
+            }
+            self.resolve_control(&board.control)
+                .map_err(|e| (format!("board `{}`: control: {e}", board.id), at("control")))?;
+            for (name, value) in self.pgn_tags(board) {
+                chessclock_core::eboard::follower::check_tag(&name, &value).map_err(|e| {
+                    (
+                        format!("board `{}`: {e}", board.id),
+                        at(&name.to_lowercase()),
+                    )
+                })?;
+            }
+            let mut own: Vec<&DeviceRef> = Vec::new();
+            own.extend(board.buttons.iter());
+            own.extend(board.displays.iter().map(|d| &d.device));
+            own.extend(board.eboard.iter());
+            let mut seen: Vec<&DeviceRef> = Vec::new();
+            for device in own {
+                // a combined unit may be both the buttons and a display
+                if seen.contains(&device) {
+                    continue;
+                }
+                seen.push(device);
+                if let Some(other) = devices.insert(device, board.id.as_str()) {
+                    let name = String::from(device.clone());
+                    return Err((
+                        format!(
+                            "device `{name}` is used by both board `{other}` and board `{}`",
+                            board.id
+                        ),
+                        at(&name),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a board id is refused, if it is.
+fn check_board_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("a board id must not be empty".into());
+    }
+    if let Some(bad) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(format!(
+            "board id `{id}` may only contain A-Z, a-z, 0-9 and `_` (found `{bad}`)"
+        ));
+    }
+    Ok(())
+}
