@@ -17,6 +17,8 @@
 //! (a clock shows 0 only once its flag has fallen), used times and instants
 //! down.
 
+pub mod text;
+
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{BoardSnapshot, DeviceLink};
@@ -720,7 +722,7 @@ impl RecordRow {
             kind: row.event.kind().to_owned(),
             game_ms: row.t_ms,
             wall_us: row.wall_us,
-            time: crate::board::record::utc_text(row.wall_us),
+            time: text::utc_text(row.wall_us),
             side: row.event.side(),
             move_number: row.move_number,
             used_ms: row.move_used_ms,
@@ -749,7 +751,7 @@ impl RecordRow {
                 StoredEvent::Note { text } => Some(text.clone()),
                 _ => None,
             },
-            what: crate::board::record::row_text(row),
+            what: text::row_text(row),
         }
     }
 
