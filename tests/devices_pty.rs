@@ -2026,3 +2026,58 @@ fn spec_5_7_brightness_is_scaled_to_the_units_declared_levels() {
         runtime.shutdown().await;
     });
 }
+
+/// SPEC 8.2: FIRST_FLAG goes away with its side's flag when the arbiter
+/// gives that side time back; the flag that then stands fell first, and
+/// keeps the mark when the corrected side's flag falls again.
+#[test]
+fn spec_8_2_first_flag_goes_with_the_time_given_back() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let display = dir.path().join("display");
+        let board = display_board("b46", &[(&display, DisplaySide::Both)]);
+        let runtime = start_runtime(
+            dir.path(),
+            runtime_config(vec![board], DisplayConfig::default()),
+        );
+        let mut units = plug_units(
+            dir.path(),
+            &[("display", display_unit("CC0056", 2, 5, true, 0))],
+        )
+        .await;
+        let flag = |p: &Panel| p.icons.contains(Icons::FLAG);
+        let first = |p: &Panel| p.icons.contains(Icons::FIRST_FLAG);
+
+        set_times(&runtime, "b46", 100, 100).await;
+        shows(&mut units, 0, "0:00.1", "0:00.1").await;
+        command(&runtime, "b46", Command::Start).await;
+        display_until(&mut units, 0, "White's flag", |s| flag(&s.left)).await;
+        command(&runtime, "b46", Command::Press { side: Side::White }).await;
+        display_until(&mut units, 0, "Black's flag", |s| flag(&s.right)).await;
+
+        // White is given 0.3 s back: its flag and the mark go.
+        let give_back = Command::Adjust {
+            side: Side::White,
+            remaining_ms: Some(300),
+            moves: None,
+            stage: None,
+        };
+        command(&runtime, "b46", give_back).await;
+        let corrected =
+            display_until(&mut units, 0, "White's flag withdrawn", |s| !flag(&s.left)).await;
+        assert!(!first(&corrected.left), "{corrected:?}");
+        assert!(
+            flag(&corrected.right) && first(&corrected.right),
+            "Black's flag, still down, is now the first: {corrected:?}"
+        );
+
+        // Black moves: White's clock runs out again, second this time.
+        command(&runtime, "b46", Command::Press { side: Side::Black }).await;
+        let fallen = display_until(&mut units, 0, "White's second flag", |s| flag(&s.left)).await;
+        assert!(
+            first(&fallen.right) && !first(&fallen.left),
+            "Black's flag stood first: {fallen:?}"
+        );
+        runtime.shutdown().await;
+    });
+}
