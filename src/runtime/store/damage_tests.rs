@@ -867,3 +867,25 @@ fn a_wal_of_another_state_is_not_silently_replayed() {
     assert!(opened.health.is_damaged(), "{:?}", opened.health);
     assert!(opened.health.evidence.is_some());
 }
+
+/// A directory where the commit record belongs, or a symlink where the
+/// write-ahead log belongs: unusable, nothing touched.
+#[test]
+fn a_directory_or_symlink_at_the_record_or_the_wal_is_unusable() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    std::fs::remove_file(dir.path().join(COMMITS_FILE)).unwrap();
+    std::fs::create_dir(dir.path().join(COMMITS_FILE)).unwrap();
+    let before = snapshot(dir.path());
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(error.to_string().contains(COMMITS_FILE), "{error}");
+    assert_eq!(snapshot(dir.path()), before);
+    std::fs::remove_dir(dir.path().join(COMMITS_FILE)).unwrap();
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("log"), wal(dir.path())).unwrap();
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(matches!(error, StoreError::Unusable { .. }), "{error}");
+    assert!(error.to_string().contains("-wal"), "{error}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
