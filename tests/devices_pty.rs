@@ -1642,6 +1642,10 @@ async fn displays_until(
     }
 }
 
+/// (White ms, Black ms) set by the arbiter, and the (left, right) texts
+/// each of `N` units shows then.
+type Step<const N: usize> = ((i64, i64), [(&'static str, &'static str); N]);
+
 /// The panels' time texts, left and right.
 fn times(state: &DisplayState) -> (&str, &str) {
     (state.left.time.as_str(), state.right.time.as_str())
@@ -1698,7 +1702,7 @@ fn spec_8_1_a_four_digit_unit_is_sent_hours_as_h_mm() {
         )
         .await;
         // (White ms, Black ms) and what the 4-, 5- and 6-digit units show.
-        let steps: [((i64, i64), [(&str, &str); 3]); 5] = [
+        let steps: [Step<3>; 5] = [
             (
                 (5_370_000, 36_000_000),
                 [
@@ -1778,7 +1782,7 @@ fn spec_8_1_times_are_rounded_up_and_tenths_start_below_the_threshold() {
         .await;
         // (White ms, Black ms), then what the unit with tenths and the
         // unit without show.
-        let steps: [((i64, i64), [(&str, &str); 2]); 4] = [
+        let steps: [Step<2>; 4] = [
             ((19_950, 59_001), [("0:20", "1:00"), ("0:20", "1:00")]),
             ((19_901, 59_000), [("0:20", "0:59"), ("0:20", "0:59")]),
             ((19_900, 20_001), [("0:19.9", "0:21"), ("0:20", "0:21")]),
