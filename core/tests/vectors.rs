@@ -162,6 +162,25 @@ fn icon_vectors_match_the_display_rules() {
         };
         for flag in case["flags"].as_array().unwrap() {
             let fallen = parse(flag["side"].as_str().unwrap());
+            if flag["given_back"] == true {
+                // The arbiter gave this side time back: its flag goes, and
+                // the mark passes to a flag still down (SPEC 8.2).
+                state.flags.retain(|s| *s != fallen);
+                match fallen {
+                    Side::White => (marks.stage_flag_white, state.white.flag_at) = (false, None),
+                    Side::Black => (marks.stage_flag_black, state.black.flag_at) = (false, None),
+                }
+                if marks.first_flag == Some(fallen) {
+                    let other = fallen.other();
+                    let down = state.flags.contains(&other)
+                        || match other {
+                            Side::White => marks.stage_flag_white,
+                            Side::Black => marks.stage_flag_black,
+                        };
+                    marks.first_flag = down.then_some(other);
+                }
+                continue;
+            }
             marks.first_flag.get_or_insert(fallen);
             let last = flag["last_stage"].as_bool().unwrap();
             match fallen {

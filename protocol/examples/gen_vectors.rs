@@ -887,6 +887,8 @@ fn icons() -> Value {
     );
     let last = |side: &str| json!({"side": side, "last_stage": true});
     let non_last = |side: &str| json!({"side": side, "last_stage": false});
+    // The arbiter gives this side time back: its flag no longer stands.
+    let given_back = |side: &str| json!({"side": side, "given_back": true});
     let case = |name: &str,
                 flags: Vec<Value>,
                 running_side: Option<&str>,
@@ -939,6 +941,21 @@ fn icons() -> Value {
             "left",
             flag | first,
             flag,
+        ),
+        case(
+            "first_flag_passes_when_time_is_given_back",
+            vec![
+                last("white"),
+                last("black"),
+                given_back("white"),
+                last("white"),
+            ],
+            None,
+            false,
+            true,
+            "left",
+            flag,
+            flag | first,
         ),
         case(
             "stage_flag_first",

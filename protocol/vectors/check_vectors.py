@@ -280,15 +280,32 @@ ICON = {"FLAG": 0x0001, "FIRST_FLAG": 0x0002, "STAGE_FLAG": 0x0004, "RUNNING": 0
         "PAUSED": 0x0010, "LINK_LOST": 0x0020, "LOW_POWER": 0x0040, "NO_BUTTONS": 0x0200}
 
 
+def standing_flags(flags):
+    """The flags down after `flags` (falls and time given back, in order),
+    in the order they first fell: a side's later fall keeps its place, time
+    given back takes its flag away (SPEC 8.2)."""
+    out = []
+    for f in flags:
+        if f.get("given_back"):
+            out = [g for g in out if g["side"] != f["side"]]
+        elif any(g["side"] == f["side"] for g in out):
+            out = [f if g["side"] == f["side"] else g for g in out]
+        else:
+            out.append(f)
+    return out
+
+
 def icons(c):
+    down = standing_flags(c["flags"])
+
     def side_icons(side):
         bits = 0
-        own = [f for f in c["flags"] if f["side"] == side]
+        own = [f for f in down if f["side"] == side]
         if own and not own[-1]["last_stage"]:
             bits |= ICON["STAGE_FLAG"]
         elif own:
             bits |= ICON["FLAG"]
-        if c["flags"] and c["flags"][0]["side"] == side:
+        if down and down[0]["side"] == side:
             bits |= ICON["FIRST_FLAG"]
         if c["running"] == side:
             bits |= ICON["RUNNING"]

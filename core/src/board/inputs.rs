@@ -243,7 +243,18 @@ impl Board {
                         Side::Black => self.marks.stage_flag_black = false,
                     }
                     if self.marks.first_flag == Some(adjustment.side) {
-                        self.marks.first_flag = None;
+                        // SPEC 8.2: the mark goes with this side's flag; a
+                        // flag the other side still has down is now the one
+                        // that fell first, and keeps the mark when this
+                        // side's flag falls again.
+                        let other = adjustment.side.other();
+                        let state = self.game.state(self.game.processed_to());
+                        let other_down = state.flags.contains(&other)
+                            || match other {
+                                Side::White => self.marks.stage_flag_white,
+                                Side::Black => self.marks.stage_flag_black,
+                            };
+                        self.marks.first_flag = other_down.then_some(other);
                     }
                 }
                 Notice::Resumed => {

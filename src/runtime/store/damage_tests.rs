@@ -616,3 +616,276 @@ fn a_deleted_database_with_its_wal_left_is_found_and_the_wal_moved_aside() {
     let again = Store::open_state(dir.path()).unwrap();
     assert!(again.health.is_ok(), "{:?}", again.health);
 }
+
+// Issue 14: the kinds of damage tried from outside that the tests above do
+// not make. Each: found, reported, evidence kept, nothing of ours written
+// into a file that is not ours.
+
+/// Every file under `dir` (recursively, symlinks not followed) with its
+/// contents: a directory that must stay as it was.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                todo.push(path);
+            } else if meta.is_file() {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            } else {
+                out.push((path.clone(), Vec::new()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The database put back from an older copy of itself (a backup restored
+/// over it): the commit record, outside the database, is ahead of it.
+#[test]
+fn an_older_copy_of_the_database_behind_its_commit_record_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open_state(dir.path()).unwrap().store;
+    store.write("b1", &new_game()).unwrap();
+    for n in 0..20 {
+        store.write("b1", &press(n)).unwrap();
+    }
+    drop(store);
+    let older = std::fs::read(db(dir.path())).unwrap();
+    // Later, a game on another board: 31 more events committed.
+    let mut store = Store::open_state(dir.path()).unwrap().store;
+    store.write("b2", &new_game()).unwrap();
+    for n in 0..GAME - 20 {
+        store.write("b2", &press(n)).unwrap();
+    }
+    assert_eq!(store.committed_events(), GAME as u64);
+    drop(store);
+    std::fs::write(db(dir.path()), &older).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert_eq!(restored_events(&opened), 20);
+    assert!(
+        kinds(&opened.health).contains(&FindingKind::EventsMissing),
+        "{:?}",
+        opened.health
+    );
+    assert!(opened.health.findings[0]
+        .message
+        .contains(&format!("{} of the {GAME} committed events", GAME - 20)));
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(),
+        older
+    );
+}
+
+/// A directory where the database belongs: unusable, and left as it was.
+#[test]
+fn a_database_path_that_is_a_directory_is_unusable_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(db(dir.path())).unwrap();
+    std::fs::write(db(dir.path()).join("photo.jpg"), b"not ours").unwrap();
+    let before = snapshot(dir.path());
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(matches!(error, StoreError::Unusable { .. }), "{error}");
+    assert!(error.to_string().contains("a directory"), "{error}");
+    assert!(
+        error.to_string().contains(DB_FILE),
+        "names the path: {error}"
+    );
+    assert_eq!(snapshot(dir.path()), before, "nothing written or moved");
+}
+
+/// The database path is a symlink to another program's SQLite file: the
+/// target is not written, no journal appears beside it.
+#[test]
+fn a_database_symlink_to_a_foreign_file_is_not_followed_into_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("music.db");
+    {
+        let conn = Connection::open(&target).unwrap();
+        conn.execute_batch("CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('la');")
+            .unwrap();
+    }
+    std::os::unix::fs::symlink(&target, db(dir.path())).unwrap();
+    let before = snapshot(elsewhere.path());
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(matches!(error, StoreError::Unusable { .. }), "{error}");
+    assert!(error.to_string().contains("symbolic link"), "{error}");
+    assert_eq!(snapshot(elsewhere.path()), before, "the target untouched");
+    assert!(std::fs::symlink_metadata(db(dir.path()))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// A symlink to a file that does not exist: nothing is created outside the
+/// state directory.
+#[test]
+fn a_dangling_database_symlink_creates_nothing_outside_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("new.db"), db(dir.path())).unwrap();
+    let result = Store::open_state(dir.path());
+    let outside: Vec<PathBuf> = snapshot(elsewhere.path())
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "written outside the state directory: {outside:?}"
+    );
+    let error = result.err().expect("refused");
+    assert!(matches!(error, StoreError::Unusable { .. }), "{error}");
+}
+
+/// A shared-memory index (`-shm`) of garbage after a crash: it is only an
+/// index SQLite rebuilds, so the whole game comes back, nothing reported.
+#[test]
+fn a_shm_file_of_garbage_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), true);
+    let shm = PathBuf::from(format!("{}-shm", db(dir.path()).display()));
+    std::fs::write(&shm, vec![0xA5u8; 32 * 1024]).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert_eq!(restored_events(&opened), GAME);
+    assert!(opened.health.is_ok(), "{:?}", opened.health);
+}
+
+/// An event renumbered into the future (a gap before it): the sequence is
+/// broken, reported, the evidence kept.
+#[test]
+fn an_event_with_a_future_number_breaks_the_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    {
+        let conn = Connection::open(db(dir.path())).unwrap();
+        conn.execute("UPDATE events SET seq = 1000 WHERE seq = 30", [])
+            .unwrap();
+    }
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert!(
+        kinds(&opened.health).contains(&FindingKind::SequenceBroken),
+        "{:?}",
+        opened.health
+    );
+    assert!(opened.health.evidence.is_some());
+    // Every row is still there: the whole game, marked.
+    assert_eq!(restored_events(&opened), GAME);
+}
+
+/// An event whose text is not JSON at all.
+#[test]
+fn an_event_that_is_not_json_is_left_out_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    {
+        let conn = Connection::open(db(dir.path())).unwrap();
+        conn.execute(
+            "UPDATE events SET event = '{\"do\": \"pre' WHERE seq = 12",
+            [],
+        )
+        .unwrap();
+    }
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert_eq!(restored_events(&opened), GAME - 1);
+    assert_eq!(kinds(&opened.health), [FindingKind::EventUnreadable]);
+    assert!(opened.health.findings[0].message.contains("event 12"));
+    assert!(opened.health.evidence.is_some());
+}
+
+/// The game row deleted while its events remain: the committed events are
+/// not silently dropped.
+#[test]
+fn events_whose_game_row_is_missing_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    {
+        let conn = Connection::open(db(dir.path())).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF; DELETE FROM games;")
+            .unwrap();
+    }
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert_eq!(kinds(&opened.health), [FindingKind::EventsMissing]);
+    assert!(
+        opened.health.findings[0]
+            .message
+            .contains(&format!("game 1: its {GAME} events")),
+        "{:?}",
+        opened.health
+    );
+    assert!(opened.health.is_damaged());
+    assert_eq!(restored_events(&opened), 0);
+    let kept = evidence(&opened.health);
+    let conn = Connection::open(kept.join(DB_FILE)).unwrap();
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, GAME as i64, "the evidence holds the events");
+}
+
+/// A text file where the database belongs: not a database, moved aside
+/// whole, a fresh one started.
+#[test]
+fn a_text_file_at_the_database_path_is_not_a_database_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    let text = b"these are not the pages you are looking for\n".repeat(200);
+    std::fs::write(db(dir.path()), &text).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert!(
+        kinds(&opened.health).contains(&FindingKind::NotADatabase),
+        "{:?}",
+        opened.health
+    );
+    assert_eq!(restored_events(&opened), 0);
+    assert_eq!(
+        std::fs::read(evidence(&opened.health).join(DB_FILE)).unwrap(),
+        text
+    );
+}
+
+/// Another state's write-ahead log beside our database (files mixed up
+/// after a crash): never a silently different game.
+#[test]
+fn a_wal_of_another_state_is_not_silently_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), true);
+    let other = tempfile::tempdir().unwrap();
+    {
+        let mut store = Store::open_state(other.path()).unwrap().store;
+        store.write("b1", &new_game()).unwrap();
+        for n in 0..5 {
+            store.write("b1", &press(n)).unwrap();
+        }
+        store.leave_wal_on_close();
+    }
+    std::fs::copy(wal(other.path()), wal(dir.path())).unwrap();
+    let opened = Store::open_state(dir.path()).unwrap();
+    assert!(opened.health.is_damaged(), "{:?}", opened.health);
+    assert!(opened.health.evidence.is_some());
+}
+
+/// A directory where the commit record belongs, or a symlink where the
+/// write-ahead log belongs: unusable, nothing touched.
+#[test]
+fn a_directory_or_symlink_at_the_record_or_the_wal_is_unusable() {
+    let dir = tempfile::tempdir().unwrap();
+    state_with_a_game(dir.path(), false);
+    std::fs::remove_file(dir.path().join(COMMITS_FILE)).unwrap();
+    std::fs::create_dir(dir.path().join(COMMITS_FILE)).unwrap();
+    let before = snapshot(dir.path());
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(error.to_string().contains(COMMITS_FILE), "{error}");
+    assert_eq!(snapshot(dir.path()), before);
+    std::fs::remove_dir(dir.path().join(COMMITS_FILE)).unwrap();
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("log"), wal(dir.path())).unwrap();
+    let error = Store::open_state(dir.path()).err().expect("refused");
+    assert!(matches!(error, StoreError::Unusable { .. }), "{error}");
+    assert!(error.to_string().contains("-wal"), "{error}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}

@@ -21,7 +21,8 @@
 //!   fresh one is started; any other damage keeps the database and restores
 //!   what is in it, marked;
 //! * a state directory that cannot be used (cannot be created, not
-//!   writable, a read-only database) is [`StoreError::Unusable`] /
+//!   writable, a read-only database, a directory or a symbolic link where
+//!   one of the state's files belongs) is [`StoreError::Unusable`] /
 //!   [`StoreError::ReadOnly`]; the caller decides (the daemon stops unless
 //!   told to run without crash safety);
 //! * the schema is owned with `PRAGMA user_version` migrations: version 0
@@ -209,6 +210,44 @@ fn unhex16(text: &str) -> Option<[u8; 16]> {
     Some(out)
 }
 
+/// The state's files are regular files or absent: a directory, a symbolic
+/// link (dangling or not), a device or a FIFO at one of their paths is not
+/// ours, so the state is unusable and nothing there is touched, moved or
+/// followed (SQLite would write through a link, even create its target
+/// outside the state directory).
+fn only_regular_files(paths: &Paths) -> Result<(), StoreError> {
+    for path in [&paths.db, &paths.wal, &paths.shm, &paths.commits] {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(StoreError::Unusable {
+                    path: path.clone(),
+                    reason: format!("cannot look at it: {source}"),
+                })
+            }
+        };
+        let kind = meta.file_type();
+        let what = if kind.is_file() {
+            continue;
+        } else if kind.is_symlink() {
+            "a symbolic link"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(StoreError::Unusable {
+            path: path.clone(),
+            reason: format!(
+                "it is {what}, not chessclockd's file; it was not touched: move it away \
+                 or give chessclockd another state directory"
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens the state in `dir` (created if missing): checks it, keeps
     /// evidence of any damage, migrates it, loads each board's latest game.
@@ -219,6 +258,7 @@ impl Store {
             reason: format!("cannot create the state directory: {source}"),
         })?;
         let paths = Paths::new(dir);
+        only_regular_files(&paths)?;
         let record = commits::read(&paths.commits);
         let inspection = inspect(&paths, &record)?;
         let mut health = StateHealth {
@@ -783,6 +823,25 @@ fn inspect_sql(
         .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
         .collect::<Result<_, _>>()?;
     let board_of = |game: i64| boards.get(&game).cloned();
+    // Events whose game row is gone cannot be restored (no board, no
+    // control): a whole game lost, never silently.
+    let orphans: Vec<(i64, i64)> = conn
+        .prepare(
+            "SELECT game, COUNT(*) FROM events WHERE game NOT IN (SELECT id FROM games)
+             GROUP BY game ORDER BY game",
+        )?
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (game, count) in orphans {
+        found.find(
+            FindingKind::EventsMissing,
+            format!(
+                "game {game}: its {count} events are in the database but the game itself is \
+                 gone (its row was removed): they cannot be restored"
+            ),
+            None,
+        );
+    }
     let mut last_seq: HashMap<i64, i64> = HashMap::new();
     if version >= 1 {
         let mut statement = conn.prepare(

@@ -51,6 +51,53 @@ fn art_6_11_the_first_flag_is_marked() {
     assert_eq!(model.marks.first_flag, Some(Side::White));
 }
 
+/// SPEC 8.2: when the arbiter gives the first side time back, the mark goes
+/// with its flag to the flag that still stands, and stays there when the
+/// corrected side's flag falls again (it used to jump back to that side).
+#[test]
+fn spec_8_2_first_flag_passes_to_the_flag_still_down_after_time_given_back() {
+    let mut rig = Rig::linked("2");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    rig.tick(2_000); // White's flag
+    rig.commit_all(2_000);
+    rig.button(2_500, 0, Button::Left, 2_500);
+    rig.commit_all(2_500);
+    rig.tick(4_500); // Black's flag
+    rig.commit_all(4_500);
+    assert_eq!(
+        rig.board.model(mono(4_500)).marks.first_flag,
+        Some(Side::White)
+    );
+    rig.command(
+        5_000,
+        BoardCommand::Adjust {
+            side: Side::White,
+            remaining_ms: Some(1_000),
+            moves: None,
+            stage: None,
+        },
+    );
+    rig.commit_all(5_000);
+    assert_eq!(
+        rig.board.model(mono(5_000)).marks.first_flag,
+        Some(Side::Black)
+    );
+    rig.button(5_500, 1, Button::Right, 5_500);
+    rig.commit_all(5_500);
+    rig.tick(6_500); // White's flag again, second this time
+    rig.commit_all(6_500);
+    let model = rig.board.model(mono(6_500));
+    let last = model.flag_falls.last().map(|f| (f.side, f.at));
+    assert_eq!(
+        last,
+        Some((Side::White, 6_500_000)),
+        "{:?}",
+        model.flag_falls
+    );
+    assert_eq!(model.marks.first_flag, Some(Side::Black));
+}
+
 fn any_command() -> impl Strategy<Value = BoardCommand> {
     let side = prop_oneof![Just(Side::White), Just(Side::Black)];
     prop_oneof![
