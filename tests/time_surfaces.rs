@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use chessclock_core::board::{Action, Board, BoardCommand, BoardInput, BoardSetup, GameSpec};
-use chessclock_core::clocktext::{self, Style};
+use chessclock_core::clocktext;
 use chessclock_core::contract::Caller;
 use chessclock_core::display::{ButtonSide, DisplayConfig, DisplayRules, Marks};
 use chessclock_core::eboard::pgn::clock_text;
@@ -19,7 +19,7 @@ use proptest::prelude::*;
 const T0: i64 = 5_000_000_000;
 const WALL0: i64 = 1_796_126_400_000_000;
 
-fn setup() -> BoardSetup {
+fn setup(tenths_below_ms: u64) -> BoardSetup {
     BoardSetup {
         id: "b1".into(),
         buttons: None,
@@ -27,7 +27,10 @@ fn setup() -> BoardSetup {
         eboard: None,
         white_button: ButtonSide::Left,
         start_on_black_press: false,
-        display: DisplayConfig::default(),
+        display: DisplayConfig {
+            tenths_below_ms,
+            ..DisplayConfig::default()
+        },
         moves_from_eboard: false,
         default_time_ms: 0,
         resume_after_restart: false,
@@ -63,9 +66,12 @@ fn step(board: &mut Board, ms: i64, input: BoardInput, rows: &mut Vec<HistoryRow
     }
 }
 
-fn display_rules(tenths: bool) -> DisplayRules {
+fn display_rules(tenths: bool, tenths_below_ms: u64) -> DisplayRules {
     DisplayRules::new(
-        &DisplayConfig::default(),
+        &DisplayConfig {
+            tenths_below_ms,
+            ..DisplayConfig::default()
+        },
         &Capabilities {
             displays: 2,
             digits: 5,
@@ -96,7 +102,8 @@ proptest! {
 
     #[test]
     fn every_surface_shows_the_same_time_at_every_instant(
-        control in prop::sample::select(&["3", "25", "60+2", "300+3", "5d2", "300b3", "2/20:30", "*30", "4000"][..]),
+        control in prop::sample::select(&["3", "25", "60+2", "300+3", "5d2", "300b3", "2/20:30", "*30", "4000", "-"][..]),
+        tenths_below_ms in prop::sample::select(&[0u64, 10_000, 20_000, 60_000][..]),
         gaps in prop::collection::vec(1i64..9_000, 0..8),
         look in 0i64..40_000,
         since in 0i64..3_000,
@@ -106,12 +113,12 @@ proptest! {
             control: MatchControl::same(parse(control).unwrap()),
             settings: Settings::default(),
         };
-        let (mut board, _) = Board::new(setup(), spec, None, Caller::DAEMON, T0, WALL0);
+        let (mut board, _) = Board::new(setup(tenths_below_ms), spec, None, Caller::DAEMON, T0, WALL0);
         let mut rows = Vec::new();
         let caller = Caller::uid(1000);
         step(&mut board, 0, BoardInput::Command { token: None, caller: caller.clone(), command: BoardCommand::Start }, &mut rows);
-        let tenths = display_rules(true);
-        let seconds = display_rules(false);
+        let tenths = display_rules(true, tenths_below_ms);
+        let seconds = display_rules(false, tenths_below_ms);
         let marks = Marks::default();
         let mut now = 0;
         for gap in gaps {
@@ -123,7 +130,7 @@ proptest! {
                 // The press's row (and its CSV cells) show the clocks as
                 // the display shows them right after the press.
                 let shown = tenths.render(&board.state(T0 + now * MS), &marks);
-                let history = HistoryView { header: header(control), events: rows.clone() };
+                let history = HistoryView { header: header(control, tenths_below_ms), events: rows.clone() };
                 let records = history.records();
                 for (row, record) in rows.iter().zip(&records).skip(seen) {
                     prop_assert_eq!(row.t_us, now * MS);
@@ -133,7 +140,7 @@ proptest! {
                     ] {
                         prop_assert_eq!(ms, cell);
                         if let Some(ms) = ms {
-                            let text = clocktext::remaining_ms(ms, Style::CLOCK);
+                            let text = clocktext::remaining_ms(ms, history.header.style());
                             prop_assert_eq!(text.as_str(), display, "row {}", row.event.kind());
                         }
                     }
@@ -172,7 +179,7 @@ proptest! {
     }
 }
 
-fn header(control: &str) -> GameHeader {
+fn header(control: &str, tenths_below_ms: u64) -> GameHeader {
     GameHeader {
         board: "b1".into(),
         control: control.into(),
@@ -181,5 +188,6 @@ fn header(control: &str) -> GameHeader {
         caller_uid: None,
         game: None,
         control_prose: None,
+        tenths_below_ms: Some(tenths_below_ms),
     }
 }

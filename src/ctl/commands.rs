@@ -652,7 +652,7 @@ async fn adjust(
                 && row.event.side() == Some(side.side())
                 && row.correction.is_some()
             {
-                lines.push(echo::corrected(&id, row));
+                lines.push(echo::corrected(&id, row, before.style()));
             }
         }
         rows_seen = history.len();

@@ -6,9 +6,9 @@
 //! Promises: every change prints what changed (`b2 white 5:11 -> 4:30,
 //! moves 12 -> 13`); warnings are separate lines for standard error.
 
-use chessclock_core::board::record::correction_text;
 use chessclock_core::engine::Side;
 use chessclock_core::journal::StoredEvent;
+use chessclock_core::views::text::correction_text_in;
 use chessclock_core::views::{ControlView, HistoryRow, StateView};
 
 use super::output::{side_time, start_text};
@@ -112,9 +112,14 @@ pub fn pressed(side: Side, after: &StateView, row: Option<&HistoryRow>) -> Strin
 }
 
 /// `b2 white 5:11 -> 4:30, moves 12 -> 13` (a relative one adds `(+2:00)`).
-pub fn corrected(board: &str, row: &HistoryRow) -> String {
+/// `style`: how the board writes times (its displays' setting).
+pub fn corrected(
+    board: &str,
+    row: &HistoryRow,
+    style: chessclock_core::clocktext::Style,
+) -> String {
     let change = match &row.correction {
-        Some(correction) => correction_text(correction),
+        Some(correction) => correction_text_in(correction, style),
         None => "corrected".to_owned(),
     };
     let by = match &row.event {
@@ -138,7 +143,9 @@ pub fn undone(after: &StateView, row: Option<&HistoryRow>) -> String {
     };
     let change = row
         .and_then(|r| r.correction.as_ref())
-        .map_or(String::new(), |c| format!(": {}", correction_text(c)));
+        .map_or(String::new(), |c| {
+            format!(": {}", correction_text_in(c, after.style()))
+        });
     let runs = match after.running {
         Some(running) => format!("; {}'s clock runs", player(running)),
         None => String::new(),
@@ -188,6 +195,7 @@ pub fn last_row(rows: &[HistoryRow], matches: impl Fn(&HistoryRow) -> bool) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chessclock_core::clocktext::Style;
     use chessclock_core::views::Correction;
 
     fn adjust_row(by_us: Option<i64>) -> HistoryRow {
@@ -233,11 +241,11 @@ mod tests {
     #[test]
     fn a_correction_says_before_and_after() {
         assert_eq!(
-            corrected("b2", &adjust_row(None)),
+            corrected("b2", &adjust_row(None), Style::CLOCK),
             "b2 white 5:11 -> 4:30, moves 12 -> 13"
         );
         assert_eq!(
-            corrected("b2", &adjust_row(Some(-41_000_000))),
+            corrected("b2", &adjust_row(Some(-41_000_000)), Style::CLOCK),
             "b2 white 5:11 -> 4:30, moves 12 -> 13 (-0:41)"
         );
     }

@@ -294,11 +294,8 @@ fn player(side: Side) -> &'static str {
     }
 }
 
-fn clock_cell(ms: Option<i64>) -> String {
-    ms.map_or_else(
-        || "-".to_owned(),
-        |ms| clocktext::remaining_ms(ms, clocktext::Style::CLOCK),
-    )
+fn clock_cell(ms: Option<i64>, style: clocktext::Style) -> String {
+    ms.map_or_else(|| "-".to_owned(), |ms| clocktext::remaining_ms(ms, style))
 }
 
 /// The history as a table a person reads: time of day, game time, move,
@@ -324,13 +321,13 @@ pub fn history_table(history: &HistoryView, local: &LocalTime) -> String {
     .map(str::to_owned)
     .to_vec()];
     for record in history.records() {
-        rows.push(record_cells(&record, local));
+        rows.push(record_cells(&record, local, header.style()));
     }
     text.push_str(&columns(&rows));
     text
 }
 
-fn record_cells(record: &RecordRow, local: &LocalTime) -> Vec<String> {
+fn record_cells(record: &RecordRow, local: &LocalTime, style: clocktext::Style) -> Vec<String> {
     vec![
         local.time_of_day(record.wall_us),
         clocktext::exact(record.game_ms.saturating_mul(1000)),
@@ -341,8 +338,8 @@ fn record_cells(record: &RecordRow, local: &LocalTime) -> Vec<String> {
         record
             .used_ms
             .map_or_else(String::new, |ms| clocktext::exact(ms.saturating_mul(1000))),
-        clock_cell(record.white_ms),
-        clock_cell(record.black_ms),
+        clock_cell(record.white_ms, style),
+        clock_cell(record.black_ms, style),
         record.who.clone(),
         record.what.clone(),
     ]

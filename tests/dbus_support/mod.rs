@@ -188,6 +188,7 @@ fn answer(
                     caller_uid: None,
                     game: None,
                     control_prose: None,
+                    tenths_below_ms: None,
                 },
                 events: board.history.clone(),
             };

@@ -100,7 +100,12 @@ impl Board {
                 return;
             }
             BoardCommand::AdjustBy { side, delta_ms } => {
-                match relative(side, &self.game.state(t), delta_ms) {
+                match relative(
+                    side,
+                    &self.game.state(t),
+                    delta_ms,
+                    crate::clocktext::Style::tenths_below_ms(self.setup.display.tenths_below_ms),
+                ) {
                     Ok(adjustment) => (
                         Input::Adjust(adjustment),
                         StoredEvent::Adjust {
@@ -511,7 +516,14 @@ pub const MAX_NOTE_CHARS: usize = 500;
 
 /// A relative correction of `side`'s remaining time in `state` (the instant
 /// of the command), bounded like any correction.
-fn relative(side: Side, state: &ClockState, delta_ms: i64) -> Result<Adjustment, ControlError> {
+/// `style`: how the board's displays write times (the refusal says the
+/// time as the arbiter sees it).
+fn relative(
+    side: Side,
+    state: &ClockState,
+    delta_ms: i64,
+    style: crate::clocktext::Style,
+) -> Result<Adjustment, ControlError> {
     if delta_ms == 0 {
         return Err(ControlError::InvalidArgument(
             "nothing to adjust: the time to add or take away is zero".into(),
@@ -535,7 +547,7 @@ fn relative(side: Side, state: &ClockState, delta_ms: i64) -> Result<Adjustment,
         return Err(ControlError::InvalidArgument(format!(
             "{side} has {} left: taking {} away would leave less than nothing \
              (take at most {}, or set the time with --remaining)",
-            crate::clocktext::remaining(remaining, crate::clocktext::Style::CLOCK),
+            crate::clocktext::remaining(remaining, style),
             crate::clocktext::amount(-delta),
             // Rounded down: taking that much always leaves something.
             crate::clocktext::elapsed(remaining, crate::clocktext::Style::SECONDS),

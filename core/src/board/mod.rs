@@ -389,6 +389,7 @@ impl Board {
             caller_uid,
             game: None,
             control_prose: Some(crate::views::match_prose(&spec.control)),
+            tenths_below_ms: Some(setup.display.tenths_below_ms),
         };
         Board {
             marks: Marks {

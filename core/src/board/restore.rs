@@ -75,6 +75,7 @@ impl Board {
             caller_uid: stored.caller_uid,
             game: Some(stored.id),
             control_prose: Some(crate::views::match_prose(&board.spec.control)),
+            tenths_below_ms: Some(board.setup.display.tenths_below_ms),
         };
         let mut rows = Vec::with_capacity(stored.events.len());
         let mut last_start_at = None;

@@ -610,6 +610,20 @@ pub struct GameHeader {
     /// The control in FIDE prose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_prose: Option<String>,
+    /// Where the board's displays begin to show tenths (ms; 0: never):
+    /// the record writes clock times as they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenths_below_ms: Option<u64>,
+}
+
+impl GameHeader {
+    /// How the game's clock times are written (as its displays write them).
+    pub fn style(&self) -> crate::clocktext::Style {
+        self.tenths_below_ms.map_or(
+            crate::clocktext::Style::CLOCK,
+            crate::clocktext::Style::tenths_below_ms,
+        )
+    }
 }
 
 /// The D-Bus `History()` answer.
@@ -751,7 +765,7 @@ impl RecordRow {
                 StoredEvent::Note { text } => Some(text.clone()),
                 _ => None,
             },
-            what: text::row_text(row),
+            what: text::row_text_in(row, header.style()),
         }
     }
 

@@ -5,6 +5,7 @@
 //! Promises: pure; clock times are written as the displays write them
 //! (`crate::clocktext`), nothing is Rust debug text.
 
+use crate::clocktext::Style;
 use crate::time::{Micros, MS};
 
 /// Seconds with milliseconds, `12.345 s`, for the record.
@@ -49,15 +50,22 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-fn clock(ms: Option<i64>) -> String {
+fn clock(ms: Option<i64>, style: Style) -> String {
     ms.map_or_else(
         || "no limit".to_owned(),
-        |ms| crate::clocktext::remaining_ms(ms, crate::clocktext::Style::CLOCK),
+        |ms| crate::clocktext::remaining_ms(ms, style),
     )
 }
 
-/// A correction's before -> after, in words: `white 5:11 -> 4:30, moves 12 -> 13`.
+/// A correction's before -> after, in words: `white 5:11 -> 4:30, moves 12 -> 13`
+/// (tenths below 20 s, the default display; see [`correction_text_in`]).
 pub fn correction_text(correction: &crate::views::Correction) -> String {
+    correction_text_in(correction, Style::CLOCK)
+}
+
+/// [`correction_text`], with clock times written in `style` (the board's
+/// display setting).
+pub fn correction_text_in(correction: &crate::views::Correction, style: Style) -> String {
     let time_changed = correction.remaining_before_ms != correction.remaining_after_ms;
     let others_changed = correction.moves_before != correction.moves_after
         || correction.stage_before != correction.stage_after;
@@ -65,8 +73,8 @@ pub fn correction_text(correction: &crate::views::Correction) -> String {
         format!(
             "{} {} -> {}",
             correction.side,
-            clock(correction.remaining_before_ms),
-            clock(correction.remaining_after_ms)
+            clock(correction.remaining_before_ms, style),
+            clock(correction.remaining_after_ms, style)
         )
     } else {
         // Only the count changed: the clock's own time is not news.
@@ -95,6 +103,12 @@ pub fn correction_text(correction: &crate::views::Correction) -> String {
 /// A history row in words (the record's `what`): what happened and what it
 /// caused, for a person reading the record of a dispute.
 pub fn row_text(row: &crate::views::HistoryRow) -> String {
+    row_text_in(row, Style::CLOCK)
+}
+
+/// [`row_text`], with clock times written in `style` (the board's display
+/// setting, so the record and the displays agree).
+pub fn row_text_in(row: &crate::views::HistoryRow, style: Style) -> String {
     use crate::journal::{InputSource, StoredEvent};
     let ignored = row.ignored.map(|reason| match reason {
         crate::views::IgnoredReason::NotStarted => "the game had not started",
@@ -168,7 +182,10 @@ pub fn row_text(row: &crate::views::HistoryRow) -> String {
             let change = row
                 .correction
                 .as_ref()
-                .map_or_else(|| format!("{side} corrected"), correction_text);
+                .map_or_else(
+                    || format!("{side} corrected"),
+                    |c| correction_text_in(c, style),
+                );
             match (source, by_us) {
                 (Some(InputSource::Eboard), _) => format!(
                     "move count taken from the electronic board: {side} moves {}",
@@ -187,7 +204,7 @@ pub fn row_text(row: &crate::views::HistoryRow) -> String {
             crate::clocktext::exact(*press_at_us),
             row.correction
                 .as_ref()
-                .map_or(String::new(), |c| format!(": {}", correction_text(c)))
+                .map_or(String::new(), |c| format!(": {}", correction_text_in(c, style)))
         ),
         StoredEvent::Note { text } => format!("note: {text}"),
         StoredEvent::Restart {
