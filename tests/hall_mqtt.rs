@@ -1,0 +1,617 @@
+//! The hall with a real broker: each test starts its own `mosquitto` on a
+//! free port of 127.0.0.1 (anonymous, no persistence) and kills it at the
+//! end; the real `chessclockd` with simulated units on PTYs and a private
+//! dbus-daemon (to read the history the way `chessclockctl` does); an MQTT
+//! client (rumqttc) in the test that watches the hall's topics and sends
+//! commands. Serialised; every wait has a deadline and waits for a
+//! condition.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::Button;
+use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
+use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+mod daemon_support;
+use daemon_support::{devices_linked, Bus, Client, Daemon};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const WAIT: Duration = Duration::from_secs(10);
+const HALL: &str = "open";
+const HOST: &str = "pi1";
+
+/// A mosquitto of the test's own.
+struct Broker {
+    port: u16,
+    config: PathBuf,
+    log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Broker {
+    fn start(dir: &Path) -> Broker {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = dir.join("mosquitto.conf");
+        std::fs::write(
+            &config,
+            format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"),
+        )
+        .unwrap();
+        let mut broker = Broker {
+            port,
+            config,
+            log: dir.join("mosquitto.log"),
+            child: None,
+        };
+        broker.run();
+        broker
+    }
+
+    /// Starts mosquitto (again) on the port and waits until it listens.
+    fn run(&mut self) {
+        let program = ["/usr/sbin/mosquitto", "mosquitto"]
+            .into_iter()
+            .find(|p| !p.starts_with('/') || Path::new(p).exists())
+            .unwrap();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let mut child = Command::new(program)
+                .arg("-c")
+                .arg(&self.config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&self.log).unwrap())
+                .spawn()
+                .expect("mosquitto is installed (scripts/setup-debian)");
+            // Listening, or exited (the port is still held by the old one
+            // in TIME_WAIT: try again).
+            loop {
+                if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                    self.child = Some(child);
+                    return;
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "mosquitto did not listen on {}: {}",
+                    self.port,
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mosquitto would not start: {}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A message as a watcher saw it.
+#[derive(Clone, Debug)]
+struct Seen {
+    topic: String,
+    payload: Vec<u8>,
+    retain: bool,
+}
+
+impl Seen {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.payload).unwrap_or(Value::Null)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.payload).into_owned()
+    }
+}
+
+/// An MQTT client of the test: sees everything under `chessclock/#` (it
+/// subscribes again on every ConnAck), and sends commands.
+struct Watcher {
+    client: AsyncClient,
+    seen: mpsc::UnboundedReceiver<Seen>,
+    task: tokio::task::JoinHandle<()>,
+    next_id: u32,
+    /// Every message seen, in order, and where waits start looking.
+    log: Vec<Seen>,
+    from: usize,
+}
+
+impl Watcher {
+    async fn connect(broker: &Broker, name: &str) -> Watcher {
+        let mut options = MqttOptions::new(name, "127.0.0.1", broker.port);
+        options.set_keep_alive(Duration::from_secs(5));
+        options.set_max_packet_size(1 << 20, 1 << 20);
+        let (client, mut eventloop) = AsyncClient::new(options, 64);
+        let (tx, seen) = mpsc::unbounded_channel();
+        let (up_tx, mut up) = mpsc::unbounded_channel();
+        let subscriber = client.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+                        let _ = subscriber.subscribe("chessclock/#", QoS::AtLeastOnce).await;
+                    }
+                    Ok(Event::Incoming(Incoming::SubAck(_))) => {
+                        let _ = up_tx.send(());
+                    }
+                    Ok(Event::Incoming(Incoming::Publish(p))) => {
+                        let _ = tx.send(Seen {
+                            topic: p.topic,
+                            payload: p.payload.to_vec(),
+                            retain: p.retain,
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        });
+        tokio::time::timeout(WAIT, up.recv())
+            .await
+            .expect("the watcher subscribed");
+        Watcher {
+            client,
+            seen,
+            task,
+            next_id: 0,
+            log: Vec::new(),
+            from: 0,
+        }
+    }
+
+    /// The first message since the mark (see [`Watcher::mark`]) that
+    /// `ready` accepts, seen already or within [`WAIT`].
+    async fn wait(&mut self, what: &str, ready: impl Fn(&Seen) -> bool) -> Seen {
+        self.wait_for(what, WAIT, ready).await
+    }
+
+    /// From now on, waits look only at messages seen from here on.
+    fn mark(&mut self) {
+        self.from = self.log.len();
+    }
+
+    async fn wait_for(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        ready: impl Fn(&Seen) -> bool,
+    ) -> Seen {
+        if let Some(seen) = self.log[self.from..].iter().find(|seen| ready(seen)) {
+            return seen.clone();
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.seen.recv()).await {
+                Ok(Some(seen)) => {
+                    self.log.push(seen.clone());
+                    if ready(&seen) {
+                        return seen;
+                    }
+                }
+                Ok(None) => panic!("{what}: the watcher stopped"),
+                Err(_) => panic!(
+                    "{what}: not seen within {limit:?}; seen instead:\n{}",
+                    self.log[self.from..]
+                        .iter()
+                        .map(|seen| format!("{} {}", seen.topic, seen.text()))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Sends a command (raw payload) to board b1 and waits for the reply
+    /// with `id`.
+    async fn send_raw(&mut self, payload: Vec<u8>, id: Option<&str>) -> Value {
+        self.mark();
+        self.client
+            .publish(topic("command"), QoS::AtLeastOnce, false, payload)
+            .await
+            .unwrap();
+        let want = id.map(str::to_owned);
+        self.wait("the reply", move |seen| {
+            seen.topic == topic("reply") && seen.json()["id"].as_str().map(str::to_owned) == want
+        })
+        .await
+        .json()
+    }
+
+    /// Sends `command` (its fields merged in) as arbiter `arbiter`.
+    async fn command(&mut self, arbiter: &str, command: Value) -> Value {
+        self.next_id += 1;
+        let id = format!("req-{}", self.next_id);
+        let mut request = json!({"id": id, "arbiter": arbiter});
+        for (key, value) in command.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        self.send_raw(serde_json::to_vec(&request).unwrap(), Some(&id))
+            .await
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn topic(leaf: &str) -> String {
+    format!("chessclock/{HALL}/board/b1/{leaf}")
+}
+
+fn online_topic() -> String {
+    format!("chessclock/{HALL}/host/{HOST}/online")
+}
+
+/// Everything one test needs: a broker, simulated units, a bus, a config.
+struct Setup {
+    dir: tempfile::TempDir,
+    broker: Broker,
+    bus: Bus,
+    units: Option<SimUnits>,
+    sim: SimHandle,
+    config: PathBuf,
+}
+
+impl Setup {
+    fn new(keepalive: u16, buffer: usize) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = Broker::start(dir.path());
+        let bus = Bus::start(dir.path());
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
+        }
+        let units = spawn_units(&options).expect("simulated units");
+        let sim = units.handle();
+        let config = dir.path().join("chessclockd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"[daemon]
+bus = "session"
+state-dir = "{state}"
+rt-priority = 0
+mlock = false
+
+[[board]]
+id = "b1"
+control = "300+2"
+buttons = "{buttons}"
+displays = ["{display}"]
+
+[hall]
+broker = "mqtt://127.0.0.1:{port}"
+name = "{HALL}"
+host = "{HOST}"
+keepalive-seconds = {keepalive}
+buffer = {buffer}
+"#,
+                state = dir.path().join("state").display(),
+                buttons = units.path("buttons").unwrap().display(),
+                display = units.path("display").unwrap().display(),
+                port = broker.port,
+            ),
+        )
+        .unwrap();
+        Setup {
+            dir,
+            broker,
+            bus,
+            units: Some(units),
+            sim,
+            config,
+        }
+    }
+
+    fn daemon(&self, name: &str) -> Daemon {
+        Daemon::spawn(&self.config, &self.bus, self.dir.path().join(name))
+    }
+
+    /// Presses now and waits for the ACK (committed).
+    async fn press(&self, button: Button) {
+        let sim = self.sim.clone();
+        tokio::task::spawn_blocking(move || {
+            sim.press_returning_instant(Some("buttons"), button)
+                .unwrap();
+            sim.wait_until("buttons", WAIT, |s| s.unacked == 0)
+                .unwrap_or_else(|e| panic!("{e}"));
+        })
+        .await
+        .unwrap();
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(units) = self.units.take() {
+            units.shutdown();
+        }
+    }
+}
+
+fn is_state(seen: &Seen, ready: impl Fn(&Value) -> bool) -> bool {
+    seen.topic == topic("state") && ready(&seen.json())
+}
+
+fn is_event(seen: &Seen, ready: impl Fn(&Value) -> bool) -> bool {
+    seen.topic == topic("event") && ready(&seen.json()["event"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(5, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
+
+    // A subscriber that comes late still gets the state and `online`
+    // (retained).
+    let mut watcher = Watcher::connect(&setup.broker, "late").await;
+    let state = watcher
+        .wait("the retained state", |seen| {
+            seen.retain && is_state(seen, |s| s["snapshot"]["devices"][0]["connected"] == true)
+        })
+        .await
+        .json();
+    assert_eq!(state["schema"], 1);
+    assert_eq!(state["hall"], HALL);
+    assert_eq!(state["host"], HOST);
+    assert_eq!(
+        state["snapshot"]["white_remaining_ms"],
+        state["state"]["white"]["remaining_ms"]
+    );
+    assert_eq!(state["snapshot"]["started"], false);
+    assert_eq!(state["state"]["control"], "300+2");
+    let offset =
+        state["clock"]["wall_ms"].as_i64().unwrap() - state["clock"]["mono_ms"].as_i64().unwrap();
+    assert_eq!(
+        state["snapshot_wall_ms"].as_i64().unwrap(),
+        state["snapshot"]["snapshot_ms"].as_i64().unwrap() + offset
+    );
+    let mut late = Watcher::connect(&setup.broker, "later").await;
+    let online = late
+        .wait("online", |seen| seen.topic == online_topic())
+        .await;
+    assert!(online.retain);
+    assert_eq!(online.text(), "online");
+    drop(late);
+
+    // The arbiter starts the game from the hall: recorded with the name.
+    let reply = watcher
+        .command("Ann Arbiter", json!({"command": "start"}))
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let recorded = watcher
+        .wait("the start in the history", |seen| {
+            is_event(seen, |e| {
+                e["kind"] == "recorded" && e["row"]["do"] == "start"
+            })
+        })
+        .await
+        .json();
+    assert_eq!(recorded["event"]["row"]["caller_name"], "Ann Arbiter");
+    assert_eq!(recorded["event"]["board"], "b1");
+    watcher
+        .wait("the running state", |seen| {
+            is_state(seen, |s| s["snapshot"]["running"] == "white")
+        })
+        .await;
+
+    // A press on the unit: an event.
+    watcher.mark();
+    setup.press(Button::Left).await;
+    let pressed = watcher
+        .wait("the press event", |seen| {
+            is_event(seen, |e| e["kind"] == "pressed")
+        })
+        .await
+        .json();
+    assert_eq!(pressed["event"]["side"], "white");
+    assert_eq!(pressed["event"]["move_number"], 1);
+    let seq = pressed["seq"].as_u64().unwrap();
+    assert!(seq > 0);
+
+    // Pause and a correction from the hall.
+    let reply = watcher.command("Bob", json!({"command": "pause"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the pause event", |seen| {
+            is_event(seen, |e| {
+                e["kind"] == "recorded" && e["row"]["do"] == "pause"
+            })
+        })
+        .await;
+    let reply = watcher
+        .command(
+            "Bob",
+            json!({"command": "adjust", "side": "black", "remaining_ms": 120000}),
+        )
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the corrected state", |seen| {
+            is_state(seen, |s| {
+                s["snapshot"]["paused"] == true && s["snapshot"]["black_remaining_ms"] == 120_000
+            })
+        })
+        .await;
+
+    // Refused and malformed commands get error replies, and change nothing.
+    let reply = watcher.command("Bob", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], false, "{reply}");
+    assert_eq!(reply["error"]["kind"], "invalid-state", "{reply}");
+    let reply = watcher.send_raw(b"{not json".to_vec(), None).await;
+    assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
+    let reply = watcher
+        .send_raw(
+            br#"{"id":"x1","arbiter":"Bob","command":"fly"}"#.to_vec(),
+            Some("x1"),
+        )
+        .await;
+    assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
+    let reply = watcher
+        .command("Bob", json!({"command": "adjust", "side": "white"}))
+        .await;
+    assert_eq!(reply["error"]["kind"], "invalid-argument", "{reply}");
+
+    // A read over the hall, and the history as D-Bus shows it.
+    let reply = watcher.command("Bob", json!({"command": "history"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let history = client.history().await;
+    let by = |kind: &str| -> Vec<Value> {
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["do"] == kind)
+            .map(|e| e["caller_name"].clone())
+            .collect()
+    };
+    // (The refused start is in the history too, with its name.)
+    assert_eq!(
+        by("start"),
+        vec![json!("Ann Arbiter"), json!("Bob")],
+        "{history}"
+    );
+    assert_eq!(by("pause"), vec![json!("Bob")], "{history}");
+    assert_eq!(by("adjust"), vec![json!("Bob")], "{history}");
+    assert_eq!(reply["result"]["events"], history["events"]);
+
+    // SIGTERM: `offline` at once (published before the daemon exits).
+    watcher.mark();
+    assert!(daemon.terminate().success());
+    let offline = watcher
+        .wait_for("offline after SIGTERM", Duration::from_secs(1), |seen| {
+            seen.topic == online_topic()
+        })
+        .await;
+    assert_eq!(offline.text(), "offline");
+    // Kept for those who come later.
+    let mut late = Watcher::connect(&setup.broker, "after").await;
+    let offline = late
+        .wait("offline, retained", |seen| seen.topic == online_topic())
+        .await;
+    assert_eq!(offline.text(), "offline");
+    assert!(offline.retain);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_shows_offline_within_twice_the_keepalive() {
+    let _serial = SERIAL.lock().await;
+    let keepalive = 2;
+    let setup = Setup::new(keepalive, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher = Watcher::connect(&setup.broker, "watch").await;
+    watcher
+        .wait("online", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    watcher.mark();
+    let killed = Instant::now();
+    daemon.kill9();
+    let offline = watcher
+        .wait_for(
+            "the last will",
+            Duration::from_secs(2 * u64::from(keepalive)),
+            |seen| seen.topic == online_topic(),
+        )
+        .await;
+    assert_eq!(offline.text(), "offline");
+    assert!(killed.elapsed() < Duration::from_secs(2 * u64::from(keepalive)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_broker_restart_the_state_is_published_again_and_commands_work() {
+    let _serial = SERIAL.lock().await;
+    let mut setup = Setup::new(5, 1);
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
+    {
+        let mut watcher = Watcher::connect(&setup.broker, "before").await;
+        watcher
+            .wait("the first state", |seen| is_state(seen, |_| true))
+            .await;
+    }
+
+    // The broker goes away (its retained messages with it: no
+    // persistence); changes are made meanwhile over D-Bus, more events
+    // than the buffer (1 message) holds.
+    setup.broker.kill();
+    let deadline = Instant::now() + WAIT;
+    while !daemon.log().contains("the broker is away") {
+        assert!(Instant::now() < deadline, "{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    client.board.start().await.unwrap();
+    client.board.pause().await.unwrap();
+    setup.broker.run();
+
+    // The daemon reconnects by itself, says so, publishes the state again
+    // (with the changes made while the broker was away) and takes commands
+    // (its subscriptions were renewed).
+    let mut watcher = Watcher::connect(&setup.broker, "after").await;
+    let state = watcher
+        .wait_for("the state again", Duration::from_secs(15), |seen| {
+            is_state(seen, |s| s["snapshot"]["paused"] == true)
+        })
+        .await
+        .json();
+    assert_eq!(state["snapshot"]["started"], true);
+    let reply = watcher.command("Carol", json!({"command": "resume"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the resumed state", |seen| {
+            is_state(seen, |s| {
+                s["snapshot"]["paused"] == false && s["snapshot"]["running"] == "white"
+            })
+        })
+        .await;
+    let history = client.history().await;
+    let resume = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "resume")
+        .cloned()
+        .unwrap_or_else(|| panic!("no resume in {history}"));
+    assert_eq!(resume["caller_name"], "Carol");
+    // The dropped events (the start's and the pause's history rows, less
+    // the one kept) were counted and reported on reconnection.
+    let log = daemon.log();
+    assert!(log.contains("reconnect=true"), "{log}");
+    assert!(
+        log.contains("messages were dropped while the broker was away dropped="),
+        "{log}"
+    );
+    assert!(daemon.terminate().success());
+}
