@@ -35,6 +35,39 @@ struct Broker {
 
 impl Broker {
     fn start(dir: &Path) -> Broker {
+        Broker::start_with(dir, "allow_anonymous true\n")
+    }
+
+    /// Only the users of the password file (`user password` pairs) get in.
+    fn with_users(dir: &Path, users: &[(&str, &str)]) -> Broker {
+        let file = dir.join("passwords");
+        for (index, (user, password)) in users.iter().enumerate() {
+            let mut command = Command::new("mosquitto_passwd");
+            if index == 0 {
+                command.arg("-c");
+            }
+            let status = command
+                .arg("-b")
+                .arg(&file)
+                .args([user, password])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("mosquitto_passwd is installed (package mosquitto)");
+            assert!(status.success());
+        }
+        // As root, mosquitto would drop to its own user, who cannot read
+        // the test's folder: it stays the test's user.
+        Broker::start_with(
+            dir,
+            &format!(
+                "allow_anonymous false\npassword_file {}\nuser root\n",
+                file.display()
+            ),
+        )
+    }
+
+    fn start_with(dir: &Path, access: &str) -> Broker {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -43,7 +76,7 @@ impl Broker {
         let config = dir.join("mosquitto.conf");
         std::fs::write(
             &config,
-            format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"),
+            format!("listener {port} 127.0.0.1\npersistence false\n{access}"),
         )
         .unwrap();
         let mut broker = Broker {
@@ -145,7 +178,14 @@ struct Watcher {
 
 impl Watcher {
     async fn connect(broker: &Broker, name: &str) -> Watcher {
+        Watcher::connect_as(broker, name, None).await
+    }
+
+    async fn connect_as(broker: &Broker, name: &str, login: Option<(&str, &str)>) -> Watcher {
         let mut options = MqttOptions::new(name, "127.0.0.1", broker.port);
+        if let Some((user, password)) = login {
+            options.set_credentials(user, password);
+        }
         options.set_keep_alive(Duration::from_secs(5));
         options.set_max_packet_size(1 << 20, 1 << 20);
         let (client, mut eventloop) = AsyncClient::new(options, 64);
@@ -283,8 +323,23 @@ struct Setup {
 
 impl Setup {
     fn new(keepalive: u16, buffer: usize) -> Setup {
+        Setup::build(keepalive, buffer, None)
+    }
+
+    /// `credentials`: the broker's users and the daemon's own login.
+    fn build(keepalive: u16, buffer: usize, credentials: Option<(&[(&str, &str)], &str)>) -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let broker = Broker::start(dir.path());
+        let (broker, login) = match credentials {
+            None => (Broker::start(dir.path()), String::new()),
+            Some((users, login)) => {
+                let file = dir.path().join("hall-credentials.toml");
+                std::fs::write(&file, login).unwrap();
+                (
+                    Broker::with_users(dir.path(), users),
+                    format!("credentials = \"{}\"\n", file.display()),
+                )
+            }
+        };
         let bus = Bus::start(dir.path());
         let mut options = SimOptions::demo();
         for unit in &mut options.units {
@@ -314,7 +369,7 @@ name = "{HALL}"
 host = "{HOST}"
 keepalive-seconds = {keepalive}
 buffer = {buffer}
-"#,
+{login}"#,
                 state = dir.path().join("state").display(),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
@@ -614,4 +669,66 @@ async fn after_a_broker_restart_the_state_is_published_again_and_commands_work()
         "{log}"
     );
     assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_password_file_the_daemon_logs_in_and_strangers_stay_out() {
+    let _serial = SERIAL.lock().await;
+    let users: &[(&str, &str)] = &[(HOST, "pi-secret"), ("arbiter", "arb-secret")];
+    let setup = Setup::build(
+        5,
+        1024,
+        Some((users, "username = \"pi1\"\npassword = \"pi-secret\"\n")),
+    );
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher =
+        Watcher::connect_as(&setup.broker, "arb", Some(("arbiter", "arb-secret"))).await;
+    watcher
+        .wait("the retained state", |seen| is_state(seen, |_| true))
+        .await;
+    let reply = watcher.command("Dana", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+
+    // A client with a wrong password is refused by the broker.
+    let mut options = MqttOptions::new("stranger", "127.0.0.1", setup.broker.port);
+    options.set_credentials("arbiter", "guess");
+    let (_client, mut eventloop) = AsyncClient::new(options, 8);
+    match tokio::time::timeout(WAIT, eventloop.poll()).await.unwrap() {
+        Err(rumqttc::ConnectionError::ConnectionRefused(code)) => {
+            assert_eq!(code, rumqttc::ConnectReturnCode::NotAuthorized)
+        }
+        other => panic!("a wrong password got in: {other:?}"),
+    }
+    assert!(daemon.terminate().success());
+}
+
+#[test]
+fn a_missing_credentials_file_stops_the_start_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = Bus::start(dir.path());
+    let config = dir.path().join("chessclockd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[daemon]\nbus = \"session\"\nstate-dir = \"{}\"\nrt-priority = 0\nmlock = false\n\n\
+             [[board]]\nid = \"b1\"\n\n[hall]\nname = \"{HALL}\"\ncredentials = \"/nonexistent/creds.toml\"\n",
+            dir.path().join("state").display()
+        ),
+    )
+    .unwrap();
+    let mut daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running: {}", daemon.log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    assert!(
+        daemon.log().contains("/nonexistent/creds.toml"),
+        "{}",
+        daemon.log()
+    );
 }
