@@ -7,8 +7,7 @@
 //! condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
@@ -18,133 +17,13 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 mod daemon_support;
+mod hall_support;
 use daemon_support::{devices_linked, Bus, Client, Daemon};
+use hall_support::{Broker, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-const WAIT: Duration = Duration::from_secs(10);
 const HALL: &str = "open";
 const HOST: &str = "pi1";
-
-/// A mosquitto of the test's own.
-struct Broker {
-    port: u16,
-    config: PathBuf,
-    log: PathBuf,
-    child: Option<Child>,
-}
-
-impl Broker {
-    fn start(dir: &Path) -> Broker {
-        Broker::start_with(dir, "allow_anonymous true\n")
-    }
-
-    /// Only the users of the password file (`user password` pairs) get in.
-    fn with_users(dir: &Path, users: &[(&str, &str)]) -> Broker {
-        let file = dir.join("passwords");
-        for (index, (user, password)) in users.iter().enumerate() {
-            let mut command = Command::new("mosquitto_passwd");
-            if index == 0 {
-                command.arg("-c");
-            }
-            let status = command
-                .arg("-b")
-                .arg(&file)
-                .args([user, password])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .expect("mosquitto_passwd is installed (package mosquitto)");
-            assert!(status.success());
-        }
-        // As root, mosquitto would drop to its own user, who cannot read
-        // the test's folder: it stays the test's user.
-        Broker::start_with(
-            dir,
-            &format!(
-                "allow_anonymous false\npassword_file {}\nuser root\n",
-                file.display()
-            ),
-        )
-    }
-
-    fn start_with(dir: &Path, access: &str) -> Broker {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let config = dir.join("mosquitto.conf");
-        std::fs::write(
-            &config,
-            format!("listener {port} 127.0.0.1\npersistence false\n{access}"),
-        )
-        .unwrap();
-        let mut broker = Broker {
-            port,
-            config,
-            log: dir.join("mosquitto.log"),
-            child: None,
-        };
-        broker.run();
-        broker
-    }
-
-    /// Starts mosquitto (again) on the port and waits until it listens.
-    fn run(&mut self) {
-        let program = ["/usr/sbin/mosquitto", "mosquitto"]
-            .into_iter()
-            .find(|p| !p.starts_with('/') || Path::new(p).exists())
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let mut child = Command::new(program)
-                .arg("-c")
-                .arg(&self.config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&self.log).unwrap())
-                .spawn()
-                .expect("mosquitto is installed (scripts/setup-debian)");
-            // Listening, or exited (the port is still held by the old one
-            // in TIME_WAIT: try again).
-            loop {
-                if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                    self.child = Some(child);
-                    return;
-                }
-                if child.try_wait().unwrap().is_some() {
-                    break;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "mosquitto did not listen on {}: {}",
-                    self.port,
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mosquitto would not start: {}",
-                std::fs::read_to_string(&self.log).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 /// A message as a watcher saw it.
 #[derive(Clone, Debug)]

@@ -123,6 +123,10 @@ pub struct StatePayload {
     /// read, else `null`: flag falls, result, restarts, e-board, scheduled
     /// start, delay left.
     pub state: Option<serde_json::Value>,
+    /// The game as PGN (`Pgn()`: tags, confirmed moves, `%clk`) when the
+    /// board has an electronic board, else `null`.
+    #[serde(default)]
+    pub pgn: Option<String>,
 }
 
 /// `.../event`: one board event (the D-Bus signals' stream), in order.

@@ -33,6 +33,7 @@
 //!   (its password file and ACL): the daemon takes what its command topics
 //!   carry.
 
+pub mod hub;
 pub mod message;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -79,10 +80,10 @@ struct Credentials {
 /// Reads a credentials file (`username = "..."`, `password = "..."`).
 fn read_credentials(path: &Path) -> anyhow::Result<Credentials> {
     let text = std::fs::read_to_string(path)
-        .with_context(|| format!("[hall] credentials: cannot read {}", path.display()))?;
+        .with_context(|| format!("the credentials file: cannot read {}", path.display()))?;
     toml::from_str(&text).map_err(|error| {
         anyhow::anyhow!(
-            "[hall] credentials {}: {} (expected `username = \"...\"` and `password = \"...\"`)",
+            "the credentials file {}: {} (expected `username = \"...\"` and `password = \"...\"`)",
             path.display(),
             error.message().trim()
         )
@@ -102,6 +103,41 @@ fn host_name(config: &HallConfig) -> String {
     }
 }
 
+/// The MQTT client's options for a broker URL (`mqtt://` or `mqtts://`
+/// with the CA file), a credentials file and a keepalive: a clean
+/// session, packets up to 1 MiB.
+pub fn client_options(
+    broker: &str,
+    client_id: String,
+    credentials: Option<&Path>,
+    ca: Option<&Path>,
+    keepalive_seconds: u16,
+) -> anyhow::Result<MqttOptions> {
+    let address = BrokerAddress::parse(broker).map_err(anyhow::Error::msg)?;
+    let mut options = MqttOptions::new(client_id, address.host.clone(), address.port);
+    options
+        .set_keep_alive(Duration::from_secs(u64::from(keepalive_seconds.max(1))))
+        .set_clean_session(true)
+        .set_max_packet_size(MAX_PACKET, MAX_PACKET);
+    if let Some(path) = credentials {
+        let credentials = read_credentials(path)?;
+        options.set_credentials(credentials.username, credentials.password);
+    }
+    if address.tls {
+        let Some(path) = ca else {
+            anyhow::bail!("the mqtts:// broker {broker} needs a CA file");
+        };
+        let ca = std::fs::read(path)
+            .with_context(|| format!("the CA file: cannot read {}", path.display()))?;
+        options.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
+            ca,
+            alpn: None,
+            client_auth: None,
+        }));
+    }
+    Ok(options)
+}
+
 /// The running hall connection.
 pub struct Hall {
     stop: Option<oneshot::Sender<()>>,
@@ -113,42 +149,21 @@ impl Hall {
     /// Fails only on what the config points to (credentials, CA file); the
     /// broker itself may be away: the hall connects when it can.
     pub fn start(config: &HallConfig, handle: ControlHandle) -> anyhow::Result<Hall> {
-        let address = BrokerAddress::parse(&config.broker).map_err(anyhow::Error::msg)?;
         let host = host_name(config);
         let topics = Topics::new(&config.name, &host);
-        let mut options = MqttOptions::new(
+        let mut options = client_options(
+            &config.broker,
             format!("chessclockd-{}-{host}", config.name),
-            address.host.clone(),
-            address.port,
-        );
-        options
-            .set_keep_alive(Duration::from_secs(u64::from(
-                config.keepalive_seconds.max(1),
-            )))
-            .set_clean_session(true)
-            .set_max_packet_size(MAX_PACKET, MAX_PACKET)
-            .set_last_will(LastWill::new(
-                topics.online(),
-                "offline",
-                QoS::AtLeastOnce,
-                true,
-            ));
-        if let Some(path) = &config.credentials {
-            let credentials = read_credentials(path)?;
-            options.set_credentials(credentials.username, credentials.password);
-        }
-        if address.tls {
-            let Some(path) = &config.ca else {
-                anyhow::bail!("[hall] an mqtts:// broker needs `ca`");
-            };
-            let ca = std::fs::read(path)
-                .with_context(|| format!("[hall] ca: cannot read {}", path.display()))?;
-            options.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
-                ca,
-                alpn: None,
-                client_auth: None,
-            }));
-        }
+            config.credentials.as_deref(),
+            config.ca.as_deref(),
+            config.keepalive_seconds,
+        )?;
+        options.set_last_will(LastWill::new(
+            topics.online(),
+            "offline",
+            QoS::AtLeastOnce,
+            true,
+        ));
         let (client, eventloop) = AsyncClient::new(options, CLIENT_CAPACITY);
         let (net_tx, net_rx) = mpsc::channel(256);
         let poller = tokio::spawn(poll(eventloop, net_tx));
@@ -430,8 +445,13 @@ impl HallTask {
             Ok(Reply::Json(text)) => serde_json::from_str(&text).ok(),
             _ => None,
         };
+        let pgn = match self.handle.call(board, Command::Pgn, Caller::DAEMON).await {
+            Ok(Reply::Text(text)) => Some(text),
+            _ => None,
+        };
         let clock = clock_mapping();
         let payload = StatePayload {
+            pgn,
             schema: SCHEMA,
             hall: self.topics.hall().to_owned(),
             host: self.host.clone(),
