@@ -23,7 +23,8 @@ impl Broker {
     }
 
     /// Only the users of the password file (`user password` pairs) get in.
-    pub fn with_users(dir: &Path, users: &[(&str, &str)]) -> Broker {
+    /// `acl`: the text of an ACL file (empty: none).
+    pub fn with_users(dir: &Path, users: &[(&str, &str)], acl: &str) -> Broker {
         let file = dir.join("passwords");
         for (index, (user, password)) in users.iter().enumerate() {
             let mut command = Command::new("mosquitto_passwd");
@@ -42,13 +43,16 @@ impl Broker {
         }
         // As root, mosquitto would drop to its own user, who cannot read
         // the test's folder: it stays the test's user.
-        Broker::start_with(
-            dir,
-            &format!(
-                "allow_anonymous false\npassword_file {}\nuser root\n",
-                file.display()
-            ),
-        )
+        let mut access = format!(
+            "allow_anonymous false\npassword_file {}\nuser root\n",
+            file.display()
+        );
+        if !acl.is_empty() {
+            let acl_file = dir.join("acl");
+            std::fs::write(&acl_file, acl).unwrap();
+            access.push_str(&format!("acl_file {}\n", acl_file.display()));
+        }
+        Broker::start_with(dir, &access)
     }
 
     pub fn start_with(dir: &Path, access: &str) -> Broker {
