@@ -65,6 +65,10 @@ impl Watcher {
         if let Some((user, password)) = login {
             options.set_credentials(user, password);
         }
+        Watcher::connect_with(options).await
+    }
+
+    async fn connect_with(mut options: MqttOptions) -> Watcher {
         options.set_keep_alive(Duration::from_secs(5));
         options.set_max_packet_size(1 << 20, 1 << 20);
         let (client, mut eventloop) = AsyncClient::new(options, 64);
@@ -722,4 +726,49 @@ fn a_missing_credentials_file_stops_the_start_with_its_name() {
         "{}",
         daemon.log()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_with_the_halls_ca() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::with_tls(dir.path());
+    let bus = Bus::start(dir.path());
+    let ca = dir.path().join("ca.pem");
+    let config = dir.path().join("chessclockd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[daemon]\nbus = \"session\"\nstate-dir = \"{}\"\nrt-priority = 0\nmlock = false\n\n\
+             [[board]]\nid = \"b1\"\n\n[hall]\nbroker = \"mqtts://127.0.0.1:{}\"\nname = \"{HALL}\"\n\
+             host = \"{HOST}\"\nca = \"{}\"\n",
+            dir.path().join("state").display(),
+            broker.port,
+            ca.display()
+        ),
+    )
+    .unwrap();
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let mut options = MqttOptions::new("tls-watcher", "127.0.0.1", broker.port);
+    options.set_transport(rumqttc::Transport::tls_with_config(
+        rumqttc::TlsConfiguration::Simple {
+            ca: std::fs::read(&ca).unwrap(),
+            alpn: None,
+            client_auth: None,
+        },
+    ));
+    let mut watcher = Watcher::connect_with(options).await;
+    watcher
+        .wait("the state over TLS", |seen| is_state(seen, |_| true))
+        .await;
+    watcher
+        .wait("online over TLS", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    let reply = watcher.command("Eve", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(client.state().await["running"], "white");
+    assert!(daemon.terminate().success());
 }

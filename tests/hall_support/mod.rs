@@ -55,6 +55,89 @@ impl Broker {
         Broker::start_with(dir, &access)
     }
 
+    /// TLS only: a CA and a certificate for 127.0.0.1 made with openssl
+    /// in `dir` (the CA's PEM is `dir/ca.pem`).
+    pub fn with_tls(dir: &Path) -> Broker {
+        let run = |args: &[&str]| {
+            let status = Command::new("openssl")
+                .args(args)
+                .current_dir(dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("openssl is installed (scripts/setup-debian)");
+            assert!(status.success(), "openssl {args:?}");
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        run(&[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=hall-test-ca",
+            ],
+        ]
+        .concat());
+        run(&[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat());
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+             keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ]);
+        // As root, mosquitto would drop to its own user, who cannot read
+        // the key in the test's folder.
+        Broker::start_with(
+            dir,
+            &format!(
+                "allow_anonymous true\nuser root\ncafile {0}/ca.pem\ncertfile {0}/server.pem\n\
+                 keyfile {0}/server.key\n",
+                dir.display()
+            ),
+        )
+    }
+
     pub fn start_with(dir: &Path, access: &str) -> Broker {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
