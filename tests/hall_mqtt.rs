@@ -387,6 +387,13 @@ async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
     let seq = pressed["seq"].as_u64().unwrap();
     assert!(seq > 0);
 
+    // A press from the hall delivered twice (as QoS 1 may) is made once.
+    let press = br#"{"id":"dup","arbiter":"Zed","command":"press","side":"black"}"#;
+    let first = watcher.send_raw(press.to_vec(), Some("dup")).await;
+    assert_eq!(first["ok"], true, "{first}");
+    let again = watcher.send_raw(press.to_vec(), Some("dup")).await;
+    assert_eq!(again, first);
+
     // Pause and a correction from the hall.
     let reply = watcher.command("Bob", json!({"command": "pause"})).await;
     assert_eq!(reply["ok"], true, "{reply}");
@@ -451,6 +458,11 @@ async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
     );
     assert_eq!(by("pause"), vec![json!("Bob")], "{history}");
     assert_eq!(by("adjust"), vec![json!("Bob")], "{history}");
+    assert_eq!(
+        by("press"),
+        vec![Value::Null, json!("Zed")],
+        "one press from the unit, one from the hall: {history}"
+    );
     assert_eq!(reply["result"]["events"], history["events"]);
 
     // SIGTERM: `offline` at once (published before the daemon exits).
@@ -483,6 +495,23 @@ async fn kill_9_shows_offline_within_twice_the_keepalive() {
             seen.topic == online_topic() && seen.text() == "online"
         })
         .await;
+    // A command left retained on the broker: carried out when it comes
+    // (the game has not started: refused), never again.
+    let retained = br#"{"id":"ret1","arbiter":"Ann","command":"pause"}"#;
+    watcher.mark();
+    watcher
+        .client
+        .publish(topic("command"), QoS::AtLeastOnce, true, retained.to_vec())
+        .await
+        .unwrap();
+    let reply = watcher
+        .wait("the reply", |seen| {
+            seen.topic == topic("reply") && seen.json()["id"] == "ret1"
+        })
+        .await
+        .json();
+    assert_eq!(reply["error"]["kind"], "invalid-state", "{reply}");
+
     watcher.mark();
     let killed = Instant::now();
     daemon.kill9();
@@ -495,6 +524,19 @@ async fn kill_9_shows_offline_within_twice_the_keepalive() {
         .await;
     assert_eq!(offline.text(), "offline");
     assert!(killed.elapsed() < Duration::from_secs(2 * u64::from(keepalive)));
+
+    // Started again, the daemon gets the retained command at its
+    // subscription and refuses it.
+    watcher.mark();
+    let daemon = setup.daemon("daemon2.log");
+    let reply = watcher
+        .wait("the retained command's reply", |seen| {
+            seen.topic == topic("reply") && seen.json()["id"] == "ret1"
+        })
+        .await
+        .json();
+    assert_eq!(reply["error"]["kind"], "retained", "{reply}");
+    assert!(daemon.terminate().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,7 +29,10 @@
 //! * a command is carried out through the same control path as a D-Bus
 //!   change, with the arbiter's name as the caller's name (so it is in the
 //!   history with it), and answered on the board's reply topic; a malformed
-//!   command gets an error reply. Who may command is the broker's to decide
+//!   command gets an error reply. A request id seen again on the same board
+//!   (QoS 1 may deliver twice) gets the first reply again and is not carried
+//!   out again (the latest 256 are remembered); a retained command is never
+//!   carried out (it would be again at every reconnection). Who may command is the broker's to decide
 //!   (its password file and ACL): the daemon takes what its command topics
 //!   carry.
 
@@ -61,6 +64,8 @@ use self::message::{
 const CLIENT_CAPACITY: usize = 256;
 /// Commands waiting to be carried out; more are answered `busy`.
 const COMMAND_QUEUE: usize = 64;
+/// Replies remembered to answer a repeated request id again.
+const ANSWERED: usize = 256;
 /// The largest packet sent or taken.
 const MAX_PACKET: usize = 1024 * 1024;
 /// The first wait before connecting again; doubled up to [`MAX_RETRY`].
@@ -228,7 +233,12 @@ impl Drop for Hall {
 enum Net {
     Up,
     Down(String),
-    Message { topic: String, payload: Vec<u8> },
+    Message {
+        topic: String,
+        payload: Vec<u8>,
+        /// Delivered from the broker's retained store, not sent now.
+        retained: bool,
+    },
 }
 
 /// Polls the client's event loop: connects, reconnects (with a growing
@@ -248,6 +258,7 @@ async fn poll(mut eventloop: EventLoop, net: mpsc::Sender<Net>) {
                 let message = Net::Message {
                     topic: publish.topic,
                     payload: publish.payload.to_vec(),
+                    retained: publish.retain,
                 };
                 if net.send(message).await.is_err() {
                     return;
@@ -274,13 +285,31 @@ async fn run_commands(
     mut commands: mpsc::Receiver<(String, Vec<u8>)>,
     replies: mpsc::UnboundedSender<Message>,
 ) {
+    // The latest replies by (board, request id): QoS 1 may deliver a
+    // command twice, and a press must not be made twice.
+    let mut answered: VecDeque<((String, String), ReplyPayload)> = VecDeque::new();
     while let Some((board, payload)) = commands.recv().await {
         let reply = match parse_command(&payload) {
             Ok((id, caller, command)) => {
-                tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
-                    command = ?command, "hall: command");
-                let answer = handle.call(&board, command, caller).await;
-                ReplyPayload::from_answer(id, answer)
+                let key = (board.clone(), id.clone());
+                if let Some((_, reply)) = answered.iter().find(|(seen, _)| *seen == key) {
+                    tracing::info!(
+                        board,
+                        id,
+                        "hall: a command seen again; answered again, not carried out"
+                    );
+                    reply.clone()
+                } else {
+                    tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
+                        command = ?command, "hall: command");
+                    let answer = handle.call(&board, command, caller).await;
+                    let reply = ReplyPayload::from_answer(id, answer);
+                    if answered.len() >= ANSWERED {
+                        answered.pop_front();
+                    }
+                    answered.push_back((key, reply.clone()));
+                    reply
+                }
             }
             Err(reply) => {
                 tracing::warn!(board, error = ?reply.error, "hall: refused a command");
@@ -319,6 +348,14 @@ impl Message {
             }
         }
     }
+}
+
+/// The request id of a command payload, if it has a readable one.
+fn request_id(payload: &[u8]) -> Option<String> {
+    serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_owned))
+        .filter(|id| id.len() <= message::MAX_NAME)
 }
 
 fn clock_mapping() -> ClockMapping {
@@ -579,19 +616,35 @@ impl HallTask {
                 }
                 self.connected = false;
             }
-            Net::Message { topic, payload } => {
+            Net::Message {
+                topic,
+                payload,
+                retained,
+            } => {
                 let Some(board) = self.topics.command_board(&topic).map(str::to_owned) else {
                     tracing::debug!(topic, "hall: a message on a topic not ours");
                     return;
                 };
+                if retained {
+                    // It would be carried out again at every reconnection.
+                    tracing::warn!(board, "hall: a retained command; not carried out");
+                    let reply = ReplyPayload::error(
+                        request_id(&payload),
+                        "retained",
+                        "a retained command is not carried out: publish commands without retain",
+                    );
+                    if let Some(message) =
+                        Message::json(self.topics.reply(&board), QoS::AtLeastOnce, &reply)
+                    {
+                        self.enqueue(message);
+                    }
+                    return;
+                }
                 if let Err(mpsc::error::TrySendError::Full((board, payload))) =
                     self.commands.try_send((board, payload))
                 {
-                    let id = serde_json::from_slice::<serde_json::Value>(&payload)
-                        .ok()
-                        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_owned));
                     let reply = ReplyPayload::error(
-                        id,
+                        request_id(&payload),
                         "busy",
                         format!("{COMMAND_QUEUE} commands are waiting already; try again"),
                     );
