@@ -193,6 +193,7 @@ impl Hall {
             connected: false,
             connections: 0,
             backlogged: false,
+            warned: false,
             client,
             topics,
             host,
@@ -381,6 +382,8 @@ struct HallTask {
     connections: u64,
     /// The client's queue was full: try again shortly.
     backlogged: bool,
+    /// The first failure to connect was logged.
+    warned: bool,
     client: AsyncClient,
     topics: Topics,
     host: String,
@@ -609,7 +612,12 @@ impl HallTask {
                 self.unsent_states = self.states.keys().cloned().collect();
             }
             Net::Down(reason) => {
-                if self.connected || self.connections == 0 {
+                if self.connections == 0 && !self.warned {
+                    self.warned = true;
+                    tracing::warn!(%reason, "hall: cannot reach the broker yet; buffering \
+                        (under systemd the shipped unit keeps chessclockd off the network: \
+                        README \"Hall (MQTT)\" has the drop-in that lets it reach the broker)");
+                } else if self.connected {
                     tracing::warn!(%reason, "hall: the broker is away; buffering");
                 } else {
                     tracing::debug!(%reason, "hall: still no broker");
