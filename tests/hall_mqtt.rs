@@ -481,6 +481,14 @@ async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
         .await;
     assert_eq!(offline.text(), "offline");
     assert!(offline.retain);
+    // The board's last state stays, with its view (read before the stop).
+    let last = late
+        .wait("the last state", |seen| is_state(seen, |_| true))
+        .await;
+    assert!(last.retain);
+    let last = last.json();
+    assert_eq!(last["snapshot"]["paused"], true, "{last}");
+    assert_eq!(last["state"]["black"]["remaining_ms"], 120_000, "{last}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -185,6 +185,7 @@ impl Hall {
         tracing::info!(broker = %config.broker, hall = %config.name, %host, "hall: publishing to the broker");
         let task = HallTask {
             states: BTreeMap::new(),
+            views: BTreeMap::new(),
             unsent_states: BTreeSet::new(),
             queue: VecDeque::new(),
             capacity: config.buffer.max(1),
@@ -370,6 +371,8 @@ fn clock_mapping() -> ClockMapping {
 struct HallTask {
     /// The latest state message of each board.
     states: BTreeMap<String, Message>,
+    /// The latest `State()` view and live PGN read of each board.
+    views: BTreeMap<String, (Option<serde_json::Value>, Option<String>)>,
     /// Boards whose latest state the client has not been handed.
     unsent_states: BTreeSet<String>,
     /// Events and replies not yet handed to the client, oldest first.
@@ -433,6 +436,9 @@ impl HallTask {
                 },
                 Some(reply) = replies.recv() => self.enqueue(reply),
                 _ = tokio::time::sleep(Duration::from_millis(20)), if self.backlogged => {}
+                // Nothing left to listen to (cannot happen while the hall
+                // holds its own senders): stop rather than spin.
+                else => break,
             }
             self.flush();
         }
@@ -477,18 +483,26 @@ impl HallTask {
                 _ => return,
             },
         };
+        // A view that cannot be read (the runtime stopping) keeps the last
+        // one read: a stale view beats none in a retained message.
+        let (last_state, last_pgn) = self.views.remove(board).unwrap_or_default();
         let state = match self
             .handle
             .call(board, Command::State, Caller::DAEMON)
             .await
         {
             Ok(Reply::Json(text)) => serde_json::from_str(&text).ok(),
-            _ => None,
+            Ok(_) => None,
+            Err(_) => last_state,
         };
         let pgn = match self.handle.call(board, Command::Pgn, Caller::DAEMON).await {
             Ok(Reply::Text(text)) => Some(text),
-            _ => None,
+            // No live PGN (no e-board): none.
+            Err(crate::control::ControlError::InvalidState(_)) | Ok(_) => None,
+            Err(_) => last_pgn,
         };
+        self.views
+            .insert(board.to_owned(), (state.clone(), pgn.clone()));
         let clock = clock_mapping();
         let payload = StatePayload {
             pgn,
