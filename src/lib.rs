@@ -10,7 +10,7 @@
 //!   [`devices::session`] (one serial device's protocol state machine), the
 //!   pure part of [`eboard`] (DGT board protocol and move detection);
 //! * the shell that does I/O: [`runtime`] (timing thread with the device links, store),
-//!   [`dbus`] (the D-Bus API), [`ctl`] (the `chessclockctl` CLI), [`sim`]
+//!   [`dbus`] (the D-Bus API), [`hall`] (the event's MQTT broker), [`ctl`] (the `chessclockctl` CLI), [`sim`]
 //!   (simulated hardware on PTYs).
 //!
 //! Components talk over channels with one owner per piece of state; the
@@ -24,6 +24,7 @@ pub mod ctl;
 pub mod dbus;
 pub mod devices;
 pub mod eboard;
+pub mod hall;
 pub mod logging;
 pub mod manpages;
 pub mod notify;

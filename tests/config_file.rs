@@ -105,3 +105,24 @@ fn missing_file_is_an_io_error_naming_it() {
     assert!(matches!(err, ConfigError::Io { .. }));
     assert!(err.to_string().contains("/nonexistent/chessclockd.toml"));
 }
+
+#[test]
+fn the_shipped_hall_example_parses_when_uncommented() {
+    let text = std::fs::read_to_string(manifest("config/chessclockd.toml")).unwrap();
+    assert!(Config::parse_str(&text, Path::new("chessclockd.toml"))
+        .unwrap()
+        .hall
+        .is_none());
+    let start = text.find("# [hall]").unwrap();
+    let block: String = text[start..]
+        .lines()
+        .map(|line| line.strip_prefix("# ").unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = format!("{}{block}\n", &text[..start]);
+    let config = Config::parse_str(&text, Path::new("chessclockd.toml")).unwrap();
+    let hall = config.hall.unwrap();
+    assert_eq!(hall.name, "open2026");
+    assert_eq!(hall.broker, "mqtt://192.168.1.10:1883");
+    assert_eq!(hall.keepalive_seconds, 5);
+}

@@ -229,7 +229,13 @@ pub struct BoardSnapshot {
 }
 
 /// Something that happened on a board, broadcast to every control surface.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Serialises (for the hall's event topic) as an object with the variant's
+/// kebab-case name under `kind` beside its fields
+/// (`{"kind":"flag-fell","board":"b1","side":"white",...}`); a new variant
+/// reaches the hall without further work.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum BoardEvent {
     Pressed {
         board: String,
@@ -290,6 +296,13 @@ pub enum BoardEvent {
     },
     /// Any change of the properties (emit PropertiesChanged).
     StateChanged(BoardSnapshot),
+    /// A row was added to the board's history (committed): every change
+    /// (a correction, a pause, a result, a new game, a restart) with who made
+    /// it (`caller_uid`, `caller_name`) and both clocks after it.
+    Recorded {
+        board: String,
+        row: Box<crate::views::HistoryRow>,
+    },
 }
 
 /// How the daemon keeps its state.

@@ -24,6 +24,7 @@
 mod controls;
 mod devices;
 mod errors;
+mod hall;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 pub use self::controls::{builtin_presets, BuiltinPreset};
 pub use self::devices::{DeviceRef, DisplayRef};
 pub use self::errors::ConfigError;
+pub use self::hall::{check_topic_level, BrokerAddress, HallConfig};
 pub use crate::display::{ButtonSide, DisplayConfig, DisplaySide};
 use crate::engine::{Credit, StageAdvance};
 
@@ -51,6 +53,8 @@ pub struct Config {
     /// The boards this daemon runs (TOML: `[[board]]`).
     #[serde(rename = "board")]
     pub boards: Vec<BoardConfig>,
+    /// `[hall]`: every board on the event's MQTT broker (none: off).
+    pub hall: Option<HallConfig>,
 }
 
 /// `[daemon]`

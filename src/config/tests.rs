@@ -309,3 +309,66 @@ fn overtime_tables_are_refused_in_their_own_words() {
     assert_eq!(shown("b"), "byoyomi:60:5x30");
     assert_eq!(shown("c"), "canadian:60:25/300");
 }
+
+#[test]
+fn the_hall_is_off_by_default_and_checked_where_written() {
+    assert_eq!(Config::default().hall, None);
+    let hall = config("[hall]\nname = \"open\"\n").unwrap().hall.unwrap();
+    assert_eq!(hall.broker, "mqtt://127.0.0.1:1883");
+    assert_eq!(hall.keepalive_seconds, 5);
+    assert!(matches!(
+        config("[hall]\nbroker = \"mqtt://h\"\n"),
+        Err(ConfigError::Syntax { .. })
+    ));
+    for (text, line, needle) in [
+        (
+            "[hall]\nname = \"a\"\nbroker = \"http://x\"\n",
+            3,
+            "mqtt://",
+        ),
+        ("[hall]\nbroker = \"mqtt://x:0\"\nname = \"a\"\n", 2, "port"),
+        ("[hall]\nname = \"a/b\"\n", 2, "topic level"),
+        ("[hall]\nname = \"a\"\nhost = \"pi#1\"\n", 3, "topic level"),
+        (
+            "[hall]\nname = \"a\"\nkeepalive-seconds = 0\n",
+            3,
+            "keepalive",
+        ),
+        ("[hall]\nname = \"a\"\nbroker = \"mqtts://x\"\n", 3, "`ca`"),
+        ("[hall]\nname = \"a\"\nca = \"/ca.pem\"\n", 3, "mqtts"),
+    ] {
+        match config(text) {
+            Err(ConfigError::InvalidAt {
+                line: at, message, ..
+            }) => {
+                assert_eq!(at, line, "{text}: {message}");
+                assert!(message.contains(needle), "{text}: {message}");
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn broker_addresses() {
+    let at = |url| BrokerAddress::parse(url);
+    assert_eq!(
+        at("mqtt://127.0.0.1:1884"),
+        Ok(BrokerAddress {
+            host: "127.0.0.1".into(),
+            port: 1884,
+            tls: false
+        })
+    );
+    assert_eq!(
+        at("mqtts://hall.lan").map(|a| (a.port, a.tls)),
+        Ok((8883, true))
+    );
+    assert_eq!(
+        at("mqtt://[::1]:9").map(|a| (a.host, a.port)),
+        Ok(("::1".into(), 9))
+    );
+    assert!(at("mqtt://user@h").is_err());
+    assert!(at("mqtt://h:x").is_err());
+    assert!(at("mqtt://").is_err());
+}

@@ -8,7 +8,7 @@
 //! (which imports this module).
 
 use super::errors::Place;
-use super::{Config, DeviceRef};
+use super::{check_topic_level, BrokerAddress, Config, DeviceRef};
 
 impl Config {
     /// Checks what the schema alone cannot: board ids, devices used twice,
@@ -38,6 +38,51 @@ impl Config {
                     Place::Preset(name.clone()),
                 )
             })?;
+        }
+        if let Some(hall) = &self.hall {
+            let at = |key| Place::Key("hall", key);
+            let address = BrokerAddress::parse(&hall.broker)
+                .map_err(|e| (format!("[hall] {e}"), at("broker")))?;
+            check_topic_level("[hall] name", &hall.name).map_err(|e| (e, at("name")))?;
+            if let Some(host) = &hall.host {
+                check_topic_level("[hall] host", host).map_err(|e| (e, at("host")))?;
+            }
+            if !(1..=3600).contains(&hall.keepalive_seconds) {
+                return Err((
+                    format!(
+                        "[hall] keepalive-seconds {} is out of range: give 1 to 3600",
+                        hall.keepalive_seconds
+                    ),
+                    at("keepalive-seconds"),
+                ));
+            }
+            if hall.buffer == 0 || hall.buffer > 1_000_000 {
+                return Err((
+                    format!(
+                        "[hall] buffer {} is out of range: give 1 to 1000000 messages",
+                        hall.buffer
+                    ),
+                    at("buffer"),
+                ));
+            }
+            match (address.tls, &hall.ca) {
+                (true, None) => {
+                    return Err((
+                        "[hall] an mqtts:// broker needs `ca`, the PEM file of the CA that \
+                         signed its certificate"
+                            .into(),
+                        at("broker"),
+                    ))
+                }
+                (false, Some(_)) => {
+                    return Err((
+                        "[hall] `ca` is for an mqtts:// broker; this one is mqtt:// (no TLS)"
+                            .into(),
+                        at("ca"),
+                    ))
+                }
+                _ => {}
+            }
         }
         let mut ids = std::collections::BTreeSet::new();
         let mut devices: std::collections::HashMap<&DeviceRef, &str> =

@@ -515,6 +515,10 @@ async fn update_snapshot(connection: &Connection, snapshot: BoardSnapshot) -> zb
 }
 
 async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Result<()> {
+    // A history row has no signal of its own: `History()` reads it.
+    if matches!(event, BoardEvent::Recorded { .. }) {
+        return Ok(());
+    }
     let board_of = |event: &BoardEvent| match event {
         BoardEvent::Pressed { board, .. }
         | BoardEvent::FlagFell { board, .. }
@@ -524,7 +528,8 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
         | BoardEvent::FlagWithdrawn { board, .. }
         | BoardEvent::PressNotPlaced { board, .. }
         | BoardEvent::NewGameOffered { board }
-        | BoardEvent::FlagReport { board, .. } => board.clone(),
+        | BoardEvent::FlagReport { board, .. }
+        | BoardEvent::Recorded { board, .. } => board.clone(),
         BoardEvent::StateChanged(snapshot) => snapshot.board.clone(),
     };
     let path = board_path(&board_of(&event));
@@ -597,6 +602,7 @@ async fn forward_event(connection: &Connection, event: BoardEvent) -> zbus::Resu
             let object = zbus::ObjectPath::try_from(path.as_str())?;
             Manager::arbiter_called(&manager, &id, object).await
         }
+        BoardEvent::Recorded { .. } => Ok(()),
     }
 }
 

@@ -161,7 +161,11 @@ impl Control {
                 let _ = self.events.send(BoardEvent::StateChanged(snapshot));
             }
             ControlMsg::History { board, row } => {
-                if let Some(view) = self.views.get_mut(board) {
+                if let (Some(view), Some(id)) = (self.views.get_mut(board), self.ids.get(board)) {
+                    let _ = self.events.send(BoardEvent::Recorded {
+                        board: id.clone(),
+                        row: row.clone(),
+                    });
                     view.history.push(*row);
                 }
             }

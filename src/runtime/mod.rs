@@ -29,7 +29,8 @@
 //! at WARN); added boards join the timing thread, the control loop and the
 //! bus; nothing is ever removed from a running daemon.
 //!
-//! [`run`] puts it together with the D-Bus service and stops it when its
+//! [`run`] puts it together with the D-Bus service and the hall
+//! ([`crate::hall`], with `[hall]` in the config) and stops it when its
 //! `shutdown` future completes (shutdown as a value). [`Runtime::start`]
 //! gives the same assembly without D-Bus, for tests and tools, and hands out
 //! the [`ControlHandle`].
@@ -862,6 +863,11 @@ pub async fn run(
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
+    // The hall (`[hall]`): after the runtime, so it sees every board.
+    let hall = match &config.hall {
+        Some(hall) => Some(crate::hall::Hall::start(hall, runtime.handle())?),
+        None => None,
+    };
     tokio::pin!(shutdown);
     let handle = runtime.handle();
     let stopped_early = tokio::select! {
@@ -902,6 +908,10 @@ pub async fn run(
     let _ = crate::notify::Notifier::from_env().stopping("saving state");
     watchdog.abort();
     runtime.shutdown().await;
+    // After the runtime: its last events go out before `offline`.
+    if let Some(hall) = hall {
+        hall.stop().await;
+    }
     Ok(())
 }
 

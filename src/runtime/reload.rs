@@ -26,7 +26,7 @@
 //!   `start-on-black-press` and PGN tags (`[event]`, `[engine]` and the
 //!   tags from the next game);
 //! * kept until a restart (logged at WARN): `daemon.state-dir`, `bus`,
-//!   `crash-safety`, `rt-priority`, `mlock`, `watch-dirs`, a board's
+//!   `crash-safety`, `rt-priority`, `mlock`, `watch-dirs`, `[hall]`, a board's
 //!   `buttons`, `displays` and `eboard` (its device links stay open on the
 //!   old devices), and a removed board (it keeps running: removing a board
 //!   under a game would lose the game, and boards are addressed by position
@@ -141,6 +141,10 @@ pub fn classify(key: &str) -> (Decision, &'static str) {
         "daemon" if RESTART_DAEMON_KEYS.contains(&second) => (Decision::NeedsRestart, ""),
         "event" | "engine" => (Decision::Applied, "from the next game"),
         "display" | "presets" => (Decision::Applied, ""),
+        "hall" => (
+            Decision::NeedsRestart,
+            "the broker connection is made at start-up",
+        ),
         "board" if rest == "control" => (
             Decision::Applied,
             "a game not yet started takes it now; a game in progress keeps its control",
@@ -160,7 +164,7 @@ pub fn plan(running: &Config, new: &Config) -> Plan {
     let mut changes = Vec::new();
     let old_json = to_json(running);
     let new_json = to_json(new);
-    for section in ["daemon", "event", "engine", "display", "presets"] {
+    for section in ["daemon", "event", "engine", "display", "presets", "hall"] {
         diff_values(
             section,
             old_json.get(section),
@@ -178,6 +182,8 @@ pub fn plan(running: &Config, new: &Config) -> Plan {
     daemon.rt_priority = running.daemon.rt_priority;
     daemon.mlock = running.daemon.mlock;
     daemon.watch_dirs = running.daemon.watch_dirs.clone();
+    // The hall's connection is made at start-up.
+    effective.hall = running.hall.clone();
 
     // Running boards first, in their running order (their positions are
     // their addresses in the running threads).

@@ -290,6 +290,8 @@ fn line(action: &Action) -> String {
                 format!("event flag-report {side} {verdict}")
             }
             BoardEvent::StateChanged(_) => "event state".into(),
+            // Made by the control loop from a history row, never by a board.
+            BoardEvent::Recorded { .. } => "event recorded".into(),
         },
         Action::View(_) => "view".into(),
         Action::History(row) => format!(

@@ -1,0 +1,599 @@
+//! The hall's wire format: topics and JSON payloads (pure, no I/O).
+//!
+//! Promises: every payload is a JSON object with `schema` 1; fields are only
+//! ever added. A command payload from the broker is outside input: any byte
+//! string gives either a command or an error reply, never a panic.
+//!
+//! Topics (`<hall>` and `<host>` from `[hall]`, `<board>` a board id):
+//! * `chessclock/<hall>/board/<board>/state`: retained [`StatePayload`];
+//! * `chessclock/<hall>/board/<board>/event`: QoS 1 [`EventPayload`];
+//! * `chessclock/<hall>/board/<board>/command`: QoS 1, the arbiters'
+//!   [`CommandRequest`]s, answered on `.../reply` ([`ReplyPayload`]);
+//! * `chessclock/<hall>/host/<host>/online`: retained `online` / `offline`
+//!   (the last will);
+//! * `chessclock/<hall>/host/<host>/event`: QoS 1 [`HostEventPayload`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlError, Reply};
+use crate::engine::Side;
+
+/// The payload schema's version (the `schema` field of every payload).
+pub const SCHEMA: u32 = 1;
+/// The longest request id and arbiter name taken, in bytes.
+pub const MAX_NAME: usize = 128;
+
+/// The topics of one hall as seen from one host.
+#[derive(Clone, Debug)]
+pub struct Topics {
+    hall: String,
+    host: String,
+}
+
+impl Topics {
+    pub fn new(hall: &str, host: &str) -> Topics {
+        Topics {
+            hall: hall.to_owned(),
+            host: host.to_owned(),
+        }
+    }
+
+    /// The hall's name.
+    pub fn hall(&self) -> &str {
+        &self.hall
+    }
+
+    pub fn board(&self, board: &str, leaf: &str) -> String {
+        format!("chessclock/{}/board/{board}/{leaf}", self.hall)
+    }
+
+    pub fn state(&self, board: &str) -> String {
+        self.board(board, "state")
+    }
+
+    pub fn event(&self, board: &str) -> String {
+        self.board(board, "event")
+    }
+
+    pub fn command(&self, board: &str) -> String {
+        self.board(board, "command")
+    }
+
+    pub fn reply(&self, board: &str) -> String {
+        self.board(board, "reply")
+    }
+
+    pub fn online(&self) -> String {
+        format!("chessclock/{}/host/{}/online", self.hall, self.host)
+    }
+
+    pub fn host_event(&self) -> String {
+        format!("chessclock/{}/host/{}/event", self.hall, self.host)
+    }
+
+    /// The board of a `.../board/<board>/command` topic of this hall.
+    pub fn command_board<'t>(&self, topic: &'t str) -> Option<&'t str> {
+        topic
+            .strip_prefix("chessclock/")?
+            .strip_prefix(self.hall.as_str())?
+            .strip_prefix("/board/")?
+            .strip_suffix("/command")
+            .filter(|board| !board.is_empty() && !board.contains('/'))
+    }
+}
+
+/// One instant on both of the daemon's clocks: the mapping from its
+/// monotonic milliseconds (`snapshot_ms`, `at_ms`, a state's `t`) to wall
+/// time is `wall_ms - mono_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockMapping {
+    /// The daemon's CLOCK_MONOTONIC, ms.
+    pub mono_ms: i64,
+    /// CLOCK_REALTIME at the same instant, ms since the Unix epoch.
+    pub wall_ms: i64,
+}
+
+impl ClockMapping {
+    /// Wall ms of the daemon's monotonic ms `mono_ms`.
+    pub fn wall_of(&self, mono_ms: i64) -> i64 {
+        mono_ms.saturating_add(self.wall_ms.saturating_sub(self.mono_ms))
+    }
+}
+
+/// `.../state` (retained): the board as of `snapshot.snapshot_ms`. A
+/// reader extrapolates the running side's time: when `snapshot.running`
+/// is a side and the game is neither paused nor over, that side's
+/// remaining time at wall instant `w` is its `*_remaining_ms - (w -
+/// snapshot_wall_ms)` (before any delay in `state`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StatePayload {
+    pub schema: u32,
+    pub hall: String,
+    pub host: String,
+    pub board: String,
+    /// The D-Bus properties, as of `snapshot.snapshot_ms` (monotonic).
+    pub snapshot: BoardSnapshot,
+    /// `snapshot.snapshot_ms` on the wall clock (ms since the Unix epoch).
+    pub snapshot_wall_ms: i64,
+    /// The daemon's clock mapping at publication.
+    pub clock: ClockMapping,
+    /// The board's `State()` view (as D-Bus returns it) when it could be
+    /// read, else `null`: flag falls, result, restarts, e-board, scheduled
+    /// start, delay left.
+    pub state: Option<serde_json::Value>,
+    /// The game as PGN (`Pgn()`: tags, confirmed moves, `%clk`) when the
+    /// board has an electronic board, else `null`.
+    #[serde(default)]
+    pub pgn: Option<String>,
+}
+
+/// `.../event`: one board event (the D-Bus signals' stream), in order.
+#[derive(Clone, Debug, Serialize)]
+pub struct EventPayload<'a> {
+    pub schema: u32,
+    pub host: &'a str,
+    /// Counts every message this daemon run put out on an event topic (a
+    /// gap: messages dropped while the broker was away).
+    pub seq: u64,
+    pub clock: ClockMapping,
+    /// `{"kind": "flag-fell", "board": ..., ...}`: see
+    /// [`BoardEvent`]'s variants (kebab-case kinds).
+    pub event: &'a BoardEvent,
+}
+
+/// `chessclock/<hall>/host/<host>/event`: what concerns the host.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HostEventPayload {
+    pub schema: u32,
+    pub host: String,
+    pub seq: u64,
+    pub clock: ClockMapping,
+    #[serde(flatten)]
+    pub event: HostEvent,
+}
+
+/// What a host reports about itself.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum HostEvent {
+    /// Connected to the broker (the first time in this run, or again).
+    Connected { reconnect: bool },
+    /// Messages dropped while the broker was away (the buffer was full).
+    Dropped { messages: u64 },
+}
+
+/// A command from the hall (`.../command`):
+/// `{"id": "r1", "arbiter": "A. Arbiter", "command": "pause"}`, plus the
+/// command's own fields (see [`HallCommand`]).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub struct CommandRequest {
+    /// Echoed in the reply.
+    pub id: String,
+    /// Recorded in the history as the caller's name.
+    pub arbiter: String,
+    #[serde(flatten)]
+    pub command: HallCommand,
+}
+
+/// The commands the hall may give, under `command` (kebab-case), with
+/// their fields beside it. Times in ms.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+pub enum HallCommand {
+    /// Starts White's clock (Art. 6.6).
+    Start,
+    Pause,
+    Resume,
+    /// A press of `side`'s button.
+    Press {
+        side: Side,
+    },
+    /// A correction; an absent field is left as it is (at least one).
+    Adjust {
+        side: Side,
+        #[serde(default)]
+        remaining_ms: Option<i64>,
+        #[serde(default)]
+        moves: Option<u32>,
+        #[serde(default)]
+        stage: Option<u32>,
+    },
+    /// A new game with a control (notation or preset).
+    NewGame {
+        control: String,
+    },
+    /// PGN tags of the current game (an empty value gives a tag back to
+    /// its default).
+    SetTags {
+        tags: BTreeMap<String, String>,
+    },
+    /// `1-0`, `0-1`, `1/2-1/2`, or `*` to withdraw; `termination` as in
+    /// PGN (`normal`, `time forfeit`, ...; absent: `normal`).
+    SetResult {
+        result: String,
+        #[serde(default)]
+        termination: Option<String>,
+    },
+    /// Reads: answered in the reply's `result`.
+    State,
+    History,
+    Snapshot,
+    Pgn,
+}
+
+/// `.../reply`: the answer to the request `id` (`null` when the request
+/// had no readable id).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ReplyPayload {
+    pub schema: u32,
+    pub id: Option<String>,
+    pub ok: bool,
+    /// A read's answer (JSON, or the PGN text); `null` for a change.
+    #[serde(default)]
+    pub result: Option<serde_json::Value>,
+    #[serde(default)]
+    pub error: Option<ReplyError>,
+}
+
+/// Why a command failed: `kind` is the D-Bus error's name in kebab-case
+/// (`invalid-argument`, `invalid-state`, `unknown-board`, `malformed`,
+/// `busy`, `internal`, ...).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReplyError {
+    pub kind: String,
+    pub message: String,
+}
+
+impl ReplyPayload {
+    pub fn ok(id: String, result: Option<serde_json::Value>) -> ReplyPayload {
+        ReplyPayload {
+            schema: SCHEMA,
+            id: Some(id),
+            ok: true,
+            result,
+            error: None,
+        }
+    }
+
+    pub fn error(id: Option<String>, kind: &str, message: impl Into<String>) -> ReplyPayload {
+        ReplyPayload {
+            schema: SCHEMA,
+            id,
+            ok: false,
+            result: None,
+            error: Some(ReplyError {
+                kind: kind.to_owned(),
+                message: message.into(),
+            }),
+        }
+    }
+
+    /// The reply to `id` for what the runtime answered.
+    pub fn from_answer(id: String, answer: Result<Reply, ControlError>) -> ReplyPayload {
+        match answer {
+            Ok(Reply::Done) => ReplyPayload::ok(id, None),
+            Ok(Reply::Json(text)) => match serde_json::from_str(&text) {
+                Ok(value) => ReplyPayload::ok(id, Some(value)),
+                Err(error) => ReplyPayload::error(
+                    Some(id),
+                    "internal",
+                    format!("the daemon's answer is not JSON: {error}"),
+                ),
+            },
+            Ok(Reply::Text(text)) => ReplyPayload::ok(id, Some(serde_json::Value::String(text))),
+            Ok(Reply::Snapshot(snapshot)) => match serde_json::to_value(snapshot) {
+                Ok(value) => ReplyPayload::ok(id, Some(value)),
+                Err(error) => ReplyPayload::error(Some(id), "internal", error.to_string()),
+            },
+            Err(error) => {
+                let kind = match &error {
+                    ControlError::InvalidArgument(_) => "invalid-argument",
+                    ControlError::InvalidState(_) => "invalid-state",
+                    ControlError::NotPermitted(_) => "not-permitted",
+                    ControlError::UnknownBoard(_) => "unknown-board",
+                    ControlError::NotSynchronized(_) => "not-synchronized",
+                    ControlError::Internal(_) => "internal",
+                };
+                ReplyPayload::error(Some(id), kind, error.to_string())
+            }
+        }
+    }
+}
+
+/// A command payload read and checked: the request id, who asks and the
+/// runtime's command; or the error reply to send.
+pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyPayload> {
+    let value: serde_json::Value = serde_json::from_slice(payload).map_err(|error| {
+        ReplyPayload::error(
+            None,
+            "malformed",
+            format!("the command is not JSON: {error}"),
+        )
+    })?;
+    // The id, if there is a usable one, so that even a bad request is
+    // answered under its id.
+    let id = value
+        .get("id")
+        .and_then(|id| id.as_str())
+        .filter(|id| id.len() <= MAX_NAME)
+        .map(str::to_owned);
+    // A field the command does not have is refused (a typo must not pass
+    // for an absent optional field): the command's own fields are the keys
+    // it serialises to (every field, `null` when absent).
+    let given: Vec<String> = value
+        .as_object()
+        .map(|object| object.keys().cloned().collect())
+        .unwrap_or_default();
+    let request: CommandRequest = serde_json::from_value(value).map_err(|error| {
+        ReplyPayload::error(
+            id.clone(),
+            "malformed",
+            format!(
+                "{error}; expected {{\"id\": \"...\", \"arbiter\": \"...\", \"command\": \
+                 \"start|pause|resume|press|adjust|new-game|set-tags|set-result|state|history|\
+                 snapshot|pgn\", ...}}"
+            ),
+        )
+    })?;
+    let known = serde_json::to_value(&request).unwrap_or_default();
+    if let Some(unknown) = given.iter().find(|key| known.get(key.as_str()).is_none()) {
+        return Err(ReplyPayload::error(
+            id,
+            "malformed",
+            format!("unknown field `{unknown}` for this command"),
+        ));
+    }
+    let id = request.id;
+    if id.len() > MAX_NAME {
+        return Err(ReplyPayload::error(
+            None,
+            "malformed",
+            format!("the request id is longer than {MAX_NAME} bytes"),
+        ));
+    }
+    let arbiter = request.arbiter.trim();
+    if arbiter.is_empty() || arbiter.len() > MAX_NAME || arbiter.chars().any(char::is_control) {
+        return Err(ReplyPayload::error(
+            Some(id),
+            "invalid-argument",
+            format!(
+                "`arbiter` must name the arbiter: 1 to {MAX_NAME} bytes, no control characters"
+            ),
+        ));
+    }
+    let caller = Caller {
+        uid: None,
+        name: Some(arbiter.to_owned()),
+    };
+    match to_command(request.command) {
+        Ok(command) => Ok((id, caller, command)),
+        Err(message) => Err(ReplyPayload::error(Some(id), "invalid-argument", message)),
+    }
+}
+
+/// The runtime's command for a hall command, its arguments checked as the
+/// D-Bus layer checks them.
+fn to_command(command: HallCommand) -> Result<Command, String> {
+    Ok(match command {
+        HallCommand::Start => Command::Start,
+        HallCommand::Pause => Command::Pause,
+        HallCommand::Resume => Command::Resume,
+        HallCommand::Press { side } => Command::Press { side },
+        HallCommand::Adjust {
+            side,
+            remaining_ms,
+            moves,
+            stage,
+        } => {
+            if let Some(ms) = remaining_ms.filter(|ms| *ms < 0) {
+                return Err(format!(
+                    "remaining_ms {ms} is negative: give the time left in ms (0 or more)"
+                ));
+            }
+            if stage == Some(0) {
+                return Err("stage 0 is out of range: stages count from 1".into());
+            }
+            if remaining_ms.is_none() && moves.is_none() && stage.is_none() {
+                return Err("nothing to adjust: give remaining_ms, moves or stage".into());
+            }
+            Command::Adjust {
+                side,
+                remaining_ms,
+                moves,
+                stage,
+            }
+        }
+        HallCommand::NewGame { control } => {
+            if control.trim().is_empty() || control.trim() != control {
+                return Err(format!(
+                    "control `{control}`: give a notation or preset name without spaces at \
+                     either end"
+                ));
+            }
+            Command::NewGame { control }
+        }
+        HallCommand::SetTags { tags } => {
+            for (name, value) in &tags {
+                crate::eboard::follower::check_tag(name, value)?;
+            }
+            Command::SetTags {
+                tags: tags.into_iter().collect(),
+            }
+        }
+        HallCommand::SetResult {
+            result,
+            termination,
+        } => crate::dbus::board::result_command(&result, termination.as_deref().unwrap_or(""))?,
+        HallCommand::State => Command::State,
+        HallCommand::History => Command::History,
+        HallCommand::Snapshot => Command::Snapshot,
+        HallCommand::Pgn => Command::Pgn,
+    })
+}
+
+/// The board an event is about.
+pub fn event_board(event: &BoardEvent) -> &str {
+    match event {
+        BoardEvent::Pressed { board, .. }
+        | BoardEvent::FlagFell { board, .. }
+        | BoardEvent::StageChanged { board, .. }
+        | BoardEvent::DeviceChanged { board, .. }
+        | BoardEvent::ArbiterCalled { board }
+        | BoardEvent::FlagReport { board, .. }
+        | BoardEvent::FlagWithdrawn { board, .. }
+        | BoardEvent::PressNotPlaced { board, .. }
+        | BoardEvent::NewGameOffered { board }
+        | BoardEvent::Recorded { board, .. } => board,
+        BoardEvent::StateChanged(snapshot) => &snapshot.board,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn error_of(payload: &str) -> ReplyPayload {
+        parse_command(payload.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn a_pause_carries_the_arbiters_name() {
+        let (id, caller, command) =
+            parse_command(br#"{"id":"r1","arbiter":" Ann Arbiter ","command":"pause"}"#).unwrap();
+        assert_eq!(id, "r1");
+        assert_eq!(caller.name.as_deref(), Some("Ann Arbiter"));
+        assert_eq!(caller.uid, None);
+        assert_eq!(command, Command::Pause);
+    }
+
+    #[test]
+    fn an_adjustment_is_checked() {
+        let (_, _, command) = parse_command(
+            br#"{"id":"r2","arbiter":"A","command":"adjust","side":"black","remaining_ms":60000}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            command,
+            Command::Adjust {
+                side: Side::Black,
+                remaining_ms: Some(60_000),
+                moves: None,
+                stage: None
+            }
+        );
+        let error = error_of(r#"{"id":"r3","arbiter":"A","command":"adjust","side":"white"}"#);
+        assert_eq!(error.id.as_deref(), Some("r3"));
+        assert_eq!(error.error.unwrap().kind, "invalid-argument");
+        let error = error_of(
+            r#"{"id":"r4","arbiter":"A","command":"adjust","side":"white","remaining_ms":-5}"#,
+        );
+        assert_eq!(error.error.unwrap().kind, "invalid-argument");
+    }
+
+    #[test]
+    fn malformed_commands_get_error_replies() {
+        for (payload, id, kind) in [
+            ("not json", None, "malformed"),
+            ("[1,2]", None, "malformed"),
+            (r#"{"id":"x","arbiter":"A"}"#, Some("x"), "malformed"),
+            (
+                r#"{"id":"x","arbiter":"A","command":"explode"}"#,
+                Some("x"),
+                "malformed",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"press","side":"green"}"#,
+                Some("x"),
+                "malformed",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"pause","extra":1}"#,
+                Some("x"),
+                "malformed",
+            ),
+            (
+                r#"{"id":"x","arbiter":"","command":"pause"}"#,
+                Some("x"),
+                "invalid-argument",
+            ),
+            (
+                r#"{"id":7,"arbiter":"A","command":"pause"}"#,
+                None,
+                "malformed",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"set-result","result":"2-0"}"#,
+                Some("x"),
+                "invalid-argument",
+            ),
+        ] {
+            let reply = error_of(payload);
+            assert_eq!(reply.id.as_deref(), id, "{payload}");
+            assert!(!reply.ok);
+            assert_eq!(reply.error.unwrap().kind, kind, "{payload}");
+        }
+    }
+
+    #[test]
+    fn any_bytes_give_a_command_or_an_error() {
+        let mut seed = 0x2545_f491_u32;
+        for length in 0..400 {
+            let bytes: Vec<u8> = (0..length % 64)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    (seed & 0xff) as u8
+                })
+                .collect();
+            let _ = parse_command(&bytes);
+        }
+    }
+
+    #[test]
+    fn topics() {
+        let topics = Topics::new("open2026", "pi-7");
+        assert_eq!(topics.state("b1"), "chessclock/open2026/board/b1/state");
+        assert_eq!(topics.online(), "chessclock/open2026/host/pi-7/online");
+        assert_eq!(
+            topics.command_board("chessclock/open2026/board/b12/command"),
+            Some("b12")
+        );
+        assert_eq!(
+            topics.command_board("chessclock/other/board/b12/command"),
+            None
+        );
+        assert_eq!(
+            topics.command_board("chessclock/open2026/board//command"),
+            None
+        );
+    }
+
+    #[test]
+    fn events_serialise_with_their_kind() {
+        let event = BoardEvent::FlagFell {
+            board: "b1".into(),
+            side: Side::White,
+            at_ms: 12,
+            stage: 1,
+            last_stage: true,
+        };
+        let payload = EventPayload {
+            schema: SCHEMA,
+            host: "pi",
+            seq: 3,
+            clock: ClockMapping {
+                mono_ms: 10,
+                wall_ms: 1010,
+            },
+            event: &event,
+        };
+        let value = serde_json::to_value(&payload).unwrap();
+        assert_eq!(value["event"]["kind"], "flag-fell");
+        assert_eq!(value["event"]["side"], "white");
+        assert_eq!(payload.clock.wall_of(12), 1012);
+    }
+}

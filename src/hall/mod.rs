@@ -1,0 +1,714 @@
+//! The hall: every board of this daemon on the event's MQTT broker
+//! (`[hall]` in the config; off without it). The topics and payloads are in
+//! [`message`].
+//!
+//! One task on the main (control) runtime, never the timing thread, owns
+//! the MQTT client ([`rumqttc`]); a second task polls the client's event
+//! loop (connects, reconnects, reads) and a third carries the arbiters'
+//! commands out, one at a time, in the order they came.
+//!
+//! Promises:
+//! * the clock never waits for the broker: the hall listens to the same
+//!   [`BoardEvent`] broadcast as the D-Bus signals and never blocks the
+//!   runtime (a hall that falls behind the broadcast loses events, which it
+//!   counts as dropped, and re-reads every board's state);
+//! * every board's state is published retained on every change and again on
+//!   every (re)connection; every other board event (a new kind included) is
+//!   published on the board's event topic, QoS 1;
+//! * while the broker is away, events and replies wait in a bounded buffer
+//!   (`[hall] buffer`); beyond it the oldest are dropped, and how many is
+//!   logged and published (`dropped`, on the host's event topic) on
+//!   reconnect. States are never dropped: the latest of each board is kept.
+//!   A message handed to the client in the moment the link breaks can still
+//!   be lost (a clean session): its board's state is published again anyway;
+//! * the host's `online` topic is retained `online` while connected, with
+//!   `offline` as the last will (the broker publishes it when the host dies)
+//!   and published cleanly on a clean stop;
+//! * the command topics are subscribed again on every ConnAck (the client
+//!   does not re-subscribe by itself);
+//! * a command is carried out through the same control path as a D-Bus
+//!   change, with the arbiter's name as the caller's name (so it is in the
+//!   history with it), and answered on the board's reply topic; a malformed
+//!   command gets an error reply. A request id seen again on the same board
+//!   (QoS 1 may deliver twice) gets the first reply again and is not carried
+//!   out again (the latest 256 are remembered); a retained command is never
+//!   carried out (it would be again at every reconnection). Who may command is the broker's to decide
+//!   (its password file and ACL): the daemon takes what its command topics
+//!   carry.
+
+pub mod hub;
+pub mod message;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use rumqttc::{
+    AsyncClient, Event, EventLoop, Incoming, LastWill, MqttOptions, Outgoing, QoS,
+    TlsConfiguration, Transport,
+};
+use serde::Deserialize;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::clock::{monotonic_now_us, wall_now_us};
+use crate::config::{check_topic_level, BrokerAddress, HallConfig};
+use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlHandle, Reply};
+
+use self::message::{
+    parse_command, ClockMapping, EventPayload, HostEvent, HostEventPayload, ReplyPayload,
+    StatePayload, Topics, SCHEMA,
+};
+
+/// Requests the MQTT client may hold before `try_publish` says it is full.
+const CLIENT_CAPACITY: usize = 256;
+/// Commands waiting to be carried out; more are answered `busy`.
+const COMMAND_QUEUE: usize = 64;
+/// Replies remembered to answer a repeated request id again.
+const ANSWERED: usize = 256;
+/// The largest packet sent or taken.
+const MAX_PACKET: usize = 1024 * 1024;
+/// The first wait before connecting again; doubled up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_millis(250);
+const MAX_RETRY: Duration = Duration::from_secs(4);
+/// How long a stop waits for `offline` to be sent.
+const STOP_WAIT: Duration = Duration::from_secs(2);
+
+/// The `[hall] credentials` file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Credentials {
+    username: String,
+    password: String,
+}
+
+/// Reads a credentials file (`username = "..."`, `password = "..."`).
+fn read_credentials(path: &Path) -> anyhow::Result<Credentials> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("the credentials file: cannot read {}", path.display()))?;
+    toml::from_str(&text).map_err(|error| {
+        anyhow::anyhow!(
+            "the credentials file {}: {} (expected `username = \"...\"` and `password = \"...\"`)",
+            path.display(),
+            error.message().trim()
+        )
+    })
+}
+
+/// This host's name: `[hall] host`, else the system's host name.
+fn host_name(config: &HallConfig) -> String {
+    if let Some(host) = &config.host {
+        return host.clone();
+    }
+    let system = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let system = system.trim();
+    match check_topic_level("host", system) {
+        Ok(()) => system.to_owned(),
+        Err(_) => "chessclockd".to_owned(),
+    }
+}
+
+/// The MQTT client's options for a broker URL (`mqtt://` or `mqtts://`
+/// with the CA file), a credentials file and a keepalive: a clean
+/// session, packets up to 1 MiB.
+pub fn client_options(
+    broker: &str,
+    client_id: String,
+    credentials: Option<&Path>,
+    ca: Option<&Path>,
+    keepalive_seconds: u16,
+) -> anyhow::Result<MqttOptions> {
+    let address = BrokerAddress::parse(broker).map_err(anyhow::Error::msg)?;
+    let mut options = MqttOptions::new(client_id, address.host.clone(), address.port);
+    options
+        .set_keep_alive(Duration::from_secs(u64::from(keepalive_seconds.max(1))))
+        .set_clean_session(true)
+        .set_max_packet_size(MAX_PACKET, MAX_PACKET);
+    if let Some(path) = credentials {
+        let credentials = read_credentials(path)?;
+        options.set_credentials(credentials.username, credentials.password);
+    }
+    if address.tls {
+        let Some(path) = ca else {
+            anyhow::bail!("the mqtts:// broker {broker} needs a CA file");
+        };
+        let ca = std::fs::read(path)
+            .with_context(|| format!("the CA file: cannot read {}", path.display()))?;
+        options.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
+            ca,
+            alpn: None,
+            client_auth: None,
+        }));
+    }
+    Ok(options)
+}
+
+/// The running hall connection.
+pub struct Hall {
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Hall {
+    /// Starts the hall for the boards of `handle` (inside a tokio runtime).
+    /// Fails only on what the config points to (credentials, CA file); the
+    /// broker itself may be away: the hall connects when it can.
+    pub fn start(config: &HallConfig, handle: ControlHandle) -> anyhow::Result<Hall> {
+        let host = host_name(config);
+        let topics = Topics::new(&config.name, &host);
+        let mut options = client_options(
+            &config.broker,
+            format!("chessclockd-{}-{host}", config.name),
+            config.credentials.as_deref(),
+            config.ca.as_deref(),
+            config.keepalive_seconds,
+        )?;
+        options.set_last_will(LastWill::new(
+            topics.online(),
+            "offline",
+            QoS::AtLeastOnce,
+            true,
+        ));
+        let (client, eventloop) = AsyncClient::new(options, CLIENT_CAPACITY);
+        let (net_tx, net_rx) = mpsc::channel(256);
+        let poller = tokio::spawn(poll(eventloop, net_tx));
+        let (commands_tx, commands_rx) = mpsc::channel(COMMAND_QUEUE);
+        let (replies_tx, replies_rx) = mpsc::unbounded_channel();
+        tokio::spawn(run_commands(
+            handle.clone(),
+            topics.clone(),
+            commands_rx,
+            replies_tx,
+        ));
+        let (stop, stop_rx) = oneshot::channel();
+        let events = handle.events.subscribe();
+        tracing::info!(broker = %config.broker, hall = %config.name, %host, "hall: publishing to the broker");
+        let task = HallTask {
+            states: BTreeMap::new(),
+            views: BTreeMap::new(),
+            unsent_states: BTreeSet::new(),
+            queue: VecDeque::new(),
+            capacity: config.buffer.max(1),
+            dropped: 0,
+            seq: 0,
+            connected: false,
+            connections: 0,
+            backlogged: false,
+            warned: false,
+            client,
+            topics,
+            host,
+            handle,
+            commands: commands_tx,
+        };
+        let task = tokio::spawn(task.run(events, net_rx, replies_rx, stop_rx, poller));
+        Ok(Hall {
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    /// Publishes what is still queued and `offline`, and disconnects
+    /// (waits at most a few seconds for a broker that is away).
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if tokio::time::timeout(STOP_WAIT * 2, &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
+    }
+}
+
+impl Drop for Hall {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// What the client's event loop reports.
+enum Net {
+    Up,
+    Down(String),
+    Message {
+        topic: String,
+        payload: Vec<u8>,
+        /// Delivered from the broker's retained store, not sent now.
+        retained: bool,
+    },
+}
+
+/// Polls the client's event loop: connects, reconnects (with a growing
+/// pause), reads. Ends when the client disconnected cleanly or the hall
+/// task is gone.
+async fn poll(mut eventloop: EventLoop, net: mpsc::Sender<Net>) {
+    let mut retry = FIRST_RETRY;
+    loop {
+        match eventloop.poll().await {
+            Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+                retry = FIRST_RETRY;
+                if net.send(Net::Up).await.is_err() {
+                    return;
+                }
+            }
+            Ok(Event::Incoming(Incoming::Publish(publish))) => {
+                let message = Net::Message {
+                    topic: publish.topic,
+                    payload: publish.payload.to_vec(),
+                    retained: publish.retain,
+                };
+                if net.send(message).await.is_err() {
+                    return;
+                }
+            }
+            Ok(Event::Outgoing(Outgoing::Disconnect)) => return,
+            Ok(_) => {}
+            Err(error) => {
+                if net.send(Net::Down(error.to_string())).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(MAX_RETRY);
+            }
+        }
+    }
+}
+
+/// Carries the commands out one at a time, in order, and hands their
+/// replies back to the hall task.
+async fn run_commands(
+    handle: ControlHandle,
+    topics: Topics,
+    mut commands: mpsc::Receiver<(String, Vec<u8>)>,
+    replies: mpsc::UnboundedSender<Message>,
+) {
+    // The latest replies by (board, request id): QoS 1 may deliver a
+    // command twice, and a press must not be made twice.
+    let mut answered: VecDeque<((String, String), ReplyPayload)> = VecDeque::new();
+    while let Some((board, payload)) = commands.recv().await {
+        let reply = match parse_command(&payload) {
+            Ok((id, caller, command)) => {
+                let key = (board.clone(), id.clone());
+                if let Some((_, reply)) = answered.iter().find(|(seen, _)| *seen == key) {
+                    tracing::info!(
+                        board,
+                        id,
+                        "hall: a command seen again; answered again, not carried out"
+                    );
+                    reply.clone()
+                } else {
+                    tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
+                        command = ?command, "hall: command");
+                    let answer = handle.call(&board, command, caller).await;
+                    let reply = ReplyPayload::from_answer(id, answer);
+                    if answered.len() >= ANSWERED {
+                        answered.pop_front();
+                    }
+                    answered.push_back((key, reply.clone()));
+                    reply
+                }
+            }
+            Err(reply) => {
+                tracing::warn!(board, error = ?reply.error, "hall: refused a command");
+                reply
+            }
+        };
+        if let Some(message) = Message::json(topics.reply(&board), QoS::AtLeastOnce, &reply) {
+            if replies.send(message).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// One message to publish.
+#[derive(Clone, Debug)]
+struct Message {
+    topic: String,
+    payload: Vec<u8>,
+    qos: QoS,
+    retain: bool,
+}
+
+impl Message {
+    fn json(topic: String, qos: QoS, value: &impl serde::Serialize) -> Option<Message> {
+        match serde_json::to_vec(value) {
+            Ok(payload) => Some(Message {
+                topic,
+                payload,
+                qos,
+                retain: false,
+            }),
+            Err(error) => {
+                tracing::error!(topic, %error, "hall: cannot encode a message");
+                None
+            }
+        }
+    }
+}
+
+/// The request id of a command payload, if it has a readable one.
+fn request_id(payload: &[u8]) -> Option<String> {
+    serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v.get("id").and_then(|id| id.as_str()).map(str::to_owned))
+        .filter(|id| id.len() <= message::MAX_NAME)
+}
+
+fn clock_mapping() -> ClockMapping {
+    ClockMapping {
+        mono_ms: monotonic_now_us().div_euclid(1000),
+        wall_ms: wall_now_us().div_euclid(1000),
+    }
+}
+
+/// The hall task's state.
+struct HallTask {
+    /// The latest state message of each board.
+    states: BTreeMap<String, Message>,
+    /// The latest `State()` view and live PGN read of each board.
+    views: BTreeMap<String, (Option<serde_json::Value>, Option<String>)>,
+    /// Boards whose latest state the client has not been handed.
+    unsent_states: BTreeSet<String>,
+    /// Events and replies not yet handed to the client, oldest first.
+    queue: VecDeque<Message>,
+    capacity: usize,
+    /// Messages dropped since the last report.
+    dropped: u64,
+    seq: u64,
+    connected: bool,
+    connections: u64,
+    /// The client's queue was full: try again shortly.
+    backlogged: bool,
+    /// The first failure to connect was logged.
+    warned: bool,
+    client: AsyncClient,
+    topics: Topics,
+    host: String,
+    handle: ControlHandle,
+    commands: mpsc::Sender<(String, Vec<u8>)>,
+}
+
+impl HallTask {
+    async fn run(
+        mut self,
+        mut events: broadcast::Receiver<BoardEvent>,
+        mut net: mpsc::Receiver<Net>,
+        mut replies: mpsc::UnboundedReceiver<Message>,
+        mut stop: oneshot::Receiver<()>,
+        mut poller: tokio::task::JoinHandle<()>,
+    ) {
+        // Every board's state from the start, before the first change.
+        for board in &self.handle.boards.list() {
+            self.refresh_state(board, None).await;
+        }
+        let mut events_open = true;
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut stop => break,
+                Some(net) = net.recv() => self.network(net).await,
+                event = events.recv(), if events_open => match event {
+                    Ok(event) => {
+                        let mut batch = vec![event];
+                        while batch.len() < 256 {
+                            match events.try_recv() {
+                                Ok(event) => batch.push(event),
+                                Err(_) => break,
+                            }
+                        }
+                        self.board_events(batch).await;
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "hall: fell behind the board events; re-reading every board");
+                        self.dropped += missed;
+                        for board in &self.handle.boards.list() {
+                            self.refresh_state(board, None).await;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => events_open = false,
+                },
+                Some(reply) = replies.recv() => self.enqueue(reply),
+                _ = tokio::time::sleep(Duration::from_millis(20)), if self.backlogged => {}
+                // Nothing left to listen to (cannot happen while the hall
+                // holds its own senders): stop rather than spin.
+                else => break,
+            }
+            self.flush();
+        }
+        // The runtime stopped first: its last events are still here.
+        let mut last = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            last.push(event);
+        }
+        self.board_events(last).await;
+        self.flush();
+        if self.connected {
+            let offline =
+                self.client
+                    .publish(self.topics.online(), QoS::AtLeastOnce, true, "offline");
+            let sent = tokio::time::timeout(STOP_WAIT, async {
+                offline.await?;
+                self.client.disconnect().await
+            })
+            .await;
+            if !matches!(sent, Ok(Ok(()))) {
+                tracing::warn!("hall: could not publish `offline` on the way out");
+            }
+            if tokio::time::timeout(STOP_WAIT, &mut poller).await.is_err() {
+                tracing::warn!("hall: the broker did not take the disconnect in time");
+            }
+        }
+        poller.abort();
+        tracing::info!("hall: stopped");
+    }
+
+    /// Reads the board's State view and makes its state message (the given
+    /// snapshot, or a fresh one).
+    async fn refresh_state(&mut self, board: &str, snapshot: Option<BoardSnapshot>) {
+        let snapshot = match snapshot {
+            Some(snapshot) => snapshot,
+            None => match self
+                .handle
+                .call(board, Command::Snapshot, Caller::DAEMON)
+                .await
+            {
+                Ok(Reply::Snapshot(snapshot)) => snapshot,
+                _ => return,
+            },
+        };
+        // A view that cannot be read (the runtime stopping) keeps the last
+        // one read: a stale view beats none in a retained message.
+        let (last_state, last_pgn) = self.views.remove(board).unwrap_or_default();
+        let state = match self
+            .handle
+            .call(board, Command::State, Caller::DAEMON)
+            .await
+        {
+            Ok(Reply::Json(text)) => serde_json::from_str(&text).ok(),
+            Ok(_) => None,
+            Err(_) => last_state,
+        };
+        let pgn = match self.handle.call(board, Command::Pgn, Caller::DAEMON).await {
+            Ok(Reply::Text(text)) => Some(text),
+            // No live PGN (no e-board): none.
+            Err(crate::control::ControlError::InvalidState(_)) | Ok(_) => None,
+            Err(_) => last_pgn,
+        };
+        self.views
+            .insert(board.to_owned(), (state.clone(), pgn.clone()));
+        let clock = clock_mapping();
+        let payload = StatePayload {
+            pgn,
+            schema: SCHEMA,
+            hall: self.topics.hall().to_owned(),
+            host: self.host.clone(),
+            board: board.to_owned(),
+            snapshot_wall_ms: clock.wall_of(snapshot.snapshot_ms),
+            snapshot,
+            clock,
+            state,
+        };
+        if let Some(mut message) =
+            Message::json(self.topics.state(board), QoS::AtLeastOnce, &payload)
+        {
+            message.retain = true;
+            self.states.insert(board.to_owned(), message);
+            self.unsent_states.insert(board.to_owned());
+        }
+    }
+
+    /// Board events in order: the latest state of each board, the others
+    /// on their event topics.
+    async fn board_events(&mut self, batch: Vec<BoardEvent>) {
+        let mut snapshots: BTreeMap<String, BoardSnapshot> = BTreeMap::new();
+        for event in batch {
+            match event {
+                BoardEvent::StateChanged(snapshot) => {
+                    snapshots.insert(snapshot.board.clone(), snapshot);
+                }
+                other => {
+                    let board = message::event_board(&other).to_owned();
+                    self.seq += 1;
+                    let payload = EventPayload {
+                        schema: SCHEMA,
+                        host: &self.host,
+                        seq: self.seq,
+                        clock: clock_mapping(),
+                        event: &other,
+                    };
+                    if let Some(message) =
+                        Message::json(self.topics.event(&board), QoS::AtLeastOnce, &payload)
+                    {
+                        self.enqueue(message);
+                    }
+                }
+            }
+        }
+        for (board, snapshot) in snapshots {
+            self.refresh_state(&board, Some(snapshot)).await;
+        }
+    }
+
+    /// Queues an event or a reply; a full queue drops its oldest.
+    fn enqueue(&mut self, message: Message) {
+        while self.queue.len() >= self.capacity {
+            self.queue.pop_front();
+            self.dropped += 1;
+        }
+        self.queue.push_back(message);
+    }
+
+    fn host_event(&mut self, event: HostEvent) -> Option<Message> {
+        self.seq += 1;
+        let payload = HostEventPayload {
+            schema: SCHEMA,
+            host: self.host.clone(),
+            seq: self.seq,
+            clock: clock_mapping(),
+            event,
+        };
+        Message::json(self.topics.host_event(), QoS::AtLeastOnce, &payload)
+    }
+
+    async fn network(&mut self, net: Net) {
+        match net {
+            Net::Up => {
+                self.connected = true;
+                self.backlogged = false;
+                self.connections += 1;
+                let reconnect = self.connections > 1;
+                tracing::info!(reconnect, "hall: connected to the broker");
+                let subscriptions: Vec<rumqttc::SubscribeFilter> = self
+                    .handle
+                    .boards
+                    .list()
+                    .iter()
+                    .map(|board| {
+                        rumqttc::SubscribeFilter::new(self.topics.command(board), QoS::AtLeastOnce)
+                    })
+                    .collect();
+                if !subscriptions.is_empty() {
+                    if let Err(error) = self.client.subscribe_many(subscriptions).await {
+                        tracing::error!(%error, "hall: cannot subscribe to the command topics");
+                    }
+                }
+                let online = Message {
+                    topic: self.topics.online(),
+                    payload: b"online".to_vec(),
+                    qos: QoS::AtLeastOnce,
+                    retain: true,
+                };
+                // `online` first: the client's queue is empty at a ConnAck.
+                let mut first = Vec::new();
+                if !self.try_publish(online.clone()) {
+                    first.push(online);
+                }
+                first.extend(self.host_event(HostEvent::Connected { reconnect }));
+                if self.dropped > 0 {
+                    tracing::warn!(
+                        dropped = self.dropped,
+                        "hall: messages were dropped while the broker was away"
+                    );
+                    let messages = self.dropped;
+                    first.extend(self.host_event(HostEvent::Dropped { messages }));
+                    self.dropped = 0;
+                }
+                for message in first.into_iter().rev() {
+                    self.queue.push_front(message);
+                }
+                // Every board's state again: the broker may have lost it.
+                self.unsent_states = self.states.keys().cloned().collect();
+            }
+            Net::Down(reason) => {
+                if self.connections == 0 && !self.warned {
+                    self.warned = true;
+                    tracing::warn!(%reason, "hall: cannot reach the broker yet; buffering \
+                        (under systemd the shipped unit keeps chessclockd off the network: \
+                        README \"Hall (MQTT)\" has the drop-in that lets it reach the broker)");
+                } else if self.connected {
+                    tracing::warn!(%reason, "hall: the broker is away; buffering");
+                } else {
+                    tracing::debug!(%reason, "hall: still no broker");
+                }
+                self.connected = false;
+            }
+            Net::Message {
+                topic,
+                payload,
+                retained,
+            } => {
+                let Some(board) = self.topics.command_board(&topic).map(str::to_owned) else {
+                    tracing::debug!(topic, "hall: a message on a topic not ours");
+                    return;
+                };
+                if retained {
+                    // It would be carried out again at every reconnection.
+                    tracing::warn!(board, "hall: a retained command; not carried out");
+                    let reply = ReplyPayload::error(
+                        request_id(&payload),
+                        "retained",
+                        "a retained command is not carried out: publish commands without retain",
+                    );
+                    if let Some(message) =
+                        Message::json(self.topics.reply(&board), QoS::AtLeastOnce, &reply)
+                    {
+                        self.enqueue(message);
+                    }
+                    return;
+                }
+                if let Err(mpsc::error::TrySendError::Full((board, payload))) =
+                    self.commands.try_send((board, payload))
+                {
+                    let reply = ReplyPayload::error(
+                        request_id(&payload),
+                        "busy",
+                        format!("{COMMAND_QUEUE} commands are waiting already; try again"),
+                    );
+                    if let Some(message) =
+                        Message::json(self.topics.reply(&board), QoS::AtLeastOnce, &reply)
+                    {
+                        self.enqueue(message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the client what it can take: the unsent states, then the queue.
+    fn flush(&mut self) {
+        if !self.connected {
+            return;
+        }
+        while let Some(board) = self.unsent_states.first().cloned() {
+            let Some(message) = self.states.get(&board) else {
+                self.unsent_states.remove(&board);
+                continue;
+            };
+            if !self.try_publish(message.clone()) {
+                self.backlogged = true;
+                return;
+            }
+            self.unsent_states.remove(&board);
+        }
+        while let Some(message) = self.queue.front() {
+            if !self.try_publish(message.clone()) {
+                self.backlogged = true;
+                return;
+            }
+            self.queue.pop_front();
+        }
+        self.backlogged = false;
+    }
+
+    fn try_publish(&self, message: Message) -> bool {
+        self.client
+            .try_publish(message.topic, message.qos, message.retain, message.payload)
+            .is_ok()
+    }
+}

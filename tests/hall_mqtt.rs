@@ -1,0 +1,824 @@
+//! The hall with a real broker: each test starts its own `mosquitto` on a
+//! free port of 127.0.0.1 (anonymous, no persistence) and kills it at the
+//! end; the real `chessclockd` with simulated units on PTYs and a private
+//! dbus-daemon (to read the history the way `chessclockctl` does); an MQTT
+//! client (rumqttc) in the test that watches the hall's topics and sends
+//! commands. Serialised; every wait has a deadline and waits for a
+//! condition.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::Button;
+use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
+use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+mod daemon_support;
+mod hall_support;
+use daemon_support::{devices_linked, Bus, Client, Daemon};
+use hall_support::{Broker, WAIT};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+const HALL: &str = "open";
+const HOST: &str = "pi1";
+
+/// A message as a watcher saw it.
+#[derive(Clone, Debug)]
+struct Seen {
+    topic: String,
+    payload: Vec<u8>,
+    retain: bool,
+}
+
+impl Seen {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.payload).unwrap_or(Value::Null)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.payload).into_owned()
+    }
+}
+
+/// An MQTT client of the test: sees everything under `chessclock/#` (it
+/// subscribes again on every ConnAck), and sends commands.
+struct Watcher {
+    client: AsyncClient,
+    seen: mpsc::UnboundedReceiver<Seen>,
+    task: tokio::task::JoinHandle<()>,
+    next_id: u32,
+    /// Every message seen, in order, and where waits start looking.
+    log: Vec<Seen>,
+    from: usize,
+}
+
+impl Watcher {
+    async fn connect(broker: &Broker, name: &str) -> Watcher {
+        Watcher::connect_as(broker, name, None).await
+    }
+
+    async fn connect_as(broker: &Broker, name: &str, login: Option<(&str, &str)>) -> Watcher {
+        let mut options = MqttOptions::new(name, "127.0.0.1", broker.port);
+        if let Some((user, password)) = login {
+            options.set_credentials(user, password);
+        }
+        Watcher::connect_with(options).await
+    }
+
+    async fn connect_with(mut options: MqttOptions) -> Watcher {
+        options.set_keep_alive(Duration::from_secs(5));
+        options.set_max_packet_size(1 << 20, 1 << 20);
+        let (client, mut eventloop) = AsyncClient::new(options, 64);
+        let (tx, seen) = mpsc::unbounded_channel();
+        let (up_tx, mut up) = mpsc::unbounded_channel();
+        let subscriber = client.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+                        let _ = subscriber.subscribe("chessclock/#", QoS::AtLeastOnce).await;
+                    }
+                    Ok(Event::Incoming(Incoming::SubAck(_))) => {
+                        let _ = up_tx.send(());
+                    }
+                    Ok(Event::Incoming(Incoming::Publish(p))) => {
+                        let _ = tx.send(Seen {
+                            topic: p.topic,
+                            payload: p.payload.to_vec(),
+                            retain: p.retain,
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        });
+        tokio::time::timeout(WAIT, up.recv())
+            .await
+            .expect("the watcher subscribed");
+        Watcher {
+            client,
+            seen,
+            task,
+            next_id: 0,
+            log: Vec::new(),
+            from: 0,
+        }
+    }
+
+    /// The first message since the mark (see [`Watcher::mark`]) that
+    /// `ready` accepts, seen already or within [`WAIT`].
+    async fn wait(&mut self, what: &str, ready: impl Fn(&Seen) -> bool) -> Seen {
+        self.wait_for(what, WAIT, ready).await
+    }
+
+    /// From now on, waits look only at messages seen from here on.
+    fn mark(&mut self) {
+        self.from = self.log.len();
+    }
+
+    async fn wait_for(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        ready: impl Fn(&Seen) -> bool,
+    ) -> Seen {
+        if let Some(seen) = self.log[self.from..].iter().find(|seen| ready(seen)) {
+            return seen.clone();
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.seen.recv()).await {
+                Ok(Some(seen)) => {
+                    self.log.push(seen.clone());
+                    if ready(&seen) {
+                        return seen;
+                    }
+                }
+                Ok(None) => panic!("{what}: the watcher stopped"),
+                Err(_) => panic!(
+                    "{what}: not seen within {limit:?}; seen instead:\n{}",
+                    self.log[self.from..]
+                        .iter()
+                        .map(|seen| format!("{} {}", seen.topic, seen.text()))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Sends a command (raw payload) to board b1 and waits for the reply
+    /// with `id`.
+    async fn send_raw(&mut self, payload: Vec<u8>, id: Option<&str>) -> Value {
+        self.mark();
+        self.client
+            .publish(topic("command"), QoS::AtLeastOnce, false, payload)
+            .await
+            .unwrap();
+        let want = id.map(str::to_owned);
+        self.wait("the reply", move |seen| {
+            seen.topic == topic("reply") && seen.json()["id"].as_str().map(str::to_owned) == want
+        })
+        .await
+        .json()
+    }
+
+    /// Sends `command` (its fields merged in) as arbiter `arbiter`.
+    async fn command(&mut self, arbiter: &str, command: Value) -> Value {
+        self.next_id += 1;
+        let id = format!("req-{}", self.next_id);
+        let mut request = json!({"id": id, "arbiter": arbiter});
+        for (key, value) in command.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        self.send_raw(serde_json::to_vec(&request).unwrap(), Some(&id))
+            .await
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn topic(leaf: &str) -> String {
+    format!("chessclock/{HALL}/board/b1/{leaf}")
+}
+
+fn online_topic() -> String {
+    format!("chessclock/{HALL}/host/{HOST}/online")
+}
+
+/// A broker that wants a login: its users (name, password), the daemon's
+/// credentials file's text, the broker's ACL.
+struct Access<'a> {
+    users: &'a [(&'a str, &'a str)],
+    login: &'a str,
+    acl: &'a str,
+}
+
+/// Everything one test needs: a broker, simulated units, a bus, a config.
+struct Setup {
+    dir: tempfile::TempDir,
+    broker: Broker,
+    bus: Bus,
+    units: Option<SimUnits>,
+    sim: SimHandle,
+    config: PathBuf,
+}
+
+impl Setup {
+    fn new(keepalive: u16, buffer: usize) -> Setup {
+        Setup::build(keepalive, buffer, None)
+    }
+
+    /// `credentials`: the broker's users, the daemon's own login and the
+    /// broker's ACL.
+    fn build(keepalive: u16, buffer: usize, credentials: Option<Access<'_>>) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let (broker, login) = match credentials {
+            None => (Broker::start(dir.path()), String::new()),
+            Some(Access { users, login, acl }) => {
+                let file = dir.path().join("hall-credentials.toml");
+                std::fs::write(&file, login).unwrap();
+                (
+                    Broker::with_users(dir.path(), users, acl),
+                    format!("credentials = \"{}\"\n", file.display()),
+                )
+            }
+        };
+        let bus = Bus::start(dir.path());
+        let mut options = SimOptions::demo();
+        for unit in &mut options.units {
+            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
+        }
+        let units = spawn_units(&options).expect("simulated units");
+        let sim = units.handle();
+        let config = dir.path().join("chessclockd.toml");
+        std::fs::write(
+            &config,
+            format!(
+                r#"[daemon]
+bus = "session"
+state-dir = "{state}"
+rt-priority = 0
+mlock = false
+
+[[board]]
+id = "b1"
+control = "300+2"
+buttons = "{buttons}"
+displays = ["{display}"]
+
+[hall]
+broker = "mqtt://127.0.0.1:{port}"
+name = "{HALL}"
+host = "{HOST}"
+keepalive-seconds = {keepalive}
+buffer = {buffer}
+{login}"#,
+                state = dir.path().join("state").display(),
+                buttons = units.path("buttons").unwrap().display(),
+                display = units.path("display").unwrap().display(),
+                port = broker.port,
+            ),
+        )
+        .unwrap();
+        Setup {
+            dir,
+            broker,
+            bus,
+            units: Some(units),
+            sim,
+            config,
+        }
+    }
+
+    fn daemon(&self, name: &str) -> Daemon {
+        Daemon::spawn(&self.config, &self.bus, self.dir.path().join(name))
+    }
+
+    /// Presses now and waits for the ACK (committed).
+    async fn press(&self, button: Button) {
+        let sim = self.sim.clone();
+        tokio::task::spawn_blocking(move || {
+            sim.press_returning_instant(Some("buttons"), button)
+                .unwrap();
+            sim.wait_until("buttons", WAIT, |s| s.unacked == 0)
+                .unwrap_or_else(|e| panic!("{e}"));
+        })
+        .await
+        .unwrap();
+    }
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        if let Some(units) = self.units.take() {
+            units.shutdown();
+        }
+    }
+}
+
+fn is_state(seen: &Seen, ready: impl Fn(&Value) -> bool) -> bool {
+    seen.topic == topic("state") && ready(&seen.json())
+}
+
+fn is_event(seen: &Seen, ready: impl Fn(&Value) -> bool) -> bool {
+    seen.topic == topic("event") && ready(&seen.json()["event"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(5, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
+
+    // A subscriber that comes late still gets the state and `online`
+    // (retained).
+    let mut watcher = Watcher::connect(&setup.broker, "late").await;
+    let state = watcher
+        .wait("the retained state", |seen| {
+            seen.retain && is_state(seen, |s| s["snapshot"]["devices"][0]["connected"] == true)
+        })
+        .await
+        .json();
+    assert_eq!(state["schema"], 1);
+    assert_eq!(state["hall"], HALL);
+    assert_eq!(state["host"], HOST);
+    assert_eq!(
+        state["snapshot"]["white_remaining_ms"],
+        state["state"]["white"]["remaining_ms"]
+    );
+    assert_eq!(state["snapshot"]["started"], false);
+    assert_eq!(state["state"]["control"], "300+2");
+    let offset =
+        state["clock"]["wall_ms"].as_i64().unwrap() - state["clock"]["mono_ms"].as_i64().unwrap();
+    assert_eq!(
+        state["snapshot_wall_ms"].as_i64().unwrap(),
+        state["snapshot"]["snapshot_ms"].as_i64().unwrap() + offset
+    );
+    let mut late = Watcher::connect(&setup.broker, "later").await;
+    let online = late
+        .wait("online", |seen| seen.topic == online_topic())
+        .await;
+    assert!(online.retain);
+    assert_eq!(online.text(), "online");
+    drop(late);
+
+    // The arbiter starts the game from the hall: recorded with the name.
+    let reply = watcher
+        .command("Ann Arbiter", json!({"command": "start"}))
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let recorded = watcher
+        .wait("the start in the history", |seen| {
+            is_event(seen, |e| {
+                e["kind"] == "recorded" && e["row"]["do"] == "start"
+            })
+        })
+        .await
+        .json();
+    assert_eq!(recorded["event"]["row"]["caller_name"], "Ann Arbiter");
+    assert_eq!(recorded["event"]["board"], "b1");
+    watcher
+        .wait("the running state", |seen| {
+            is_state(seen, |s| s["snapshot"]["running"] == "white")
+        })
+        .await;
+
+    // A press on the unit: an event.
+    watcher.mark();
+    setup.press(Button::Left).await;
+    let pressed = watcher
+        .wait("the press event", |seen| {
+            is_event(seen, |e| e["kind"] == "pressed")
+        })
+        .await
+        .json();
+    assert_eq!(pressed["event"]["side"], "white");
+    assert_eq!(pressed["event"]["move_number"], 1);
+    let seq = pressed["seq"].as_u64().unwrap();
+    assert!(seq > 0);
+
+    // A press from the hall delivered twice (as QoS 1 may) is made once.
+    let press = br#"{"id":"dup","arbiter":"Zed","command":"press","side":"black"}"#;
+    let first = watcher.send_raw(press.to_vec(), Some("dup")).await;
+    assert_eq!(first["ok"], true, "{first}");
+    let again = watcher.send_raw(press.to_vec(), Some("dup")).await;
+    assert_eq!(again, first);
+
+    // Pause and a correction from the hall.
+    let reply = watcher.command("Bob", json!({"command": "pause"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the pause event", |seen| {
+            is_event(seen, |e| {
+                e["kind"] == "recorded" && e["row"]["do"] == "pause"
+            })
+        })
+        .await;
+    let reply = watcher
+        .command(
+            "Bob",
+            json!({"command": "adjust", "side": "black", "remaining_ms": 120000}),
+        )
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the corrected state", |seen| {
+            is_state(seen, |s| {
+                s["snapshot"]["paused"] == true && s["snapshot"]["black_remaining_ms"] == 120_000
+            })
+        })
+        .await;
+
+    // Refused and malformed commands get error replies, and change nothing.
+    let reply = watcher.command("Bob", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], false, "{reply}");
+    assert_eq!(reply["error"]["kind"], "invalid-state", "{reply}");
+    let reply = watcher.send_raw(b"{not json".to_vec(), None).await;
+    assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
+    let reply = watcher
+        .send_raw(
+            br#"{"id":"x1","arbiter":"Bob","command":"fly"}"#.to_vec(),
+            Some("x1"),
+        )
+        .await;
+    assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
+    let reply = watcher
+        .command("Bob", json!({"command": "adjust", "side": "white"}))
+        .await;
+    assert_eq!(reply["error"]["kind"], "invalid-argument", "{reply}");
+
+    // A read over the hall, and the history as D-Bus shows it.
+    let reply = watcher.command("Bob", json!({"command": "history"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let history = client.history().await;
+    let by = |kind: &str| -> Vec<Value> {
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["do"] == kind)
+            .map(|e| e["caller_name"].clone())
+            .collect()
+    };
+    // (The refused start is in the history too, with its name.)
+    assert_eq!(
+        by("start"),
+        vec![json!("Ann Arbiter"), json!("Bob")],
+        "{history}"
+    );
+    assert_eq!(by("pause"), vec![json!("Bob")], "{history}");
+    assert_eq!(by("adjust"), vec![json!("Bob")], "{history}");
+    assert_eq!(
+        by("press"),
+        vec![Value::Null, json!("Zed")],
+        "one press from the unit, one from the hall: {history}"
+    );
+    assert_eq!(reply["result"]["events"], history["events"]);
+
+    // SIGTERM: `offline` at once (published before the daemon exits).
+    watcher.mark();
+    assert!(daemon.terminate().success());
+    let offline = watcher
+        .wait_for("offline after SIGTERM", Duration::from_secs(1), |seen| {
+            seen.topic == online_topic()
+        })
+        .await;
+    assert_eq!(offline.text(), "offline");
+    // Kept for those who come later.
+    let mut late = Watcher::connect(&setup.broker, "after").await;
+    let offline = late
+        .wait("offline, retained", |seen| seen.topic == online_topic())
+        .await;
+    assert_eq!(offline.text(), "offline");
+    assert!(offline.retain);
+    // The board's last state stays, with its view (read before the stop).
+    let last = late
+        .wait("the last state", |seen| is_state(seen, |_| true))
+        .await;
+    assert!(last.retain);
+    let last = last.json();
+    assert_eq!(last["snapshot"]["paused"], true, "{last}");
+    assert_eq!(last["state"]["black"]["remaining_ms"], 120_000, "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_shows_offline_within_twice_the_keepalive() {
+    let _serial = SERIAL.lock().await;
+    let keepalive = 2;
+    let setup = Setup::new(keepalive, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher = Watcher::connect(&setup.broker, "watch").await;
+    watcher
+        .wait("online", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    // A command left retained on the broker: carried out when it comes
+    // (the game has not started: refused), never again.
+    let retained = br#"{"id":"ret1","arbiter":"Ann","command":"pause"}"#;
+    watcher.mark();
+    watcher
+        .client
+        .publish(topic("command"), QoS::AtLeastOnce, true, retained.to_vec())
+        .await
+        .unwrap();
+    let reply = watcher
+        .wait("the reply", |seen| {
+            seen.topic == topic("reply") && seen.json()["id"] == "ret1"
+        })
+        .await
+        .json();
+    assert_eq!(reply["error"]["kind"], "invalid-state", "{reply}");
+
+    watcher.mark();
+    let killed = Instant::now();
+    daemon.kill9();
+    let offline = watcher
+        .wait_for(
+            "the last will",
+            Duration::from_secs(2 * u64::from(keepalive)),
+            |seen| seen.topic == online_topic(),
+        )
+        .await;
+    assert_eq!(offline.text(), "offline");
+    assert!(killed.elapsed() < Duration::from_secs(2 * u64::from(keepalive)));
+
+    // Started again, the daemon gets the retained command at its
+    // subscription and refuses it.
+    watcher.mark();
+    let daemon = setup.daemon("daemon2.log");
+    let reply = watcher
+        .wait("the retained command's reply", |seen| {
+            seen.topic == topic("reply") && seen.json()["id"] == "ret1"
+        })
+        .await
+        .json();
+    assert_eq!(reply["error"]["kind"], "retained", "{reply}");
+    assert!(daemon.terminate().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_broker_restart_the_state_is_published_again_and_commands_work() {
+    let _serial = SERIAL.lock().await;
+    let mut setup = Setup::new(5, 1);
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
+    {
+        let mut watcher = Watcher::connect(&setup.broker, "before").await;
+        watcher
+            .wait("the first state", |seen| is_state(seen, |_| true))
+            .await;
+    }
+
+    // The broker goes away (its retained messages with it: no
+    // persistence); changes are made meanwhile over D-Bus, more events
+    // than the buffer (1 message) holds.
+    setup.broker.kill();
+    let deadline = Instant::now() + WAIT;
+    while !daemon.log().contains("the broker is away") {
+        assert!(Instant::now() < deadline, "{}", daemon.log());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    client.board.start().await.unwrap();
+    client.board.pause().await.unwrap();
+    setup.broker.run();
+
+    // The daemon reconnects by itself, says so, publishes the state again
+    // (with the changes made while the broker was away) and takes commands
+    // (its subscriptions were renewed).
+    let mut watcher = Watcher::connect(&setup.broker, "after").await;
+    let state = watcher
+        .wait_for("the state again", Duration::from_secs(15), |seen| {
+            is_state(seen, |s| s["snapshot"]["paused"] == true)
+        })
+        .await
+        .json();
+    assert_eq!(state["snapshot"]["started"], true);
+    let reply = watcher.command("Carol", json!({"command": "resume"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the resumed state", |seen| {
+            is_state(seen, |s| {
+                s["snapshot"]["paused"] == false && s["snapshot"]["running"] == "white"
+            })
+        })
+        .await;
+    let history = client.history().await;
+    let resume = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["do"] == "resume")
+        .cloned()
+        .unwrap_or_else(|| panic!("no resume in {history}"));
+    assert_eq!(resume["caller_name"], "Carol");
+    // The dropped events (the start's and the pause's history rows, less
+    // the one kept) were counted and reported on reconnection.
+    let log = daemon.log();
+    assert!(log.contains("reconnect=true"), "{log}");
+    assert!(
+        log.contains("messages were dropped while the broker was away dropped="),
+        "{log}"
+    );
+    assert!(daemon.terminate().success());
+}
+
+/// A hall set up as README says: a password per client and an ACL (the
+/// Pi publishes only under its board and host and reads only its
+/// commands; the arbiters command; spectators read).
+const ACL: &str = "user pi1
+topic write chessclock/open/board/b1/state
+topic write chessclock/open/board/b1/event
+topic write chessclock/open/board/b1/reply
+topic write chessclock/open/host/pi1/#
+topic read chessclock/open/board/b1/command
+
+user arbiter
+topic readwrite chessclock/open/#
+
+user spectator
+topic read chessclock/open/#
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_passwords_and_an_acl_only_the_arbiters_command() {
+    let _serial = SERIAL.lock().await;
+    let users: &[(&str, &str)] = &[
+        (HOST, "pi-secret"),
+        ("arbiter", "arb-secret"),
+        ("spectator", "spec-secret"),
+    ];
+    let setup = Setup::build(
+        5,
+        1024,
+        Some(Access {
+            users,
+            login: "username = \"pi1\"\npassword = \"pi-secret\"\n",
+            acl: ACL,
+        }),
+    );
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher =
+        Watcher::connect_as(&setup.broker, "arb", Some(("arbiter", "arb-secret"))).await;
+    watcher
+        .wait("the retained state", |seen| is_state(seen, |_| true))
+        .await;
+    let reply = watcher.command("Dana", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+
+    // A spectator's command is dropped by the broker (its ACL): the
+    // daemon never sees it. Its PUBACK comes first, then the arbiter's
+    // command, which the daemon takes after anything before it.
+    let spectator =
+        Watcher::connect_as(&setup.broker, "spec", Some(("spectator", "spec-secret"))).await;
+    spectator
+        .client
+        .publish(
+            topic("command"),
+            QoS::AtLeastOnce,
+            false,
+            br#"{"id":"s1","arbiter":"Mallory","command":"pause"}"#.to_vec(),
+        )
+        .await
+        .unwrap();
+    let reply = watcher.command("Dana", json!({"command": "history"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let rows = reply["result"]["events"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|row| row["caller_name"] != "Mallory"),
+        "{reply}"
+    );
+    assert!(rows.iter().all(|row| row["do"] != "pause"), "{reply}");
+    assert!(
+        !watcher
+            .log
+            .iter()
+            .any(|seen| seen.text().contains("\"s1\"") && seen.topic == topic("reply")),
+        "the spectator's command was answered"
+    );
+
+    // A client with a wrong password is refused by the broker.
+    let mut options = MqttOptions::new("stranger", "127.0.0.1", setup.broker.port);
+    options.set_credentials("arbiter", "guess");
+    let (_client, mut eventloop) = AsyncClient::new(options, 8);
+    match tokio::time::timeout(WAIT, eventloop.poll()).await.unwrap() {
+        Err(rumqttc::ConnectionError::ConnectionRefused(code)) => {
+            assert_eq!(code, rumqttc::ConnectReturnCode::NotAuthorized)
+        }
+        other => panic!("a wrong password got in: {other:?}"),
+    }
+    assert!(daemon.terminate().success());
+}
+
+/// When the broker gives up on a frozen client: 1.5 x the keepalive after
+/// its last packet (MQTT 3.1.1), found by mosquitto 2.0.11's keepalive
+/// check, which ran up to about 5 s late here (measured: 5.1 s for a
+/// keepalive of 2 s, 11.3 s for 4 s, 9.8 s for mosquitto_sub with 5 s).
+fn frozen_limit(keepalive: u16) -> Duration {
+    Duration::from_millis(1500 * u64::from(keepalive) + 5_500)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_daemon_shows_offline_once_the_broker_sees_its_keepalive_lapse_and_comes_back() {
+    let _serial = SERIAL.lock().await;
+    let keepalive = 2;
+    let setup = Setup::new(keepalive, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher = Watcher::connect(&setup.broker, "watch").await;
+    watcher
+        .wait("online", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    watcher.mark();
+    let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let frozen = Instant::now();
+    let offline = watcher
+        .wait_for(
+            "the last will of a frozen daemon",
+            frozen_limit(keepalive),
+            |seen| seen.topic == online_topic(),
+        )
+        .await;
+    assert_eq!(offline.text(), "offline");
+    assert!(frozen.elapsed() < frozen_limit(keepalive));
+    // Thawed, it finds its connection gone, connects again and says so.
+    watcher.mark();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT).unwrap();
+    watcher
+        .wait("online again", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    watcher
+        .wait("the state again", |seen| is_state(seen, |_| true))
+        .await;
+    assert!(daemon.terminate().success());
+}
+
+#[test]
+fn a_missing_credentials_file_stops_the_start_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = Bus::start(dir.path());
+    let config = dir.path().join("chessclockd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[daemon]\nbus = \"session\"\nstate-dir = \"{}\"\nrt-priority = 0\nmlock = false\n\n\
+             [[board]]\nid = \"b1\"\n\n[hall]\nname = \"{HALL}\"\ncredentials = \"/nonexistent/creds.toml\"\n",
+            dir.path().join("state").display()
+        ),
+    )
+    .unwrap();
+    let mut daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = daemon.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still running: {}", daemon.log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success());
+    assert!(
+        daemon.log().contains("/nonexistent/creds.toml"),
+        "{}",
+        daemon.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_with_the_halls_ca() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::with_tls(dir.path());
+    let bus = Bus::start(dir.path());
+    let ca = dir.path().join("ca.pem");
+    let config = dir.path().join("chessclockd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[daemon]\nbus = \"session\"\nstate-dir = \"{}\"\nrt-priority = 0\nmlock = false\n\n\
+             [[board]]\nid = \"b1\"\n\n[hall]\nbroker = \"mqtts://127.0.0.1:{}\"\nname = \"{HALL}\"\n\
+             host = \"{HOST}\"\nca = \"{}\"\n",
+            dir.path().join("state").display(),
+            broker.port,
+            ca.display()
+        ),
+    )
+    .unwrap();
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let mut options = MqttOptions::new("tls-watcher", "127.0.0.1", broker.port);
+    options.set_transport(rumqttc::Transport::tls_with_config(
+        rumqttc::TlsConfiguration::Simple {
+            ca: std::fs::read(&ca).unwrap(),
+            alpn: None,
+            client_auth: None,
+        },
+    ));
+    let mut watcher = Watcher::connect_with(options).await;
+    watcher
+        .wait("the state over TLS", |seen| is_state(seen, |_| true))
+        .await;
+    watcher
+        .wait("online over TLS", |seen| {
+            seen.topic == online_topic() && seen.text() == "online"
+        })
+        .await;
+    let reply = watcher.command("Eve", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(client.state().await["running"], "white");
+    assert!(daemon.terminate().success());
+}
