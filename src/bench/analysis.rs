@@ -347,7 +347,8 @@ pub struct LatePressOutcome {
 
 /// The outcome of the press `(serial, event)` by `side`, truly made at
 /// `true_at_us` (CLOCK_MONOTONIC µs), in a `History()` array of a game
-/// whose epoch is `epoch_us`.
+/// whose epoch is `epoch_us`, read before the other side pressed again
+/// (which gives `side` its clock back, and a flag that may rightly fall).
 pub fn late_press_outcome(
     history: &[Value],
     serial: &str,

@@ -181,6 +181,9 @@ pub struct LateFlagTrial {
     pub delay_ms: u64,
     /// `None` when the simulator's log has no such press.
     pub outcome: Option<LatePressOutcome>,
+    /// Black's press after it, on time and far from a flag: its accounting
+    /// error, ms (`None` when not found).
+    pub ordinary_error_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -189,6 +192,9 @@ pub struct LateFlagReport {
     /// Accounted − true, ms, over every press made before its flag.
     pub error_ms: Summary,
     pub abs_error_ms: Summary,
+    /// |error| of the ordinary presses of the same games (Black's, on
+    /// time, far from a flag): what "as exact as any press" compares with.
+    pub ordinary_abs_error_ms: Summary,
     /// |error| by how late the frame was: `0-99`, `100-299`, `300-500` ms.
     pub abs_error_by_delay_ms: BTreeMap<String, Summary>,
     /// Trials whose flag was shown before the press arrived, then withdrawn.
@@ -263,7 +269,15 @@ pub fn late_flag(
         // `initial` away.
         sleep_until_us(flag_at.max(at + delay_ms as i64 * MS) + 400 * MS);
         let (history, epoch) = rig.history(&board)?;
-        played.push((at, flag_at, delay_ms, history, epoch));
+        // Then Black presses, on time and far from any flag: an ordinary
+        // press of the same game, the "any press" the goal compares with.
+        // (It gives White her clock back, with less than the window left:
+        // her flag then falls rightly, so the late press's outcome is read
+        // from the history before it.)
+        let ordinary = sim.press_returning_instant(Some(&unit), Button::Right)?;
+        std::thread::sleep(Duration::from_millis(300));
+        let (after, _) = rig.history(&board)?;
+        played.push((at, ordinary, flag_at, delay_ms, history, after, epoch));
     }
     // The log is written in batches: read it once, at the end.
     std::thread::sleep(Duration::from_millis(300));
@@ -271,13 +285,18 @@ pub fn late_flag(
     base.finish(rig);
 
     let mut trials = Vec::new();
-    for (at, flag_at, delay_ms, history, epoch) in played {
+    for (at, ordinary, flag_at, delay_ms, history, after, epoch) in played {
         let outcome = press_at(&presses, &unit, at)
             .map(|p| analysis::late_press_outcome(&history, &serial, p.event, "white", at, epoch));
+        let ordinary_error_ms = press_at(&presses, &unit, ordinary).and_then(|p| {
+            analysis::late_press_outcome(&after, &serial, p.event, "black", ordinary, epoch)
+                .error_ms
+        });
         trials.push(LateFlagTrial {
             before_flag_ms: (flag_at - at) as f64 / 1e3,
             delay_ms,
             outcome,
+            ordinary_error_ms,
         });
     }
     Ok(late_flag_report(trials))
@@ -291,6 +310,7 @@ pub fn late_flag_report(trials: Vec<LateFlagTrial>) -> LateFlagReport {
         trials: Vec::new(),
         error_ms: Summary::default(),
         abs_error_ms: Summary::default(),
+        ordinary_abs_error_ms: Summary::default(),
         abs_error_by_delay_ms: BTreeMap::new(),
         flags_withdrawn: 0,
         flags_standing: 0,
@@ -325,6 +345,8 @@ pub fn late_flag_report(trials: Vec<LateFlagTrial>) -> LateFlagReport {
             None => {}
         }
     }
+    let ordinary: Vec<f64> = trials.iter().filter_map(|t| t.ordinary_error_ms).collect();
+    report.ordinary_abs_error_ms = Summary::of_abs(&ordinary);
     report.error_ms = Summary::of(&errors);
     report.abs_error_ms = Summary::of_abs(&errors);
     report.abs_error_by_delay_ms = by_band
@@ -805,6 +827,7 @@ mod tests {
             before_flag_ms: before,
             delay_ms: delay,
             outcome,
+            ordinary_error_ms: Some(-before / 1000.0),
         };
         let report = late_flag_report(vec![
             trial(150.0, 0, outcome(Some(0.05), false, false)),
@@ -821,6 +844,9 @@ mod tests {
         assert_eq!(report.flags_standing, 1);
         assert_eq!(report.trials_late_harness, 1);
         assert_eq!(report.presses_missing, 1);
+        // Every game's ordinary press counts, whatever its late press did.
+        assert_eq!(report.ordinary_abs_error_ms.count, 5);
+        assert_eq!(report.ordinary_abs_error_ms.max, 0.15);
     }
 
     #[test]

@@ -250,6 +250,11 @@ fn issue13_markdown(report: &BenchReport, out: &mut String) {
             "| the same, absolute (ms) | {} |",
             row(&late.abs_error_ms, 3)
         );
+        let _ = writeln!(
+            out,
+            "| absolute, ordinary presses of the same games (ms) | {} |",
+            row(&late.ordinary_abs_error_ms, 3)
+        );
         for (band, e) in &late.abs_error_by_delay_ms {
             let _ = writeln!(out, "| absolute, frame {band} ms late | {} |", row(e, 3));
         }
