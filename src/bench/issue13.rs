@@ -434,14 +434,7 @@ fn spawn_readers(
                     bytes.clone(),
                 );
                 set.spawn(async move {
-                    let conn = zbus::connection::Builder::address(address.as_str())
-                        .build()
-                        .await?;
-                    let proxy = crate::dbus::client::BoardProxy::builder(&conn)
-                        .path(crate::dbus::board_path(&board))
-                        .cache_properties(zbus::proxy::CacheProperties::No)
-                        .build()
-                        .await?;
+                    let proxy = rig::own_board_proxy(&address, &board).await?;
                     while !stop.load(Ordering::Relaxed) {
                         if !on.load(Ordering::Relaxed) {
                             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -537,15 +530,9 @@ pub fn reader_flood(
     let events = options.flood_events;
     {
         let address = rig.bus.address.clone();
-        let path = crate::dbus::board_path(&board);
+        let board = board.clone();
         rig.rt.block_on(async move {
-            let conn = zbus::connection::Builder::address(address.as_str())
-                .build()
-                .await?;
-            let proxy = crate::dbus::client::BoardProxy::builder(&conn)
-                .path(path)
-                .build()
-                .await?;
+            let proxy = rig::own_board_proxy(&address, &board).await?;
             for k in 0..events {
                 let side = if k % 2 == 0 { "white" } else { "black" };
                 proxy.press(side).await?;

@@ -728,15 +728,9 @@ fn run_store(
     // are by the waiting side: they are committed (and ignored) all the same.
     let pipelined = {
         let conn_address = rig.bus.address.clone();
-        let path = crate::dbus::board_path(&board);
+        let board = board.clone();
         rig.rt.block_on(async move {
-            let conn = zbus::connection::Builder::address(conn_address.as_str())
-                .build()
-                .await?;
-            let proxy = crate::dbus::client::BoardProxy::builder(&conn)
-                .path(path)
-                .build()
-                .await?;
+            let proxy = rig::own_board_proxy(&conn_address, &board).await?;
             let started = Instant::now();
             let mut sent = 0;
             while sent < presses {

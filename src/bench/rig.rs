@@ -470,6 +470,17 @@ impl Rig {
     }
 }
 
+/// A proxy of `board` on a connection of its own to the bus at `address`
+/// (so a caller of its own, with its own read share).
+pub async fn own_board_proxy(address: &str, board: &str) -> anyhow::Result<BoardProxy<'static>> {
+    let conn = zbus::connection::Builder::address(address).build().await?;
+    Ok(BoardProxy::builder(&conn)
+        .path(crate::dbus::board_path(board))
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?)
+}
+
 /// Parses a JSON Lines file, skipping a torn last line.
 pub fn read_jsonl(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
