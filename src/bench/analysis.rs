@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::stats::Summary;
 use crate::engine::{Micros, SECOND};
 
 /// A press as the simulated button unit made it.
@@ -308,6 +309,201 @@ pub fn display_lateness(frames: &[Shown], intervals: &[Running]) -> Vec<f64> {
     out
 }
 
+/// From each press to the first `ack` record of its unit and event after
+/// it (the unit received the daemon's ACK), ms; `None` when none came.
+pub fn ack_latency(records: &[Value], presses: &[TruePress]) -> Vec<Option<f64>> {
+    presses
+        .iter()
+        .map(|p| {
+            records
+                .iter()
+                .filter(|r| r["kind"] == "ack" && r["unit"] == p.unit.as_str())
+                .filter(|r| r["event"].as_u64() == Some(p.event))
+                .filter_map(|r| r["t_us"].as_i64())
+                .find(|t| *t >= p.at_us)
+                .map(|t| (t - p.at_us) as f64 / 1e3)
+        })
+        .collect()
+}
+
+/// What the daemon made of one press made shortly before the pressing
+/// side's flag and delivered late (issue 13: late presses before a flag).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LatePressOutcome {
+    /// Accounted − true instant, ms, when the press is in the history as
+    /// placed (a `press` row with its serial and event).
+    pub error_ms: Option<f64>,
+    /// Its `press` row says it was ignored (e.g. the flag had fallen).
+    pub ignored: bool,
+    /// It was recorded as `press-not-placed` (arrived too late to place).
+    pub not_placed: bool,
+    /// A flag of the pressing side was shown (a `flag` row after the true
+    /// press instant) and withdrawn (a `flag-withdrawn` row for it).
+    pub flag_withdrawn: bool,
+    /// A flag of the pressing side after the true press instant stands in
+    /// the history: shown and never withdrawn. Always wrong here.
+    pub flag_standing: bool,
+}
+
+/// The outcome of the press `(serial, event)` by `side`, truly made at
+/// `true_at_us` (CLOCK_MONOTONIC µs), in a `History()` array of a game
+/// whose epoch is `epoch_us`, read before the other side pressed again
+/// (which gives `side` its clock back, and a flag that may rightly fall).
+pub fn late_press_outcome(
+    history: &[Value],
+    serial: &str,
+    event: u64,
+    side: &str,
+    true_at_us: i64,
+    epoch_us: i64,
+) -> LatePressOutcome {
+    let ours = |e: &Value| {
+        e["device"]["serial"].as_str() == Some(serial)
+            && e["device"]["event"].as_u64() == Some(event)
+    };
+    let mut out = LatePressOutcome::default();
+    if let Some(row) = history.iter().find(|e| e["do"] == "press" && ours(e)) {
+        out.error_ms = row["t_us"]
+            .as_i64()
+            .map(|t| (epoch_us + t - true_at_us) as f64 / 1e3);
+        out.ignored = row["outcome"].as_array().is_some_and(|o| {
+            o.iter()
+                .any(|s| s.as_str().is_some_and(|s| s.starts_with("ignored")))
+        });
+    }
+    out.not_placed = history
+        .iter()
+        .any(|e| e["do"] == "press-not-placed" && ours(e));
+    let withdrawn: Vec<i64> = history
+        .iter()
+        .filter(|e| e["do"] == "flag-withdrawn" && e["side"] == side)
+        .filter_map(|e| e["flag_at_us"].as_i64())
+        .collect();
+    for flag in history
+        .iter()
+        .filter(|e| e["do"] == "flag" && e["side"] == side)
+        .filter_map(|e| e["t_us"].as_i64())
+        .filter(|t| epoch_us + t > true_at_us)
+    {
+        if withdrawn.contains(&flag) {
+            out.flag_withdrawn = true;
+        } else {
+            out.flag_standing = true;
+        }
+    }
+    out
+}
+
+/// What the daemon charged the running side across a restart, against the
+/// truth (issue 13: time charged across kill -9).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RestartCharge {
+    /// The side whose clock ran when the daemon went down.
+    pub side: String,
+    /// µs the daemon charged it from the press that started its clock up
+    /// to the restart (its `restart` row).
+    pub charged_us: i64,
+    /// µs from the true press instant to the restart instant the daemon
+    /// states (epoch + the `restart` row's offset).
+    pub truth_us: i64,
+    /// charged − truth, ms.
+    pub error_ms: f64,
+    /// The restart instant the daemon states, CLOCK_MONOTONIC µs.
+    pub restart_at_us: i64,
+    /// The down time the `restart` row states, ms.
+    pub down_ms: f64,
+    pub same_boot: bool,
+}
+
+/// The charge of the press `(serial, event)` (truly made at `true_at_us`)
+/// up to the first `restart` row after it, from a `History()` array of a
+/// game whose epoch is `epoch_us`. `None` when either row is missing, when
+/// the `restart` row names no running side or another side than the one the
+/// press started, or when another clock input (press, pause, resume,
+/// adjust, start) lies between them: then the difference of their instants
+/// is not what the side was charged.
+pub fn charge_across_restart(
+    history: &[Value],
+    serial: &str,
+    event: u64,
+    true_at_us: i64,
+    epoch_us: i64,
+) -> Option<RestartCharge> {
+    let at = history.iter().position(|e| {
+        e["do"] == "press"
+            && e["device"]["serial"].as_str() == Some(serial)
+            && e["device"]["event"].as_u64() == Some(event)
+    })?;
+    let press = &history[at];
+    let started = match press["side"].as_str()? {
+        "white" => "black",
+        "black" => "white",
+        _ => return None,
+    };
+    let t_press = press["t_us"].as_i64()?;
+    let rest = &history[at + 1..];
+    let restart_at = rest.iter().position(|e| e["do"] == "restart")?;
+    let clock_input = |e: &Value| {
+        matches!(
+            e["do"].as_str(),
+            Some("press" | "pause" | "resume" | "adjust" | "start" | "start-at")
+        )
+    };
+    if rest[..restart_at].iter().any(clock_input) {
+        return None;
+    }
+    let restart = &rest[restart_at];
+    if restart["was_running"].as_str() != Some(started) {
+        return None;
+    }
+    let t_restart = restart["t_us"].as_i64()?;
+    let charged_us = t_restart - t_press;
+    let truth_us = epoch_us + t_restart - true_at_us;
+    Some(RestartCharge {
+        side: started.to_owned(),
+        charged_us,
+        truth_us,
+        error_ms: (charged_us - truth_us) as f64 / 1e3,
+        restart_at_us: epoch_us + t_restart,
+        down_ms: restart["down_us"].as_i64().unwrap_or(0) as f64 / 1e3,
+        same_boot: restart["same_boot"].as_bool().unwrap_or(false),
+    })
+}
+
+/// One figure (ms) measured with and without a load, and how they compare
+/// (issue 13: the reader flood).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Beside {
+    pub without: Summary,
+    pub with: Summary,
+    /// with / without.
+    pub ratio_p50: f64,
+    pub ratio_p99: f64,
+    pub ratio_max: f64,
+    /// Equal within noise: the loaded median at most 25 % + 0.05 ms above
+    /// the quiet one, and the loaded p99 at most 0.5 ms above the quiet p99
+    /// (identical runs on the bench VM differ by up to about 0.3 ms at p99).
+    pub within_noise: bool,
+}
+
+/// Compares the samples taken under a load with those taken without it.
+pub fn beside(without: &[f64], with: &[f64]) -> Beside {
+    let without = Summary::of(without);
+    let with = Summary::of(with);
+    let within_noise = with.count > 0
+        && without.count > 0
+        && with.p50 <= without.p50 * 1.25 + 0.05
+        && with.p99 <= without.p99 + 0.5;
+    Beside {
+        ratio_p50: with.p50 / without.p50,
+        ratio_p99: with.p99 / without.p99,
+        ratio_max: with.max / without.max,
+        without,
+        with,
+        within_noise,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,5 +609,111 @@ mod tests {
             frame(3_500_200, "4:58", "4:59", false, true),
         ];
         assert_eq!(display_lateness(&frames, &runs), vec![0.3, 0.0, 0.1]);
+    }
+
+    #[test]
+    fn ack_latency_is_to_the_first_ack_of_the_same_event_after_the_press() {
+        let records = [
+            json!({"kind": "press", "unit": "b", "event": 1, "button": "left", "t_us": 1_000}),
+            json!({"kind": "ack", "unit": "c", "event": 1, "t_us": 1_100}),
+            json!({"kind": "ack", "unit": "b", "event": 1, "t_us": 3_500}),
+            json!({"kind": "press", "unit": "b", "event": 2, "button": "right", "t_us": 5_000}),
+            json!({"kind": "ack", "unit": "b", "event": 1, "t_us": 9_000}),
+        ];
+        let presses = true_presses(&records);
+        assert_eq!(ack_latency(&records, &presses), vec![Some(2.5), None]);
+    }
+
+    #[test]
+    fn a_late_press_before_a_flag_is_placed_and_its_flag_withdrawn() {
+        // Epoch 1_000 µs; White truly pressed at 1_951_000 (offset 1.95 s),
+        // 50 ms before her flag at 2 s; the frame came 300 ms late.
+        let history = [
+            json!({"do": "start", "t_us": 0}),
+            json!({"do": "flag", "side": "white", "t_us": 2_000_000}),
+            json!({"do": "press", "side": "white", "t_us": 1_950_100,
+                   "device": {"serial": "S", "event": 7}, "outcome": []}),
+            json!({"do": "flag-withdrawn", "side": "white", "flag_at_us": 2_000_000, "t_us": 2_250_000}),
+        ];
+        let out = late_press_outcome(&history, "S", 7, "white", 1_951_000, 1_000);
+        assert_eq!(out.error_ms, Some(0.1));
+        assert!(out.flag_withdrawn && !out.flag_standing);
+        assert!(!out.ignored && !out.not_placed);
+        // The same with the withdrawal missing: the flag stands.
+        let out = late_press_outcome(&history[..3], "S", 7, "white", 1_951_000, 1_000);
+        assert!(out.flag_standing && !out.flag_withdrawn);
+        // Moved to the flag instant and ignored: 50 ms late, flag standing.
+        let moved = [
+            json!({"do": "start", "t_us": 0}),
+            json!({"do": "flag", "side": "white", "t_us": 2_000_000}),
+            json!({"do": "press", "side": "white", "t_us": 2_000_000,
+                   "device": {"serial": "S", "event": 7}, "outcome": ["ignored: Flagged"]}),
+        ];
+        let out = late_press_outcome(&moved, "S", 7, "white", 1_951_000, 1_000);
+        assert_eq!(out.error_ms, Some(50.0));
+        assert!(out.ignored && out.flag_standing);
+        // Not placed; another side's flag and another press do not count.
+        let unplaced = [
+            json!({"do": "flag", "side": "black", "t_us": 2_000_000}),
+            json!({"do": "press", "side": "white", "t_us": 1_000, "device": {"serial": "S", "event": 6}}),
+            json!({"do": "press-not-placed", "side": "white", "device_at_us": 1_950_000,
+                   "t_us": 9_000_000, "device": {"serial": "S", "event": 7}}),
+        ];
+        let out = late_press_outcome(&unplaced, "S", 7, "white", 1_951_000, 1_000);
+        assert_eq!(out.error_ms, None);
+        assert!(out.not_placed && !out.flag_standing && !out.flag_withdrawn);
+    }
+
+    #[test]
+    fn the_charge_across_a_restart_is_from_the_press_to_the_restart_row() {
+        // Epoch 500 µs. White pressed truly at 1_000_400 (accounted 1_000_000
+        // after the epoch: 100 µs late); the daemon restarts at 3_000_000.
+        let history = [
+            json!({"do": "start", "t_us": 0}),
+            json!({"do": "press", "side": "white", "t_us": 1_000_000,
+                   "device": {"serial": "S", "event": 3}, "outcome": []}),
+            json!({"do": "restart", "t_us": 3_000_000, "down_us": 250_000,
+                   "same_boot": true, "was_running": "black"}),
+            json!({"do": "pause", "t_us": 3_000_000}),
+        ];
+        let charge = charge_across_restart(&history, "S", 3, 1_000_400, 500).unwrap();
+        assert_eq!(charge.side, "black");
+        assert_eq!(charge.charged_us, 2_000_000);
+        assert_eq!(charge.truth_us, 2_000_100);
+        assert_eq!(charge.error_ms, -0.1);
+        assert_eq!(charge.restart_at_us, 3_000_500);
+        assert_eq!(charge.down_ms, 250.0);
+        assert!(charge.same_boot);
+        // A pause between them, or the other side named: no figure.
+        let mut paused = history.to_vec();
+        paused.insert(2, json!({"do": "pause", "t_us": 2_000_000}));
+        assert_eq!(charge_across_restart(&paused, "S", 3, 1_000_400, 500), None);
+        let mut other = history.to_vec();
+        other[2]["was_running"] = json!("white");
+        assert_eq!(charge_across_restart(&other, "S", 3, 1_000_400, 500), None);
+        assert_eq!(
+            charge_across_restart(&history[..2], "S", 3, 1_000_400, 500),
+            None
+        );
+    }
+
+    #[test]
+    fn beside_compares_the_loaded_figures_with_the_quiet_ones() {
+        let quiet: Vec<f64> = (1..=100).map(|v| f64::from(v) / 100.0).collect();
+        let same = beside(&quiet, &quiet);
+        assert_eq!(same.ratio_p50, 1.0);
+        assert!(same.within_noise);
+        let slow: Vec<f64> = quiet.iter().map(|v| v * 2.0).collect();
+        let worse = beside(&quiet, &slow);
+        assert_eq!(worse.ratio_p50, 2.0);
+        assert_eq!(worse.ratio_max, 2.0);
+        assert!(!worse.within_noise);
+        // A slightly slower tail is noise; nothing measured is not equal.
+        let tail: Vec<f64> = quiet
+            .iter()
+            .map(|v| if *v > 0.98 { v + 0.4 } else { *v })
+            .collect();
+        assert!(beside(&quiet, &tail).within_noise);
+        assert!(!beside(&quiet, &[]).within_noise);
     }
 }

@@ -2,7 +2,8 @@
 //! paced presses on every board (latency, display timing, resources,
 //! accounting at 0 ms delay), then the same presses with delivery delays
 //! injected (accounting accuracy), then the state store (commit rate and
-//! restart-to-restored time of a 200-move game).
+//! restart-to-restored time of a 200-move game), then issue 13's three
+//! figures ([`super::issue13`]). `sections` chooses which of these run.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -13,6 +14,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::analysis::{self, TruePress};
+use super::issue13::{self, FloodReport, Issue13Options, KillReport, LateFlagReport, RigBase};
 use super::placement::Placement;
 use super::procfs::{self, ProcSample, Usage};
 use super::rig::{self, Binaries, Rig, RigOptions};
@@ -20,10 +22,40 @@ use super::stats::Summary;
 use crate::clock::monotonic_now_us;
 use crate::engine::SECOND;
 
+/// The parts of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Section {
+    /// The PTY floor and the games of each board count.
+    Scale,
+    /// The state store.
+    Store,
+    /// Issue 13: late presses before a flag.
+    LateFlag,
+    /// Issue 13: display timing and latency under a `History()` flood.
+    ReaderFlood,
+    /// Issue 13: time charged across kill -9.
+    KillCharge,
+}
+
+impl Section {
+    pub const ALL: [Section; 5] = [
+        Section::Scale,
+        Section::Store,
+        Section::LateFlag,
+        Section::ReaderFlood,
+        Section::KillCharge,
+    ];
+}
+
 /// What to run.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchOptions {
     pub quick: bool,
+    /// The parts to run (default: all).
+    pub sections: Vec<Section>,
+    /// How much of issue 13's measurements.
+    pub issue13: Issue13Options,
     pub board_counts: Vec<usize>,
     /// Length of the steady game per board count, seconds.
     pub game_seconds: f64,
@@ -52,6 +84,8 @@ impl BenchOptions {
     pub fn full() -> BenchOptions {
         BenchOptions {
             quick: false,
+            sections: Section::ALL.to_vec(),
+            issue13: Issue13Options::full(),
             board_counts: vec![1, 8, 32],
             game_seconds: 60.0,
             delay_seconds: 15.0,
@@ -75,6 +109,7 @@ impl BenchOptions {
             settle_seconds: 2.0,
             floor_rounds: 500,
             store_moves: 200,
+            issue13: Issue13Options::quick(),
             ..BenchOptions::full()
         }
     }
@@ -149,12 +184,18 @@ pub struct BenchReport {
     pub pty_floor_ms: Summary,
     pub scale: Vec<ScaleReport>,
     pub store: Option<StoreReport>,
+    /// Issue 13: late presses before a flag.
+    pub late_flag: Option<LateFlagReport>,
+    /// Issue 13: reader flood.
+    pub reader_flood: Option<FloodReport>,
+    /// Issue 13: time charged across kill -9.
+    pub kill_charge: Option<KillReport>,
     pub targets: Vec<Target>,
     #[serde(skip)]
     pub floor_samples: Vec<f64>,
 }
 
-/// One target of issue 8 and whether the run met it.
+/// One target of issues 8 and 13 and whether the run met it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Target {
     pub what: String,
@@ -193,11 +234,21 @@ pub fn run(
             .enter_harness()
             .context("cannot move the harness to its CPU")?;
     }
-    progress("PTY floor");
-    let floor_samples = super::floor::pty_round_trips(options.floor_rounds, placement)?;
+    let wants = |section| options.sections.contains(&section);
+    let floor_samples = if wants(Section::Scale) {
+        progress("PTY floor");
+        super::floor::pty_round_trips(options.floor_rounds, placement)?
+    } else {
+        Vec::new()
+    };
     let pty_floor_ms = Summary::of(&floor_samples);
     let mut scale = Vec::new();
-    for &boards in &options.board_counts {
+    let board_counts = if wants(Section::Scale) {
+        options.board_counts.clone()
+    } else {
+        Vec::new()
+    };
+    for &boards in &board_counts {
         progress(&format!("{boards} board(s)"));
         let mut report = run_scale(binaries, options, placement, boards)
             .with_context(|| format!("the run with {boards} board(s)"))?;
@@ -205,14 +256,47 @@ pub fn run(
         report.latency_ratio_p99 = report.latency_ms.p99 / pty_floor_ms.p99;
         scale.push(report);
     }
-    progress("state store");
-    let store = Some(run_store(binaries, options, placement).context("the state store run")?);
+    let store = if wants(Section::Store) {
+        progress("state store");
+        Some(run_store(binaries, options, placement).context("the state store run")?)
+    } else {
+        None
+    };
+    let base = RigBase {
+        realtime: options.realtime,
+        seed: options.seed,
+        placement,
+        settle_seconds: options.settle_seconds,
+        keep: options.keep,
+    };
+    let i13 = &options.issue13;
+    let late_flag = if wants(Section::LateFlag) {
+        progress("issue 13: late presses before a flag");
+        Some(issue13::late_flag(binaries, &base, i13).context("the late-press run")?)
+    } else {
+        None
+    };
+    let reader_flood = if wants(Section::ReaderFlood) {
+        progress("issue 13: reader flood");
+        Some(issue13::reader_flood(binaries, &base, i13).context("the reader-flood run")?)
+    } else {
+        None
+    };
+    let kill_charge = if wants(Section::KillCharge) {
+        progress("issue 13: time charged across kill -9");
+        Some(issue13::kill_charge(binaries, &base, i13).context("the kill -9 run")?)
+    } else {
+        None
+    };
     let mut report = BenchReport {
         options: options.clone(),
         host: host_description(cpus, placement.as_ref()),
         pty_floor_ms,
         scale,
         store,
+        late_flag,
+        reader_flood,
+        kill_charge,
         targets: Vec::new(),
         floor_samples,
     };
@@ -262,6 +346,76 @@ fn targets(report: &BenchReport) -> Vec<Target> {
             limit: "< 2 ms".into(),
             measured: format!("{:.3} ms", s.display_late_ms.p99),
             met: s.display_late_ms.p99 < 2.0,
+        });
+    }
+    if let Some(late) = &report.late_flag {
+        out.push(Target {
+            what: "issue 13: late presses before a flag (0-500 ms late), max abs. accounting error"
+                .into(),
+            limit: "< 0.2 ms, every press placed".into(),
+            measured: format!(
+                "{:.3} ms over {} presses (ordinary presses: {:.3} ms; {} missing, {} ignored, {} not placed)",
+                late.abs_error_ms.max,
+                late.abs_error_ms.count,
+                late.ordinary_abs_error_ms.max,
+                late.presses_missing,
+                late.presses_ignored,
+                late.presses_not_placed
+            ),
+            met: late.abs_error_ms.count > 0
+                && late.abs_error_ms.max < 0.2
+                && late.presses_missing + late.presses_ignored + late.presses_not_placed == 0,
+        });
+        out.push(Target {
+            what: "issue 13: flags wrongly left standing after a late press".into(),
+            limit: "0".into(),
+            measured: format!(
+                "{} ({} shown and withdrawn)",
+                late.flags_standing, late.flags_withdrawn
+            ),
+            met: late.flags_standing == 0 && late.abs_error_ms.count > 0,
+        });
+    }
+    if let Some(flood) = &report.reader_flood {
+        for (what, figure) in [
+            ("press-to-display latency", &flood.latency_ms),
+            ("display second changes, late", &flood.display_late_ms),
+        ] {
+            out.push(Target {
+                what: format!(
+                    "issue 13: {what} with {} `History()` readers beside none (p50, p99)",
+                    flood.readers
+                ),
+                limit: "equal within noise".into(),
+                measured: format!(
+                    "{:.3} / {:.3} ms beside {:.3} / {:.3} ms (ratio {:.2}, {:.2})",
+                    figure.with.p50,
+                    figure.with.p99,
+                    figure.without.p50,
+                    figure.without.p99,
+                    figure.ratio_p50,
+                    figure.ratio_p99
+                ),
+                met: figure.within_noise && flood.daemon_alive,
+            });
+        }
+    }
+    if let Some(kill) = &report.kill_charge {
+        out.push(Target {
+            what: "issue 13: time charged to the running side across kill -9, max abs. error".into(),
+            limit: "< 1 ms".into(),
+            measured: format!(
+                "{:.3} ms over {} restarts ({} without a figure, {} epochs changed, {} restart instants out of bracket)",
+                kill.abs_error_ms.max,
+                kill.abs_error_ms.count,
+                kill.trials_without_figure,
+                kill.epochs_changed,
+                kill.restarts_out_of_bracket
+            ),
+            met: kill.abs_error_ms.count > 0
+                && kill.abs_error_ms.max < 1.0
+                && kill.trials_without_figure + kill.epochs_changed + kill.restarts_out_of_bracket
+                    == 0,
         });
     }
     if let Some(big) = report.scale.iter().find(|s| s.boards == 32) {
@@ -359,6 +513,7 @@ fn run_scale(
             log_sent: true,
             seed: options.seed,
             daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
+            rttime_us: None,
         },
     )?;
     let ready_us = monotonic_now_us();
@@ -530,6 +685,7 @@ fn run_store(
             log_sent: false,
             seed: options.seed,
             daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
+            rttime_us: None,
         },
     )?;
     let board = rig::board_id(0);
@@ -572,15 +728,9 @@ fn run_store(
     // are by the waiting side: they are committed (and ignored) all the same.
     let pipelined = {
         let conn_address = rig.bus.address.clone();
-        let path = crate::dbus::board_path(&board);
+        let board = board.clone();
         rig.rt.block_on(async move {
-            let conn = zbus::connection::Builder::address(conn_address.as_str())
-                .build()
-                .await?;
-            let proxy = crate::dbus::client::BoardProxy::builder(&conn)
-                .path(path)
-                .build()
-                .await?;
+            let proxy = rig::own_board_proxy(&conn_address, &board).await?;
             let started = Instant::now();
             let mut sent = 0;
             while sent < presses {

@@ -3,7 +3,9 @@
 //! and display units on PTYs ([`rig`]). [`measure`] produces the figures of
 //! BENCHMARKS.md (latency against a bare PTY round trip, accounting
 //! accuracy under injected delays, display timing, resources, scale, state
-//! store) as a JSON report with SVG plots ([`svg`]); [`soak`] survives
+//! store, and issue 13's late presses before a flag, reader flood and time
+//! charged across kill -9: [`issue13`]) as a JSON report with SVG plots
+//! ([`svg`]); [`soak`] survives
 //! unplugs, kill -9, line noise and malformed D-Bus calls and counts what
 //! was lost (must be nothing). Driven by the `chessclock-bench` binary and
 //! `tests/soak.rs`.
@@ -13,6 +15,7 @@
 
 pub mod analysis;
 pub mod floor;
+pub mod issue13;
 pub mod measure;
 pub mod placement;
 pub mod procfs;

@@ -56,6 +56,12 @@ impl Placement {
         sched_setaffinity(Pid::from_raw(0), &self.daemon)
     }
 
+    /// Moves the process (its main thread, and the threads it starts
+    /// later) `pid` to the daemon's CPUs.
+    pub fn move_to_daemon(&self, pid: u32) -> nix::Result<()> {
+        sched_setaffinity(Pid::from_raw(pid as i32), &self.daemon)
+    }
+
     /// The daemon's CPUs as `taskset -c` takes them: `1,2,3`.
     pub fn daemon_cpu_list(&self) -> String {
         cpus_of(&self.daemon)

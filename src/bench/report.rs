@@ -96,20 +96,9 @@ fn row(s: &Summary, digits: usize) -> String {
     )
 }
 
-/// Markdown tables of every figure.
-pub fn markdown(report: &BenchReport) -> String {
-    let mut out = String::new();
+/// The tables of the board-count games.
+fn scale_markdown(report: &BenchReport, out: &mut String) {
     let f = &report.pty_floor_ms;
-    let _ = writeln!(
-        out,
-        "Host: {}. Mode: {}.\n",
-        report.host,
-        if report.options.quick {
-            "quick"
-        } else {
-            "full"
-        }
-    );
     let _ = writeln!(out, "| latency (ms) | p50 | p99 | max | n | ratio p50 | ratio p99 | ratio to paced floor p50 | ratio to paced floor p99 |\n|---|---|---|---|---|---|---|---|---|");
     let _ = writeln!(
         out,
@@ -179,6 +168,24 @@ pub fn markdown(report: &BenchReport) -> String {
             s.presses_ignored
         );
     }
+}
+
+/// Markdown tables of every figure.
+pub fn markdown(report: &BenchReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Host: {}. Mode: {}.\n",
+        report.host,
+        if report.options.quick {
+            "quick"
+        } else {
+            "full"
+        }
+    );
+    if !report.scale.is_empty() {
+        scale_markdown(report, &mut out);
+    }
     if let Some(st) = &report.store {
         let _ = writeln!(out, "\n| state store | value |\n|---|---|");
         let _ = writeln!(
@@ -207,6 +214,7 @@ pub fn markdown(report: &BenchReport) -> String {
             st.events_before, st.events_after, st.mismatches
         );
     }
+    issue13_markdown(report, &mut out);
     let _ = writeln!(
         out,
         "\n| target | limit | measured | met |\n|---|---|---|---|"
@@ -222,6 +230,115 @@ pub fn markdown(report: &BenchReport) -> String {
         );
     }
     out
+}
+
+/// The tables of issue 13's three figures (those that ran).
+fn issue13_markdown(report: &BenchReport, out: &mut String) {
+    if let Some(late) = &report.late_flag {
+        let _ = writeln!(
+            out,
+            "\n| late presses before a flag (load average {}) | p50 | p99 | max | n |\n|---|---|---|---|---|",
+            late.load_average
+        );
+        let _ = writeln!(
+            out,
+            "| accounting error, accounted − true (ms) | {} |",
+            row(&late.error_ms, 3)
+        );
+        let _ = writeln!(
+            out,
+            "| the same, absolute (ms) | {} |",
+            row(&late.abs_error_ms, 3)
+        );
+        let _ = writeln!(
+            out,
+            "| absolute, ordinary presses of the same games (ms) | {} |",
+            row(&late.ordinary_abs_error_ms, 3)
+        );
+        for (band, e) in &late.abs_error_by_delay_ms {
+            let _ = writeln!(out, "| absolute, frame {band} ms late | {} |", row(e, 3));
+        }
+        let _ = writeln!(
+            out,
+            "\n| late presses before a flag: counts | value |\n|---|---|\n| flags shown, then withdrawn | {} |\n| **flags wrongly left standing** | **{}** |\n| presses ignored / not placed / missing | {} / {} / {} |\n| trials left out (the harness pressed after the flag) | {} |",
+            late.flags_withdrawn,
+            late.flags_standing,
+            late.presses_ignored,
+            late.presses_not_placed,
+            late.presses_missing,
+            late.trials_late_harness
+        );
+    }
+    if let Some(flood) = &report.reader_flood {
+        let _ = writeln!(
+            out,
+            "\n| reader flood: {} readers, game of {} rows (load average {}) | p50 | p99 | max | n | ratio p50 | ratio p99 | within noise |\n|---|---|---|---|---|---|---|---|",
+            flood.readers, flood.events_at_start, flood.load_average
+        );
+        for (what, figure) in [
+            ("press→display (ms)", &flood.latency_ms),
+            ("display second changes, late (ms)", &flood.display_late_ms),
+            ("press→ACK received (ms; not a goal)", &flood.ack_ms),
+        ] {
+            let _ = writeln!(
+                out,
+                "| {what}, no readers | {} | | | |",
+                row(&figure.without, 3)
+            );
+            let _ = writeln!(
+                out,
+                "| {what}, {} readers | {} | {:.2} | {:.2} | {} |",
+                flood.readers,
+                row(&figure.with, 3),
+                figure.ratio_p50,
+                figure.ratio_p99,
+                if figure.within_noise { "yes" } else { "**no**" }
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n| reader flood: counts | value |\n|---|---|\n| game built by | {} ({:.1} s) |\n| phases | {} × ({:.0} s without, {:.0} s with readers) |\n| `History()` answered / rate-limited / other errors | {} / {} / {} |\n| history read by the readers | {:.0} MB |\n| press→display missing (without / with) | {} / {} |\n| daemon RLIMIT_RTTIME | {} |\n| daemon alive at the end | {} |",
+            flood.built_how,
+            flood.build_seconds,
+            flood.rounds,
+            flood.phase_seconds,
+            flood.phase_seconds,
+            flood.reads.answered,
+            flood.reads.rate_limited,
+            flood.reads.errors,
+            flood.reads.mb,
+            flood.latency_missing[0],
+            flood.latency_missing[1],
+            flood
+                .rttime_us
+                .map_or_else(|| "none".to_owned(), |us| format!("{us} µs")),
+            if flood.daemon_alive { "yes" } else { "**no**" }
+        );
+    }
+    if let Some(kill) = &report.kill_charge {
+        let _ = writeln!(
+            out,
+            "\n| time charged across kill -9 (load average {}) | p50 | p99 | max | n |\n|---|---|---|---|---|",
+            kill.load_average
+        );
+        let _ = writeln!(
+            out,
+            "| charged − true (ms) | {} |\n| the same, absolute (ms) | {} |",
+            row(&kill.error_ms, 3),
+            row(&kill.abs_error_ms, 3)
+        );
+        let outages: Vec<f64> = kill.trials.iter().map(|t| t.outage_ms).collect();
+        let _ = writeln!(
+            out,
+            "| outage, kill to spawn (ms) | {} |",
+            row(&Summary::of(&outages), 1)
+        );
+        let _ = writeln!(
+            out,
+            "\n| kill -9: counts | value |\n|---|---|\n| restarts without a figure | {} |\n| game epoch changed by the restart | {} |\n| restart instant outside spawn..first answer | {} |",
+            kill.trials_without_figure, kill.epochs_changed, kill.restarts_out_of_bracket
+        );
+    }
 }
 
 pub fn soak_markdown(report: &SoakReport) -> String {

@@ -79,6 +79,13 @@ impl Bus {
     }
 }
 
+impl Bus {
+    /// The `dbus-daemon`'s process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Bus {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -147,6 +154,10 @@ pub struct RigOptions {
     /// Run the daemon on these CPUs (`taskset -c` list; see
     /// [`super::placement`]).
     pub daemon_cpus: Option<String>,
+    /// Run the daemon under this `RLIMIT_RTTIME` (µs of real-time CPU
+    /// without a blocking call; the shipped unit's `LimitRTTIME=1s` is
+    /// 1,000,000), set by `prlimit` (util-linux), which then execs it.
+    pub rttime_us: Option<u64>,
 }
 
 /// The names of board `i`'s units and board id.
@@ -173,6 +184,7 @@ pub struct Rig {
     pub sim_log: PathBuf,
     daemon_log_index: u32,
     daemon_cpus: Option<String>,
+    rttime_us: Option<u64>,
     // Order of fields = drop order: daemon first, then its devices, bus last.
     pub daemon: Option<Daemon>,
     pub sim: SimUnits,
@@ -246,6 +258,7 @@ impl Rig {
             sim_log,
             daemon_log_index: 0,
             daemon_cpus: options.daemon_cpus.clone(),
+            rttime_us: options.rttime_us,
             daemon: None,
             sim,
             rt,
@@ -276,14 +289,20 @@ impl Rig {
         // taskset (util-linux) sets the affinity before the daemon starts,
         // so every thread it makes inherits it; it then execs the daemon
         // (same process id).
-        let mut command = match &self.daemon_cpus {
-            Some(cpus) => {
-                let mut command = Command::new("taskset");
-                command.arg("-c").arg(cpus).arg(&self.binaries.daemon);
-                command
-            }
-            None => Command::new(&self.binaries.daemon),
-        };
+        // prlimit (util-linux) likewise sets the limit, then execs.
+        let mut argv: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(rttime) = self.rttime_us {
+            argv.push("prlimit".into());
+            argv.push(format!("--rttime={rttime}").into());
+        }
+        if let Some(cpus) = &self.daemon_cpus {
+            argv.push("taskset".into());
+            argv.push("-c".into());
+            argv.push(cpus.into());
+        }
+        argv.push(self.binaries.daemon.clone().into());
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]);
         let child = command
             .arg("--config")
             .arg(&self.config_path)
@@ -449,6 +468,17 @@ impl Rig {
     pub fn sim_records(&self) -> Vec<Value> {
         read_jsonl(&self.sim_log)
     }
+}
+
+/// A proxy of `board` on a connection of its own to the bus at `address`
+/// (so a caller of its own, with its own read share).
+pub async fn own_board_proxy(address: &str, board: &str) -> anyhow::Result<BoardProxy<'static>> {
+    let conn = zbus::connection::Builder::address(address).build().await?;
+    Ok(BoardProxy::builder(&conn)
+        .path(crate::dbus::board_path(board))
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?)
 }
 
 /// Parses a JSON Lines file, skipping a torn last line.

@@ -189,6 +189,7 @@ pub fn run(
             log_sent: false,
             seed: options.seed,
             daemon_cpus: None,
+            rttime_us: None,
         },
     )?;
     rig.new_games("5400")?;

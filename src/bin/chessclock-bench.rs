@@ -2,7 +2,8 @@
 //! simulated devices (see `chessclockd::bench` and BENCHMARKS.md).
 //!
 //! ```text
-//! chessclock-bench run [--quick] [--json FILE] [--plots DIR] [--markdown FILE]
+//! chessclock-bench run [--quick] [--only scale,store,late-flag,reader-flood,kill-charge]
+//!                       [--json FILE] [--plots DIR] [--markdown FILE]
 //! chessclock-bench soak [--long | --seconds N] [--ber X] [--json FILE]
 //! ```
 //! Exit status 0 when the run completed (run) or the soak was clean (soak).
@@ -67,6 +68,30 @@ enum Mode {
         /// Write the Markdown tables here.
         #[arg(long)]
         markdown: Option<PathBuf>,
+        /// Run only these parts (default: all).
+        #[arg(long, value_delimiter = ',')]
+        only: Option<Vec<measure::Section>>,
+        /// Issue 13, late presses before a flag: games played.
+        #[arg(long)]
+        late_trials: Option<usize>,
+        /// Issue 13, reader flood: concurrent `History()` readers.
+        #[arg(long)]
+        flood_readers: Option<usize>,
+        /// Issue 13, reader flood: events in the game.
+        #[arg(long)]
+        flood_events: Option<usize>,
+        /// Issue 13, reader flood: seconds of each phase.
+        #[arg(long)]
+        flood_phase_seconds: Option<f64>,
+        /// Issue 13, reader flood: pairs of phases (without, with readers).
+        #[arg(long)]
+        flood_rounds: Option<usize>,
+        /// Issue 13, reader flood: no RLIMIT_RTTIME on the daemon.
+        #[arg(long)]
+        no_rttime: bool,
+        /// Issue 13: kill -9 and restarts.
+        #[arg(long)]
+        kill_repetitions: Option<usize>,
     },
     /// Unplugs, kill -9, line noise, malformed D-Bus calls; counts losses.
     Soak {
@@ -131,6 +156,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
             plots,
             markdown,
+            only,
+            late_trials,
+            flood_readers,
+            flood_events,
+            flood_phase_seconds,
+            flood_rounds,
+            no_rttime,
+            kill_repetitions,
         } => {
             let mut options = if quick {
                 measure::BenchOptions::quick()
@@ -153,6 +186,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 options.seed = seed;
             }
             options.keep = keep;
+            if let Some(only) = only {
+                options.sections = only;
+            }
+            let i13 = &mut options.issue13;
+            if let Some(n) = late_trials {
+                i13.late_trials = n;
+            }
+            if let Some(n) = flood_readers {
+                i13.flood_readers = n;
+            }
+            if let Some(n) = flood_events {
+                i13.flood_events = n;
+            }
+            if let Some(s) = flood_phase_seconds {
+                i13.flood_phase_seconds = s;
+            }
+            if let Some(n) = flood_rounds {
+                i13.flood_rounds = n;
+            }
+            if no_rttime {
+                i13.flood_rttime_us = None;
+            }
+            if let Some(n) = kill_repetitions {
+                i13.kill_repetitions = n;
+            }
             if let Some(settle) = settle_seconds {
                 options.settle_seconds = settle;
             }
