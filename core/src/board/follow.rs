@@ -353,8 +353,9 @@ impl Board {
                 );
             }
             FollowerAction::PgnChanged => {
-                self.outbox
-                    .after_commit(Action::Pgn(self.follower.render()));
+                if self.outbox.pgn_after_commit() {
+                    self.outbox.immediately(Action::Pgn(self.follower.render()));
+                }
             }
         }
     }

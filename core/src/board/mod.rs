@@ -569,9 +569,15 @@ impl Board {
         if !ok {
             tracing::error!(board = %self.setup.id, seq, "a record could not be saved");
         }
-        let released = self.outbox.committed(seq, ok);
+        let mut released = self.outbox.committed(seq, ok);
         for (serial, event) in released.acked {
             self.devices.acked(&serial, event);
+        }
+        if let Some(at) = released.pgn_at {
+            let at = at.min(released.actions.len());
+            released
+                .actions
+                .insert(at, Action::Pgn(self.follower.render()));
         }
         for action in released.actions {
             self.outbox.immediately(action);

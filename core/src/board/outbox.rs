@@ -30,6 +30,9 @@ pub(super) enum Held {
         serial: String,
         event: u16,
     },
+    /// The broadcast PGN changed: it is rendered when released, not when
+    /// the change happened (a press's path never pays for the text).
+    Pgn,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +47,9 @@ pub(super) struct Outbox {
 /// What a commit released, for the board core to finish.
 pub(super) struct Released {
     pub actions: Vec<Action>,
+    /// Where in `actions` the PGN, rendered now, belongs (the last of the
+    /// changes released: one text carries them all).
+    pub pgn_at: Option<usize>,
     /// Acknowledged device events: `(serial, event)`.
     pub acked: Vec<(String, u16)>,
 }
@@ -64,6 +70,22 @@ impl Outbox {
         match self.held.back_mut() {
             Some((_, held)) => held.push(Held::Action(action)),
             None => self.now.push(action),
+        }
+    }
+
+    /// The PGN changed: its text goes out once everything recorded so far
+    /// is committed, rendered then. Returns whether it is due now (nothing
+    /// waits: the caller renders it at once).
+    pub fn pgn_after_commit(&mut self) -> bool {
+        match self.held.back_mut() {
+            Some((_, held)) => {
+                // One text carries every change: an earlier mark behind the
+                // same record is dropped.
+                held.retain(|h| !matches!(h, Held::Pgn));
+                held.push(Held::Pgn);
+                false
+            }
+            None => true,
         }
     }
 
@@ -110,6 +132,7 @@ impl Outbox {
     pub fn committed(&mut self, seq: u64, ok: bool) -> Released {
         let mut released = Released {
             actions: Vec::new(),
+            pgn_at: None,
             acked: Vec::new(),
         };
         let mut replies = Vec::new();
@@ -129,6 +152,7 @@ impl Outbox {
                     }
                     Held::Action(reply @ Action::Reply { .. }) => replies.push(reply),
                     Held::Action(action) => released.actions.push(action),
+                    Held::Pgn => released.pgn_at = Some(released.actions.len()),
                     // Unsaved: the device keeps it and sends it again.
                     Held::Ack { .. } if !ok => {}
                     Held::Ack {
