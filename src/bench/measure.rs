@@ -147,6 +147,11 @@ pub struct ScaleReport {
     pub presses_unaccounted: usize,
     pub presses_ignored: usize,
     pub resources: Usage,
+    /// Presses made during the steady game (the window of `resources`).
+    pub steady_presses: usize,
+    /// Storage bytes the daemon wrote per press in the steady game
+    /// (`write_bytes` of `/proc/PID/io` over the window / its presses).
+    pub write_bytes_per_press: f64,
     /// Raw samples for the plots (latency ms; error ms per delay).
     #[serde(skip)]
     pub latency_samples: Vec<f64>,
@@ -637,6 +642,11 @@ fn run_scale(
         display.extend(analysis::display_lateness(&steady_frames, &runs));
     }
     let press_count = presses.len();
+    let steady_presses = presses
+        .iter()
+        .filter(|p| p.at_us >= steady_from && p.at_us <= steady_until)
+        .count();
+    let write_bytes_per_press = resources.write_bytes as f64 / steady_presses.max(1) as f64;
     if options.keep {
         eprintln!("chessclock-bench: kept {}", rig.dir.path().display());
         rig.keep_dir();
@@ -665,6 +675,8 @@ fn run_scale(
         presses_unaccounted: unaccounted,
         presses_ignored: ignored,
         resources,
+        steady_presses,
+        write_bytes_per_press,
         latency_samples: latency,
         error_samples: errors,
         display_samples: display,

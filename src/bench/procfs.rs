@@ -21,6 +21,9 @@ pub struct ProcSample {
     pub threads: u64,
     /// Threads running SCHED_FIFO (the timing thread, when granted).
     pub fifo_threads: u64,
+    /// Bytes the process caused to be written to storage so far
+    /// (`write_bytes` of `/proc/PID/io`; 0 when unreadable).
+    pub write_bytes: u64,
 }
 
 fn status_field(text: &str, name: &str) -> Option<u64> {
@@ -68,6 +71,10 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
             }
         }
     }
+    let write_bytes = std::fs::read_to_string(base.join("io"))
+        .ok()
+        .and_then(|io| status_field(&io, "write_bytes"))
+        .unwrap_or(0);
     Some(ProcSample {
         at_us: crate::clock::monotonic_now_us(),
         rss_kb: status_field(&status, "VmRSS").unwrap_or(0),
@@ -76,6 +83,7 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
         ctxt_switches: ctxt,
         threads,
         fifo_threads,
+        write_bytes,
     })
 }
 
@@ -97,6 +105,8 @@ pub struct Usage {
     pub wakeups_per_second: f64,
     pub threads: u64,
     pub fifo_threads: u64,
+    /// Bytes written to storage between the samples.
+    pub write_bytes: u64,
 }
 
 /// Usage from `first` to `last`, with the largest RSS among `all`.
@@ -115,6 +125,7 @@ pub fn usage(first: &ProcSample, last: &ProcSample, all: &[ProcSample]) -> Usage
         wakeups_per_second: last.ctxt_switches.saturating_sub(first.ctxt_switches) as f64 / seconds,
         threads: last.threads,
         fifo_threads: last.fifo_threads,
+        write_bytes: last.write_bytes.saturating_sub(first.write_bytes),
     }
 }
 
@@ -150,13 +161,16 @@ mod tests {
             ctxt_switches: 0,
             threads: 3,
             fifo_threads: 1,
+            write_bytes: 4096,
         };
         let b = ProcSample {
             at_us: 2_000_000,
             ctxt_switches: 100,
+            write_bytes: 3 * 4096,
             ..a
         };
         let u = usage(&a, &b, &[a, b]);
+        assert_eq!(u.write_bytes, 2 * 4096);
         assert_eq!(u.wakeups_per_second, 50.0);
         assert_eq!(u.rss_mb_max, 1.0);
         assert_eq!(u.cpu_percent, 0.0);

@@ -148,12 +148,12 @@ fn scale_markdown(report: &BenchReport, out: &mut String) {
             row(&s.display_late_ms, 3)
         );
     }
-    let _ = writeln!(out, "\n| resources over the game | seconds | presses | RSS max (MB) | VmHWM (MB) | CPU (% of a core) | wake-ups/s | threads (FIFO) | harness CPU % | unaccounted | ignored |\n|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "\n| resources over the game | seconds | presses | RSS max (MB) | VmHWM (MB) | CPU (% of a core) | wake-ups/s | threads (FIFO) | harness CPU % | unaccounted | ignored | bytes written / press |\n|---|---|---|---|---|---|---|---|---|---|---|---|");
     for s in &report.scale {
         let r = &s.resources;
         let _ = writeln!(
             out,
-            "| {} board(s) | {:.1} | {} | {:.1} | {:.1} | {:.2} | {:.0} | {} ({}) | {:.1} | {} | {} |",
+            "| {} board(s) | {:.1} | {} | {:.1} | {:.1} | {:.2} | {:.0} | {} ({}) | {:.1} | {} | {} | {:.0} |",
             s.boards,
             r.seconds,
             s.presses,
@@ -165,7 +165,8 @@ fn scale_markdown(report: &BenchReport, out: &mut String) {
             r.fifo_threads,
             s.harness_cpu_percent,
             s.presses_unaccounted,
-            s.presses_ignored
+            s.presses_ignored,
+            s.write_bytes_per_press
         );
     }
 }

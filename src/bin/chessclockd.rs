@@ -28,6 +28,7 @@ use chessclockd::sim::BoardHost;
 use chessclockd::manpages::{DaemonArgs as Args, DEFAULT_CONFIG};
 
 fn main() -> ExitCode {
+    chessclockd::runtime::realtime::one_malloc_arena();
     let args = Args::parse();
     if let Some(path) = &args.check_config {
         return check_config(path);
@@ -39,9 +40,17 @@ fn main() -> ExitCode {
     } else if let Err(error) = chessclockd::logging::init(args.verbose) {
         eprintln!("chessclockd: cannot set up logging: {error}");
     }
+    // The control loop, D-Bus and the readers: no deadline is kept here (the
+    // timing thread has its own loop). With mlockall every thread's stack is
+    // resident in full, so the workers and the blocking pool are few and
+    // their stacks small (tokio's default is 2 MiB each, a worker per core,
+    // up to 512 blocking threads).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("chessclockd-async")
+        .worker_threads(chessclockd::runtime::ASYNC_WORKERS)
+        .max_blocking_threads(chessclockd::runtime::BLOCKING_THREADS)
+        .thread_stack_size(chessclockd::runtime::ASYNC_STACK)
         .build()
     {
         Ok(runtime) => runtime,

@@ -73,6 +73,20 @@ use self::timing::{Timing, TimingIo, TimingMsg};
 const PORT_OPENING_THREADS: usize = 8;
 /// Their stack: `open` and `tcsetattr` need little.
 const PORT_OPENING_STACK: usize = 256 * 1024;
+/// Worker threads of the daemon's async runtime (control loop, D-Bus,
+/// readers): none of them keeps a deadline, so two are plenty on any board
+/// count (tokio's default is one per core).
+pub const ASYNC_WORKERS: usize = 2;
+/// Its blocking pool: readers' queries of stored games and the live PGN
+/// writes, each short.
+pub const BLOCKING_THREADS: usize = 4;
+/// The stack of those threads (tokio's default is 2 MiB, all of it resident
+/// under mlockall). 512 KiB leaves room for zbus, serde and SQLite.
+pub const ASYNC_STACK: usize = 512 * 1024;
+/// The store thread's stack (SQLite's deepest calls need well under this).
+const STORE_STACK: usize = 512 * 1024;
+/// The timing thread's stack: the board cores and the device links.
+const TIMING_STACK: usize = 1024 * 1024;
 
 /// Where device commands go and hotplug notices come from. The real one is
 /// [`DeviceManager`]; tests may put a fake in its place.
@@ -338,6 +352,7 @@ impl Runtime {
 
         let store_thread = std::thread::Builder::new()
             .name("chessclockd-store".into())
+            .stack_size(STORE_STACK)
             .spawn(move || store::run_store_thread(store, store_rx, commits_tx))
             .context("cannot start the store thread")?;
 
@@ -347,6 +362,7 @@ impl Runtime {
             let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
             let thread = std::thread::Builder::new()
                 .name("chessclockd-timing".into())
+                .stack_size(TIMING_STACK)
                 .spawn(move || {
                     realtime::enter_realtime(config.daemon.rt_priority, config.daemon.mlock);
                     // The device links live here too (see the module docs):

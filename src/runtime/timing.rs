@@ -15,6 +15,8 @@
 //! reader costs it nothing. A press's display frames are handed to the
 //! links before its record goes to the store.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
@@ -147,6 +149,18 @@ pub struct Timing {
     lateness: super::realtime::Lateness,
     /// Records for the store, sent after the device links had their turn.
     store_jobs: Vec<Job>,
+    /// Each board's [`Board::next_deadline`] as of its last input (a board
+    /// changes only by `handle`, so this is exact between inputs).
+    deadlines: Vec<Option<Micros>>,
+    /// `(due, board)` for every board with a deadline, earliest first; an
+    /// entry whose due no longer matches `deadlines` is stale and skipped.
+    /// A wake-up visits only the boards whose deadline came, not all of
+    /// them.
+    due: BinaryHeap<Reverse<(Micros, usize)>>,
+    /// Board id to index, for the devices' events.
+    by_id: HashMap<String, usize>,
+    /// The boards due in this tick (kept to reuse its allocation).
+    came: Vec<usize>,
 }
 
 impl Timing {
@@ -165,10 +179,14 @@ impl Timing {
             heartbeat,
             lateness: super::realtime::Lateness::default(),
             store_jobs: Vec::new(),
+            deadlines: Vec::with_capacity(boards.len()),
+            due: BinaryHeap::with_capacity(boards.len()),
+            by_id: HashMap::with_capacity(boards.len()),
+            came: Vec::new(),
         };
         let mut first = Vec::new();
         for (index, (board, actions)) in boards.into_iter().enumerate() {
-            timing.boards.push(board);
+            timing.push_board(board);
             first.extend(timing.carry_out(index, actions));
         }
         timing.send_store_jobs();
@@ -271,7 +289,34 @@ impl Timing {
     }
 
     fn board_of(&self, key: &DeviceKey) -> Option<usize> {
-        self.boards.iter().position(|b| b.id() == key.board)
+        self.by_id.get(&key.board).copied()
+    }
+
+    /// Adds a board last in the list, with its deadline.
+    fn push_board(&mut self, board: Board) {
+        let index = self.boards.len();
+        self.by_id.insert(board.id().to_owned(), index);
+        self.boards.push(board);
+        self.deadlines.push(None);
+        self.update_deadline(index);
+    }
+
+    /// Reads board `index`'s deadline again (after an input) and queues it
+    /// when it changed.
+    fn update_deadline(&mut self, index: usize) {
+        let Some(board) = self.boards.get(index) else {
+            return;
+        };
+        let next = board.next_deadline();
+        let Some(slot) = self.deadlines.get_mut(index) else {
+            return;
+        };
+        if *slot != next {
+            *slot = next;
+            if let Some(due) = next {
+                self.due.push(Reverse((due, index)));
+            }
+        }
     }
 
     /// One input for one board; its device frames go to the links at once.
@@ -280,25 +325,62 @@ impl Timing {
             return;
         };
         let actions = board.handle(now, wall_now_us(), input);
+        self.update_deadline(index);
         for (key, command) in self.carry_out(index, actions) {
             io.devices.send(&key, command);
         }
     }
 
-    /// Every board whose deadline came.
-    fn tick(&mut self, io: &TimingIo, now: Micros) {
-        for index in 0..self.boards.len() {
-            if self.boards[index]
-                .next_deadline()
-                .is_some_and(|due| due <= now)
-            {
-                self.handle(io, index, now, BoardInput::Tick);
+    /// Drops stale entries off the top of the deadline queue: then its top
+    /// is the earliest deadline of any board.
+    fn prune_due(&mut self) {
+        while let Some(&Reverse((due, index))) = self.due.peek() {
+            if self.deadlines.get(index).copied().flatten() == Some(due) {
+                return;
             }
+            self.due.pop();
         }
     }
 
-    fn next_wake(&self) -> Option<Micros> {
-        self.boards.iter().filter_map(Board::next_deadline).min()
+    /// Every board whose deadline came (and only those), each once per
+    /// pass: a board still due after its tick is visited on the next wake.
+    fn tick(&mut self, io: &TimingIo, now: Micros) {
+        let mut came = std::mem::take(&mut self.came);
+        loop {
+            self.prune_due();
+            match self.due.peek() {
+                Some(&Reverse((due, index))) if due <= now => {
+                    self.due.pop();
+                    // Popped: queued again by `update_deadline`, whatever
+                    // its deadline after the tick.
+                    if let Some(slot) = self.deadlines.get_mut(index) {
+                        *slot = None;
+                    }
+                    came.push(index);
+                }
+                _ => break,
+            }
+        }
+        for &index in &came {
+            self.handle(io, index, now, BoardInput::Tick);
+        }
+        came.clear();
+        self.came = came;
+        // Stale entries leave when they reach the top; a queue grown well
+        // past the boards' number is rebuilt from the deadlines.
+        if self.due.len() > 4 * self.boards.len() + 64 {
+            self.due = self
+                .deadlines
+                .iter()
+                .enumerate()
+                .filter_map(|(index, due)| due.map(|due| Reverse((due, index))))
+                .collect();
+        }
+    }
+
+    fn next_wake(&mut self) -> Option<Micros> {
+        self.prune_due();
+        self.due.peek().map(|&Reverse((due, _))| due)
     }
 
     /// Waits until what building the boards recorded is committed (a
@@ -434,7 +516,7 @@ impl Timing {
             id: board.id().to_owned(),
             eboard,
         });
-        self.boards.push(board);
+        self.push_board(board);
         io.devices.add_board(&config);
         for (key, command) in self.carry_out(index, actions) {
             io.devices.send(&key, command);

@@ -58,6 +58,12 @@ use crate::clock::wall_now_us;
 use crate::control::{FindingKind, StateFinding, StateHealth, StateMode};
 use crate::engine::Settings;
 
+/// SQLite's page cache per connection, KiB (`PRAGMA cache_size`; SQLite's
+/// default is 2000 KiB, all of it resident under mlockall once filled). The
+/// writer appends a few rows per commit and the readers read one game at a
+/// time: the pages they touch fit many times over.
+pub(crate) const CACHE_KIB: u32 = 256;
+
 /// `PRAGMA application_id` of a chessclockd database: "CCKD".
 pub const APPLICATION_ID: i32 = 0x4343_4B44;
 /// The schema version this daemon writes (`PRAGMA user_version`).
@@ -1046,8 +1052,10 @@ fn open_writable(paths: &Paths) -> Result<Store, StoreError> {
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(path = %paths.db.display(), mode, "SQLite refused WAL mode");
     }
-    conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-        .map_err(sql)?;
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-{CACHE_KIB};"
+    ))
+    .map_err(sql)?;
     conn.execute_batch("BEGIN IMMEDIATE").map_err(read_only)?;
     let migrated = migrate(&conn).and_then(|()| conn.execute_batch("COMMIT"));
     if let Err(error) = migrated {

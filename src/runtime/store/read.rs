@@ -32,6 +32,8 @@ impl StoreReader {
         )
         .map_err(sql)?;
         conn.busy_timeout(Duration::from_secs(2)).map_err(sql)?;
+        conn.execute_batch(&format!("PRAGMA cache_size=-{};", super::open::CACHE_KIB))
+            .map_err(sql)?;
         Ok(StoreReader {
             store: Store::with_connection(conn, PathBuf::from(path)),
         })
