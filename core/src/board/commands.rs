@@ -26,17 +26,7 @@ impl Board {
         let (input, stored) = match command {
             BoardCommand::NewGame(spec) => {
                 let result = self.new_game(now, wall, spec, &caller);
-                match result {
-                    Ok(()) => {
-                        if let Some(token) = token {
-                            self.outbox.after_commit(Action::Reply {
-                                token,
-                                result: Ok(Reply::Done),
-                            });
-                        }
-                    }
-                    Err(error) => self.reply_now(token, Err(error)),
-                }
+                self.reply_after_commit(token, result);
                 return;
             }
             BoardCommand::StartAt {
@@ -44,31 +34,12 @@ impl Board {
                 forced,
             } => {
                 let result = self.start_at(now, wall, unix_time_us, forced, &caller);
-                match result {
-                    Ok(()) => {
-                        if let Some(token) = token {
-                            self.outbox.after_commit(Action::Reply {
-                                token,
-                                result: Ok(Reply::Done),
-                            });
-                        }
-                    }
-                    Err(error) => self.reply_now(token, Err(error)),
-                }
+                self.reply_after_commit(token, result);
                 return;
             }
             BoardCommand::SetTags(tags) => {
-                match self.set_tags(now, wall, &tags, &caller) {
-                    Ok(()) => {
-                        if let Some(token) = token {
-                            self.outbox.after_commit(Action::Reply {
-                                token,
-                                result: Ok(Reply::Done),
-                            });
-                        }
-                    }
-                    Err(error) => self.reply_now(token, Err(error)),
-                }
+                let result = self.set_tags(now, wall, &tags, &caller);
+                self.reply_after_commit(token, result);
                 return;
             }
             BoardCommand::SetResult {
@@ -76,12 +47,7 @@ impl Board {
                 termination,
             } => {
                 self.set_result(now, wall, result, termination, &caller);
-                if let Some(token) = token {
-                    self.outbox.after_commit(Action::Reply {
-                        token,
-                        result: Ok(Reply::Done),
-                    });
-                }
+                self.reply_after_commit(token, Ok(()));
                 return;
             }
             BoardCommand::CancelStart => {
