@@ -448,6 +448,12 @@ impl Session {
     /// The shell lost or closed the port. Reports [`Output::Disconnected`]
     /// when a device was welcomed.
     pub fn link_down(&mut self, reason: &str) {
+        if self.unreported_errors > 0 {
+            self.outputs.push_back(Output::Errors {
+                count: self.unreported_errors,
+            });
+            self.unreported_errors = 0;
+        }
         self.end_link(reason.to_owned());
         self.link = LinkState::Down;
     }
@@ -455,6 +461,19 @@ impl Session {
     fn end_link(&mut self, reason: String) {
         if let LinkState::Up { .. } = self.link {
             self.outputs.push_back(Output::Disconnected { reason });
+        }
+    }
+
+    /// Reports the bad frames not yet reported, whatever the report's
+    /// rate limit: a link that ends (the shell may drop the session with
+    /// it) must not take its count along unsaid.
+    fn flush_errors(&mut self, now: Micros) {
+        if self.unreported_errors > 0 {
+            self.outputs.push_back(Output::Errors {
+                count: self.unreported_errors,
+            });
+            self.unreported_errors = 0;
+            self.last_error_report = Some(now);
         }
     }
 
@@ -589,6 +608,7 @@ impl Session {
             } => {
                 if now >= last_rx + self.config.link_timeout {
                     self.link = LinkState::Down;
+                    self.flush_errors(now);
                     self.outputs.push_back(Output::Disconnected {
                         reason: format!(
                             "no frame from the device for {} ms (heartbeats missed)",

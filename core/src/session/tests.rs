@@ -705,3 +705,33 @@ fn regression_a_future_stamped_button_does_not_make_later_presses_early() {
     }]);
     assert_eq!(s.stats().stamps_rejected, 1);
 }
+
+/// Bad frames counted just before the link ends are reported with its end,
+/// not lost with the session (a corrupted line often ends in a timeout).
+#[test]
+fn bad_frames_counted_before_the_link_ends_are_reported_not_lost() {
+    let mut s = up_session();
+    s.on_frame_error(FrameError::BadCrc, ms(20));
+    tick!(s, ms(20) => [Output::Errors { count: 1 }]);
+    // Within the report's rate limit, then no frame until the timeout.
+    s.on_frame_error(FrameError::Cobs, ms(30));
+    s.on_frame_error(FrameError::Cobs, ms(40));
+    tick!(s, ms(1_010) => [
+        Output::Errors { count: 2 },
+        Output::Disconnected { reason: "no frame from the device for 1000 ms (heartbeats missed)".into() },
+    ]);
+    // The same when the shell closes the port.
+    let mut s = up_session();
+    s.on_frame_error(FrameError::Malformed, ms(20));
+    s.on_frame_error(FrameError::Malformed, ms(21));
+    s.link_down("unplugged");
+    assert_eq!(
+        s.drain_outputs(),
+        vec![
+            Output::Errors { count: 2 },
+            Output::Disconnected {
+                reason: "unplugged".into()
+            },
+        ]
+    );
+}
