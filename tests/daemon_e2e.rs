@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use chessclock_protocol::{Button, Icons};
 use chessclockd::engine::{Micros, MS, SECOND};
-use chessclockd::sim::{spawn_units, Direction, LinkState, SimHandle, SimOptions, SimUnits};
+use chessclockd::sim::{Direction, LinkState, SimHandle, SimUnits};
 use serde_json::Value;
 
 mod daemon_support;
@@ -34,30 +34,21 @@ impl Setup {
     fn new(control: &str) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let bus = Bus::start(dir.path());
-        let mut options = SimOptions::demo();
-        for unit in &mut options.units {
-            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
-        }
-        let units = spawn_units(&options).expect("simulated units");
+        let units = daemon_support::demo_units(dir.path());
         let sim = units.handle();
         let state = dir.path().join("state");
         let config = dir.path().join("chessclockd.toml");
         std::fs::write(
             &config,
             format!(
-                r#"[daemon]
-bus = "session"
-state-dir = "{state}"
-rt-priority = 0
-mlock = false
-
+                r#"{daemon}
 [[board]]
 id = "b1"
 control = "{control}"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-                state = state.display(),
+                daemon = daemon_support::daemon_table(&state),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
             ),

@@ -73,12 +73,7 @@ impl Setup {
     /// `[daemon]` on the test's bus and state, and board b1.
     fn base_config(&self) -> String {
         format!(
-            r#"[daemon]
-bus = "session"
-state-dir = "{state}"
-rt-priority = 0
-mlock = false
-admin-group = "root"
+            r#"{daemon}admin-group = "root"
 
 [[board]]
 id = "b1"
@@ -86,7 +81,7 @@ control = "60"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-            state = self.dir.path().join("state").display(),
+            daemon = daemon_support::daemon_table(&self.dir.path().join("state")),
             buttons = self.device("buttons"),
             display = self.device("display"),
         )

@@ -57,19 +57,14 @@ impl Setup {
         std::fs::write(
             &config,
             format!(
-                r#"[daemon]
-bus = "session"
-state-dir = "{state}"
-rt-priority = 0
-mlock = false
-
+                r#"{daemon}
 [[board]]
 id = "b1"
 control = "{control}"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-                state = dir.path().join("state").display(),
+                daemon = daemon_support::daemon_table(&dir.path().join("state")),
                 buttons = buttons.spec().link.display(),
                 display = display.spec().link.display(),
             ),

@@ -137,12 +137,7 @@ async fn the_hub_serves_the_page_live_states_and_the_round_pgn() {
     std::fs::write(
         &config,
         format!(
-            r#"[daemon]
-bus = "session"
-state-dir = "{state}"
-rt-priority = 0
-mlock = false
-
+            r#"{daemon}
 [[board]]
 id = "b1"
 control = "300"
@@ -152,7 +147,7 @@ broker = "mqtt://127.0.0.1:{port}"
 name = "open"
 host = "pi1"
 "#,
-            state = dir.path().join("state").display(),
+            daemon = daemon_support::daemon_table(&dir.path().join("state")),
             port = broker.port,
         ),
     )

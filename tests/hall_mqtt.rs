@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
-use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
+use chessclockd::sim::{SimHandle, SimUnits};
 use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -233,22 +233,13 @@ impl Setup {
             }
         };
         let bus = Bus::start(dir.path());
-        let mut options = SimOptions::demo();
-        for unit in &mut options.units {
-            unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
-        }
-        let units = spawn_units(&options).expect("simulated units");
+        let units = daemon_support::demo_units(dir.path());
         let sim = units.handle();
         let config = dir.path().join("chessclockd.toml");
         std::fs::write(
             &config,
             format!(
-                r#"[daemon]
-bus = "session"
-state-dir = "{state}"
-rt-priority = 0
-mlock = false
-
+                r#"{daemon}
 [[board]]
 id = "b1"
 control = "300+2"
@@ -262,7 +253,7 @@ host = "{HOST}"
 keepalive-seconds = {keepalive}
 buffer = {buffer}
 {login}"#,
-                state = dir.path().join("state").display(),
+                daemon = daemon_support::daemon_table(&dir.path().join("state")),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
                 port = broker.port,

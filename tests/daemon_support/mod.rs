@@ -156,3 +156,24 @@ pub fn devices_linked(state: &serde_json::Value) -> bool {
         .as_array()
         .is_some_and(|devices| devices.iter().all(|d| d["connected"] == true))
 }
+
+/// The `[daemon]` table every end-to-end test runs with: the session bus (a
+/// private one, see [`Bus`]), a state directory of the test's own, no
+/// real-time priority and no locked memory (tests share the machine). More
+/// `[daemon]` keys may follow it.
+pub fn daemon_table(state: &Path) -> String {
+    format!(
+        "[daemon]\nbus = \"session\"\nstate-dir = \"{}\"\nrt-priority = 0\nmlock = false\n",
+        state.display()
+    )
+}
+
+/// The demo's simulated units (a button unit and a display unit), their
+/// PTY links in `dir` as `dev-buttons` and `dev-display`.
+pub fn demo_units(dir: &Path) -> chessclockd::sim::SimUnits {
+    let mut options = chessclockd::sim::SimOptions::demo();
+    for unit in &mut options.units {
+        unit.link = Some(dir.join(format!("dev-{}", unit.name)));
+    }
+    chessclockd::sim::spawn_units(&options).expect("simulated units")
+}
