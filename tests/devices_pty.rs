@@ -1868,43 +1868,64 @@ fn spec_8_2_a_board_without_its_button_unit_sends_no_buttons_never_link_lost() {
     });
 }
 
+/// A board with one two-panel display unit (5 digits, tenths) showing both
+/// sides, linked: the runtime and the unit.
+async fn one_display_board(dir: &Path, id: &str, serial: &str) -> (Runtime, Vec<FakeDevice>) {
+    let display = dir.join("display");
+    let board = display_board(id, &[(&display, DisplaySide::Both)]);
+    let runtime = start_runtime(dir, runtime_config(vec![board], DisplayConfig::default()));
+    let units = plug_units(dir, &[("display", display_unit(serial, 2, 5, true, 0))]).await;
+    (runtime, units)
+}
+
+fn has_flag(panel: &Panel) -> bool {
+    panel.icons.contains(Icons::FLAG)
+}
+
+fn has_first_flag(panel: &Panel) -> bool {
+    panel.icons.contains(Icons::FIRST_FLAG)
+}
+
 /// SPEC 8.2: FIRST_FLAG is set with the first flag, alongside its FLAG, on
 /// that side only, and stays there when the other flag falls.
 #[test]
 fn spec_8_2_first_flag_marks_the_side_that_fell_first_and_keeps_it() {
     serial_test(async {
         let dir = tempfile::tempdir().unwrap();
-        let display = dir.path().join("display");
-        let board = display_board("b43", &[(&display, DisplaySide::Both)]);
-        let runtime = start_runtime(
-            dir.path(),
-            runtime_config(vec![board], DisplayConfig::default()),
-        );
-        let mut units = plug_units(
-            dir.path(),
-            &[("display", display_unit("CC0047", 2, 5, true, 0))],
-        )
-        .await;
-        let flag = |p: &Panel| p.icons.contains(Icons::FLAG);
-        let first = |p: &Panel| p.icons.contains(Icons::FIRST_FLAG);
+        let (runtime, mut units) = one_display_board(dir.path(), "b43", "CC0047").await;
 
         set_times(&runtime, "b43", 200, 300).await;
         shows(&mut units, 0, "0:00.2", "0:00.3").await;
         command(&runtime, "b43", Command::Start).await;
-        let run = displays_until(&mut units, 0, "White's flag", |s| flag(&s.left)).await;
+        let run = displays_until(&mut units, 0, "White's flag", |s| has_flag(&s.left)).await;
         let (fallen, before) = run.split_last().unwrap();
         for state in before {
-            assert!(!first(&state.left) && !first(&state.right), "{run:?}");
+            assert!(
+                !has_first_flag(&state.left) && !has_first_flag(&state.right),
+                "{run:?}"
+            );
         }
-        assert!(first(&fallen.left), "FIRST_FLAG with the flag: {fallen:?}");
-        assert!(!flag(&fallen.right) && !first(&fallen.right), "{fallen:?}");
+        assert!(
+            has_first_flag(&fallen.left),
+            "FIRST_FLAG with the flag: {fallen:?}"
+        );
+        assert!(
+            !has_flag(&fallen.right) && !has_first_flag(&fallen.right),
+            "{fallen:?}"
+        );
 
         // White moves after its flag; Black's flag falls second.
         command(&runtime, "b43", Command::Press { side: Side::White }).await;
-        let run = displays_until(&mut units, 0, "Black's flag", |s| flag(&s.right)).await;
+        let run = displays_until(&mut units, 0, "Black's flag", |s| has_flag(&s.right)).await;
         for state in &run {
-            assert!(flag(&state.left) && first(&state.left), "{run:?}");
-            assert!(!first(&state.right), "never on both sides: {run:?}");
+            assert!(
+                has_flag(&state.left) && has_first_flag(&state.left),
+                "{run:?}"
+            );
+            assert!(
+                !has_first_flag(&state.right),
+                "never on both sides: {run:?}"
+            );
         }
         runtime.shutdown().await;
     });
@@ -2038,26 +2059,14 @@ fn spec_5_7_brightness_is_scaled_to_the_units_declared_levels() {
 fn spec_8_2_first_flag_goes_with_the_time_given_back() {
     serial_test(async {
         let dir = tempfile::tempdir().unwrap();
-        let display = dir.path().join("display");
-        let board = display_board("b46", &[(&display, DisplaySide::Both)]);
-        let runtime = start_runtime(
-            dir.path(),
-            runtime_config(vec![board], DisplayConfig::default()),
-        );
-        let mut units = plug_units(
-            dir.path(),
-            &[("display", display_unit("CC0056", 2, 5, true, 0))],
-        )
-        .await;
-        let flag = |p: &Panel| p.icons.contains(Icons::FLAG);
-        let first = |p: &Panel| p.icons.contains(Icons::FIRST_FLAG);
+        let (runtime, mut units) = one_display_board(dir.path(), "b46", "CC0056").await;
 
         set_times(&runtime, "b46", 100, 100).await;
         shows(&mut units, 0, "0:00.1", "0:00.1").await;
         command(&runtime, "b46", Command::Start).await;
-        display_until(&mut units, 0, "White's flag", |s| flag(&s.left)).await;
+        display_until(&mut units, 0, "White's flag", |s| has_flag(&s.left)).await;
         command(&runtime, "b46", Command::Press { side: Side::White }).await;
-        display_until(&mut units, 0, "Black's flag", |s| flag(&s.right)).await;
+        display_until(&mut units, 0, "Black's flag", |s| has_flag(&s.right)).await;
 
         // White is given 0.3 s back: its flag and the mark go.
         let give_back = Command::Adjust {
@@ -2067,19 +2076,22 @@ fn spec_8_2_first_flag_goes_with_the_time_given_back() {
             stage: None,
         };
         command(&runtime, "b46", give_back).await;
-        let corrected =
-            display_until(&mut units, 0, "White's flag withdrawn", |s| !flag(&s.left)).await;
-        assert!(!first(&corrected.left), "{corrected:?}");
+        let corrected = display_until(&mut units, 0, "White's flag withdrawn", |s| {
+            !has_flag(&s.left)
+        })
+        .await;
+        assert!(!has_first_flag(&corrected.left), "{corrected:?}");
         assert!(
-            flag(&corrected.right) && first(&corrected.right),
+            has_flag(&corrected.right) && has_first_flag(&corrected.right),
             "Black's flag, still down, is now the first: {corrected:?}"
         );
 
         // Black moves: White's clock runs out again, second this time.
         command(&runtime, "b46", Command::Press { side: Side::Black }).await;
-        let fallen = display_until(&mut units, 0, "White's second flag", |s| flag(&s.left)).await;
+        let fallen =
+            display_until(&mut units, 0, "White's second flag", |s| has_flag(&s.left)).await;
         assert!(
-            first(&fallen.right) && !first(&fallen.left),
+            has_first_flag(&fallen.right) && !has_first_flag(&fallen.left),
             "Black's flag stood first: {fallen:?}"
         );
         runtime.shutdown().await;
