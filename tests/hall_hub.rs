@@ -159,10 +159,13 @@ host = "pi1"
     let hub = spawn_hub(&broker, port, &dir.path().join("hub.log"));
     listening(hub.port, "the hub").await;
 
-    // The page.
+    // The page and its script.
     let page = get(hub.port, "/").await;
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-    assert!(page.contains("new EventSource(\"events\")"), "{page}");
+    assert!(page.contains("<script src=\"hall.js\">"), "{page}");
+    let script = get(hub.port, "/hall.js").await;
+    assert!(script.starts_with("HTTP/1.1 200"), "{script}");
+    assert!(script.contains("new EventSource(arbiters ? \"events\""), "{script}");
 
     // The live stream: the board (retained on the broker) and its host
     // first, then the start as it happens.
@@ -253,8 +256,8 @@ async fn listening(port: u16, what: &str) {
     }
 }
 
-/// The page's row of board b1: `[class, white's time, black's time]`, and
-/// the status line.
+/// The page's row of board b1 (`tr[data-board="b1"]`, also
+/// `#board-b1`): `[class, white's time, black's time]`, and the status line.
 const ROW: &str = "const r = document.getElementById('board-b1');
 return [r ? r.className : null,
         r ? r.querySelector('td.white').textContent : null,
@@ -378,8 +381,23 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
     );
     assert_eq!(flagged.1, "0:00");
     assert_eq!(flagged.2, "0:03");
+    // Without a password file the page is read-only and says how to let
+    // arbiters in.
+    let note = browser
+        .execute(
+            "const n = document.getElementById('arbiters-off');
+             return [n.hidden, n.textContent, document.getElementById('login').hidden];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(note[0], false, "{note}");
+    assert!(note[1].as_str().unwrap().contains("--passwords FILE"), "{note}");
+    assert_eq!(note[2], true, "{note}");
     let shot = browser.screenshot().await.unwrap();
-    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hall-screenshots");
+    // target/hall-screenshots/ (CARGO_TARGET_TMPDIR is target/tmp).
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let shots = tmp.parent().unwrap_or(tmp).join("hall-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     std::fs::write(shots.join("flag.png"), shot).unwrap();
 

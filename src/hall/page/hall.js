@@ -138,7 +138,7 @@ function fill(id) {
   set(cells.players, (white || "?") + " - " + (black || "?"));
   for (const side of ["white", "black"]) {
     set(cells[side], clock(remaining(p, side)));
-    const cls = "time " + side + (s.running === side ? " running" : "");
+    const cls = "time " + side + (s.running === side && !over(p) ? " running" : "");
     if (cells[side].className !== cls) cells[side].className = cls;
   }
   set(cells.moves, (s.white_moves ?? "") + " / " + (s.black_moves ?? ""));
