@@ -165,7 +165,10 @@ host = "pi1"
     assert!(page.contains("<script src=\"hall.js\">"), "{page}");
     let script = get(hub.port, "/hall.js").await;
     assert!(script.starts_with("HTTP/1.1 200"), "{script}");
-    assert!(script.contains("new EventSource(arbiters ? \"events\""), "{script}");
+    assert!(
+        script.contains("new EventSource(arbiters ? \"events\""),
+        "{script}"
+    );
 
     // The live stream: the board (retained on the broker) and its host
     // first, then the start as it happens.
@@ -211,13 +214,62 @@ host = "pi1"
         .unwrap();
     assert!(white.starts_with("0:04:") || white == "0:05:00", "{pgn}");
 
-    // The daemon stops cleanly: its host goes offline on the stream.
+    // The same board in the terminal, read from the hub.
+    let watch = ctl_watch_once(hub.port);
+    assert!(watch.status.success(), "{watch:?}");
+    let frame = String::from_utf8_lossy(&watch.stdout).into_owned();
+    let line = frame
+        .lines()
+        .find(|l| l.starts_with("pi1/b1"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    assert!(line.contains(">4:") || line.contains(">5:00"), "{frame}");
+    assert!(frame.starts_with("chessclockd: 1 board"), "{frame}");
+    let json = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
+        .args(["watch", "--once", "--json"])
+        .output()
+        .unwrap();
+    let snapshot: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(snapshot["board"], "b1", "{snapshot}");
+    assert_eq!(snapshot["running"], "white", "{snapshot}");
+    // Elsewhere than `watch`, --hall is refused.
+    let status = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", "http://127.0.0.1:1", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&status.stderr).contains("`watch` only"));
+
+    // The daemon stops cleanly: its host goes offline on the stream, and
+    // in the terminal.
     assert!(daemon.terminate().success());
     events
         .wait("the host offline", |m| {
             m["type"] == "host" && m["host"] == "pi1" && m["online"] == false
         })
         .await;
+    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port).stdout).into_owned();
+    assert!(
+        frame.contains("pi1/b1") && frame.contains("host pi1 offline"),
+        "{frame}"
+    );
+    // No hub there: a clear failure.
+    drop(hub);
+    let away = ctl_watch_once(port);
+    assert_eq!(away.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&away.stderr).contains("cannot read http://127.0.0.1"),
+        "{away:?}"
+    );
+}
+
+/// `chessclockctl --hall http://127.0.0.1:PORT watch --once`.
+fn ctl_watch_once(port: u16) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{port}")])
+        .args(["watch", "--once", "--no-color"])
+        .output()
+        .unwrap()
 }
 
 /// chromedriver of the test's own, killed when dropped.
@@ -392,7 +444,10 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
         .await
         .unwrap();
     assert_eq!(note[0], false, "{note}");
-    assert!(note[1].as_str().unwrap().contains("--passwords FILE"), "{note}");
+    assert!(
+        note[1].as_str().unwrap().contains("--passwords FILE"),
+        "{note}"
+    );
     assert_eq!(note[2], true, "{note}");
     let shot = browser.screenshot().await.unwrap();
     // target/hall-screenshots/ (CARGO_TARGET_TMPDIR is target/tmp).

@@ -19,10 +19,10 @@ use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-mod daemon_support;
-mod hall_support;
 #[path = "hall_support/browser.rs"]
 mod browser;
+mod daemon_support;
+mod hall_support;
 use browser::{add_arbiter, free_port, request, Browser, Hub};
 use daemon_support::{devices_linked, Bus, Client, Daemon};
 use hall_support::{Broker, WAIT};
@@ -135,7 +135,10 @@ host = "pi1"
     let passwords = dir.path().join("arbiters");
     add_arbiter(&passwords, "ann", "correct horse");
     let file = std::fs::read_to_string(&passwords).unwrap();
-    assert!(file.contains("ann:$argon2id$") && !file.contains("correct horse"), "{file}");
+    assert!(
+        file.contains("ann:$argon2id$") && !file.contains("correct horse"),
+        "{file}"
+    );
     let hub = Hub::start(
         &broker,
         free_port(),
@@ -219,7 +222,13 @@ host = "pi1"
     )
     .await;
     assert_eq!(bare.status, 400, "{bare:?}");
-    assert!(bare.json()["error"].as_str().unwrap().contains("bare number"), "{bare:?}");
+    assert!(
+        bare.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("bare number"),
+        "{bare:?}"
+    );
     // Logged out, the same cookie is refused.
     let out = request(hub.port, "POST", "/api/logout", &with_token, "{}").await;
     assert_eq!(out.status, 200, "{out:?}");
@@ -243,20 +252,31 @@ host = "pi1"
     let initial = browser.run(&row_script("b2")).await;
     assert_eq!(initial["white"], "0:03", "{initial}");
     assert!(has_class(&initial, "not-started"), "{initial}");
-    assert!(initial["host"].as_str().unwrap().contains("pi1 online"), "{initial}");
+    assert!(
+        initial["host"].as_str().unwrap().contains("pi1 online"),
+        "{initial}"
+    );
 
     // b2 flags 3 s after its start: its row turns red within a second of
     // the fall (the flagged state's snapshot instant).
     b2.start().await.unwrap();
     let flagged = browser
-        .wait("b2's flag", Duration::from_secs(8), &row_script("b2"), |r| {
-            has_class(r, "flag")
-        })
+        .wait(
+            "b2's flag",
+            Duration::from_secs(8),
+            &row_script("b2"),
+            |r| has_class(r, "flag"),
+        )
         .await;
     let seen_ms = chessclockd::clock::wall_now_us() / 1000;
-    let boards = request(hub.port, "GET", "/boards.json", &[], "").await.json();
+    let boards = request(hub.port, "GET", "/boards.json", &[], "")
+        .await
+        .json();
     let fell_ms = boards["boards"]["b2"]["snapshot_wall_ms"].as_i64().unwrap();
-    assert_eq!(boards["boards"]["b2"]["snapshot"]["flags"], json!(["white"]));
+    assert_eq!(
+        boards["boards"]["b2"]["snapshot"]["flags"],
+        json!(["white"])
+    );
     assert!(
         seen_ms - fell_ms < 1_000,
         "the row turned red {} ms after the fall",
@@ -291,8 +311,13 @@ host = "pi1"
         .await;
     assert_eq!(order[0], "b1", "the call first: {order}");
     assert_eq!(order[1], "b2", "{order}");
-    assert!(order[2].as_str().unwrap().contains("1 ARBITER CALL"), "{order}");
-    let urgent = request(hub.port, "GET", "/boards.json", &[], "").await.json();
+    assert!(
+        order[2].as_str().unwrap().contains("1 ARBITER CALL"),
+        "{order}"
+    );
+    let urgent = request(hub.port, "GET", "/boards.json", &[], "")
+        .await
+        .json();
     assert_eq!(urgent["urgent"], json!(["b1", "b2"]), "{urgent}");
     browser.screenshot("arbiters-call-and-flag").await;
 
@@ -300,7 +325,9 @@ host = "pi1"
     // one shows the arbiter and the controls.
     assert!(browser
         .client
-        .find(Locator::Css("#boards tr[data-board=\"b1\"] button[data-action=\"pause\"]"))
+        .find(Locator::Css(
+            "#boards tr[data-board=\"b1\"] button[data-action=\"pause\"]"
+        ))
         .await
         .unwrap()
         .is_displayed()
@@ -310,11 +337,18 @@ host = "pi1"
     let login = |user: &'static str, password: &'static str| {
         let browser = &browser;
         async move {
-            let form = browser.client.find(Locator::Css("form#login")).await.unwrap();
+            let form = browser
+                .client
+                .find(Locator::Css("form#login"))
+                .await
+                .unwrap();
             let name = form.find(Locator::Css("input[name=user]")).await.unwrap();
             name.clear().await.unwrap();
             name.send_keys(user).await.unwrap();
-            let secret = form.find(Locator::Css("input[name=password]")).await.unwrap();
+            let secret = form
+                .find(Locator::Css("input[name=password]"))
+                .await
+                .unwrap();
             secret.clear().await.unwrap();
             secret.send_keys(password).await.unwrap();
             form.find(Locator::Css("button[type=submit]"))
@@ -347,24 +381,38 @@ host = "pi1"
     // A correction on the page: White to 4:30 on b1.
     browser
         .client
-        .find(Locator::Css("tr[data-board=\"b1\"] button[data-action=\"correct\"]"))
+        .find(Locator::Css(
+            "tr[data-board=\"b1\"] button[data-action=\"correct\"]",
+        ))
         .await
         .unwrap()
         .click()
         .await
         .unwrap();
-    let form = browser.client.find(Locator::Css("form#correction")).await.unwrap();
+    let form = browser
+        .client
+        .find(Locator::Css("form#correction"))
+        .await
+        .unwrap();
     browser
         .run("document.querySelector('#correction select[name=side]').value = 'white';")
         .await;
     let time = form.find(Locator::Css("input[name=time]")).await.unwrap();
     time.send_keys("270").await.unwrap();
-    let adjust = form.find(Locator::Css("button[data-action=adjust]")).await.unwrap();
+    let adjust = form
+        .find(Locator::Css("button[data-action=adjust]"))
+        .await
+        .unwrap();
     adjust.click().await.unwrap();
     let refused = browser
-        .wait("the bare number refused", WAIT, REPLY, |r| r["ok"] == "false")
+        .wait("the bare number refused", WAIT, REPLY, |r| {
+            r["ok"] == "false"
+        })
         .await;
-    assert!(refused["text"].as_str().unwrap().contains("bare number"), "{refused}");
+    assert!(
+        refused["text"].as_str().unwrap().contains("bare number"),
+        "{refused}"
+    );
     time.clear().await.unwrap();
     time.send_keys("4:30").await.unwrap();
     adjust.click().await.unwrap();
@@ -382,7 +430,9 @@ host = "pi1"
     // A refusal of the daemon's own is shown as it came: b2's game is over.
     browser
         .client
-        .find(Locator::Css("tr[data-board=\"b1\"] button[data-action=\"resume\"]"))
+        .find(Locator::Css(
+            "tr[data-board=\"b1\"] button[data-action=\"resume\"]",
+        ))
         .await
         .unwrap()
         .click()
@@ -400,7 +450,9 @@ host = "pi1"
         .await;
     browser
         .client
-        .find(Locator::Css("tr[data-board=\"b2\"] button[data-action=\"resume\"]"))
+        .find(Locator::Css(
+            "tr[data-board=\"b2\"] button[data-action=\"resume\"]",
+        ))
         .await
         .unwrap()
         .click()
@@ -412,7 +464,10 @@ host = "pi1"
         })
         .await;
     assert!(
-        daemon_refusal["text"].as_str().unwrap().contains("invalid-state"),
+        daemon_refusal["text"]
+            .as_str()
+            .unwrap()
+            .contains("invalid-state"),
         "{daemon_refusal}"
     );
 
@@ -429,11 +484,17 @@ host = "pi1"
     assert_eq!(by("resume"), [json!("ann")], "{history}");
     // Nothing from the refused requests went out: the first command
     // published is the page's adjustment, each with a fresh id.
-    let first = tokio::time::timeout(WAIT, commands.recv()).await.unwrap().unwrap();
+    let first = tokio::time::timeout(WAIT, commands.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(first["command"], "adjust", "{first}");
     assert_eq!(first["arbiter"], "ann", "{first}");
     assert_eq!(first["remaining_ms"], 270_000, "{first}");
-    let second = tokio::time::timeout(WAIT, commands.recv()).await.unwrap().unwrap();
+    let second = tokio::time::timeout(WAIT, commands.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(second["command"], "resume", "{second}");
     assert_ne!(first["id"], second["id"]);
 
@@ -456,8 +517,13 @@ host = "pi1"
     assert_eq!(controls, 0);
     browser.screenshot("spectators").await;
     browser.close().await;
-    let public = request(hub.port, "GET", "/public/boards.json", &[], "").await.body;
-    assert!(!public.contains("arbiter_called") && !public.contains("devices"), "{public}");
+    let public = request(hub.port, "GET", "/public/boards.json", &[], "")
+        .await
+        .body;
+    assert!(
+        !public.contains("arbiter_called") && !public.contains("devices"),
+        "{public}"
+    );
 
     // Too many failed logins (5 from one address: two above, three here):
     // refused for a while, even the right password.
@@ -481,7 +547,10 @@ host = "pi1"
     )
     .await;
     assert_eq!(limited.status, 429, "{limited:?}");
-    assert!(limited.json()["error"].as_str().unwrap().contains("too many failed logins"));
+    assert!(limited.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("too many failed logins"));
 
     drop(hub);
     assert!(daemon.terminate().success());

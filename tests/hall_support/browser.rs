@@ -143,7 +143,10 @@ pub async fn request(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         let mut body = String::new();
         let mut rest = rest;
         while let Some((size, after)) = rest.split_once("\r\n") {
