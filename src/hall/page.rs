@@ -115,8 +115,11 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
     (rank, if rank == 3 || rank == 6 { left } else { 0 })
 }
 
+/// A board id's sort key (see [`board_key`]).
+pub type BoardKey = Vec<(u8, u64, String)>;
+
 /// A board id's sort key: digit runs as numbers (`b2` before `b10`).
-pub fn board_key(board: &str) -> Vec<(u8, u64, String)> {
+pub fn board_key(board: &str) -> BoardKey {
     let mut key = Vec::new();
     let mut rest = board;
     while !rest.is_empty() {
@@ -144,7 +147,7 @@ pub fn urgent_order(
     hosts: &BTreeMap<String, String>,
     now_ms: i64,
 ) -> Vec<String> {
-    let mut ranked: Vec<((u8, i64), Vec<(u8, u64, String)>, &String)> = boards
+    let mut ranked: Vec<((u8, i64), BoardKey, &String)> = boards
         .iter()
         .map(|(board, payload)| {
             let online = payload["host"]
