@@ -3,11 +3,12 @@
 //! simulated button and display units on PTYs, board `b2` without devices)
 //! and the hub binary with an arbiters' password file made by
 //! `chessclock-hall passwd`: rows appear, a flag turns its row red within a
-//! second, an arbiter call is highlighted, refusals of the hub's API (not
-//! logged in, no CSRF token, a wrong password, a bare number, too many
-//! failures), a login and corrections made on the page that reach the
-//! daemon's history with the arbiter's name, and a spectator page without
-//! controls. Screenshots go to `target/hall-screenshots/`. Every wait has
+//! second, an arbiter call is highlighted (and beeps with the sound on),
+//! refusals of the hub's API (not logged in, no CSRF token, a wrong
+//! password, a bare number, an unknown board, too many failures), a login
+//! and corrections made on the page that reach the daemon's history with
+//! the arbiter's name, the page after a hub restart (live again, the login
+//! asked again), and a spectator page without controls. Screenshots go to `target/hall-screenshots/`. Every wait has
 //! a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -229,6 +230,15 @@ host = "pi1"
             .contains("bare number"),
         "{bare:?}"
     );
+    let unknown = request(
+        hub.port,
+        "POST",
+        "/api/command",
+        &with_token,
+        r#"{"board":"b9","command":"pause"}"#,
+    )
+    .await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
     // Logged out, the same cookie is refused.
     let out = request(hub.port, "POST", "/api/logout", &with_token, "{}").await;
     assert_eq!(out.status, 200, "{out:?}");
@@ -287,7 +297,16 @@ host = "pi1"
     assert_eq!(flagged["white"], "0:00", "{flagged}");
 
     // b1: started, then its player calls the arbiter: highlighted, first
-    // in the urgency order, counted in the header.
+    // in the urgency order, counted in the header, and a beep with the
+    // sound switched on (the switch remembered).
+    browser
+        .client
+        .find(Locator::Css("input#sound"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     client.board.start().await.unwrap();
     tokio::task::spawn_blocking({
         let sim = sim.clone();
@@ -306,6 +325,10 @@ host = "pi1"
         })
         .await;
     assert_eq!(call["arbiter"], "CALLED", "{call}");
+    let sound = browser
+        .run("return [document.body.dataset.beeps || null, localStorage.getItem('chessclock-hall.sound')];")
+        .await;
+    assert_eq!(sound, json!(["1", "on"]));
     let order = browser
         .run("return Array.from(document.querySelectorAll('#boards tr')).map(r => r.dataset.board).concat([document.getElementById('counts').textContent]);")
         .await;
@@ -498,6 +521,36 @@ host = "pi1"
     assert_eq!(second["command"], "resume", "{second}");
     assert_ne!(first["id"], second["id"]);
 
+    // The hub restarts: the page reconnects by itself, and since sessions
+    // live in the hub's memory, asks the arbiter to log in again.
+    let port = hub.port;
+    drop(hub);
+    browser
+        .wait(
+            "the page noticing",
+            WAIT,
+            "return document.getElementById('status').textContent;",
+            |s| s != "live",
+        )
+        .await;
+    let hub = Hub::start(
+        &broker,
+        port,
+        &dir.path().join("hub2.log"),
+        &["--passwords", passwords.to_str().unwrap()],
+    )
+    .await;
+    browser
+        .wait(
+            "the page live again",
+            WAIT,
+            "const r = document.querySelector('tr[data-board=\"b2\"]');
+             return [document.getElementById('status').textContent, !!r && r.classList.contains('flag'),
+                     document.getElementById('login').hidden, document.getElementById('whoami').textContent];",
+            |v| *v == json!(["live", true, false, ""]),
+        )
+        .await;
+
     // The spectators' page: the boards, and no controls or arbiter matters.
     browser
         .client
@@ -525,9 +578,9 @@ host = "pi1"
         "{public}"
     );
 
-    // Too many failed logins (5 from one address: two above, three here):
+    // Too many failed logins (5 from one address to the restarted hub):
     // refused for a while, even the right password.
-    for _ in 0..3 {
+    for _ in 0..5 {
         let answer = request(
             hub.port,
             "POST",

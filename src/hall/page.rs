@@ -13,7 +13,8 @@
 //!   whose CSRF token comes with it (`X-CSRF-Token`, else 403), and only
 //!   once its fields are checked here (400 with the reason otherwise): a
 //!   time is `H:MM:SS` or `M:SS` (or `270s`, `4m30s`...), never a bare
-//!   number, as `chessclockctl` takes it;
+//!   number, as `chessclockctl` takes it; a board the hub has no state
+//!   of is refused (404);
 //! * failed logins are limited per client address and per user name
 //!   ([`LOGIN_FAILURES`] within [`LOGIN_WINDOW`]: then 429);
 //! * the spectators' stream ([`public_view`]) carries players, clocks,
@@ -449,6 +450,13 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
     let board = body["board"].as_str().unwrap_or("").to_owned();
     if let Err(error) = crate::config::check_topic_level("board", &board) {
         return refusal(StatusCode::BAD_REQUEST, &error);
+    }
+    if !hub.known().boards.contains_key(&board) {
+        // No daemon would answer: say so now rather than after the wait.
+        return refusal(
+            StatusCode::NOT_FOUND,
+            &format!("no board `{board}` in this hall"),
+        );
     }
     let id = format!("hub-{:016x}", rand::rng().random::<u64>());
     let request = match build_command(&body, &id, &session.user) {
