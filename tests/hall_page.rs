@@ -168,6 +168,7 @@ host = "pi1"
     assert_eq!(wrong.status, 401, "{wrong:?}");
     assert_eq!(wrong.json()["error"], "wrong user name or password");
     assert!(wrong.header("set-cookie").is_none());
+    let asked = std::time::Instant::now();
     let good = request(
         hub.port,
         "POST",
@@ -177,6 +178,7 @@ host = "pi1"
     )
     .await;
     assert_eq!(good.status, 200, "{good:?}");
+    eprintln!("login (argon2id verify) took {:?}", asked.elapsed());
     let set_cookie = good.header("set-cookie").unwrap();
     assert!(set_cookie.contains("HttpOnly"), "{set_cookie}");
     assert!(set_cookie.contains("SameSite=Strict"), "{set_cookie}");
@@ -292,6 +294,7 @@ host = "pi1"
         "the row turned red {} ms after the fall",
         seen_ms - fell_ms
     );
+    eprintln!("flag fall -> red row seen: {} ms", seen_ms - fell_ms);
     assert_eq!(flagged["background"], "rgb(244, 184, 184)", "{flagged}");
     assert_eq!(flagged["first"], "white", "{flagged}");
     assert_eq!(flagged["white"], "0:00", "{flagged}");
@@ -492,6 +495,52 @@ host = "pi1"
             .unwrap()
             .contains("invalid-state"),
         "{daemon_refusal}"
+    );
+
+    // The result of b2's game, set on the page.
+    browser
+        .client
+        .find(Locator::Css(
+            "tr[data-board=\"b2\"] button[data-action=\"correct\"]",
+        ))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .run("document.querySelector('#correction select[name=result]').value = '0-1';")
+        .await;
+    form.find(Locator::Css("button[data-action=set-result]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let result = browser
+        .wait("the result's reply", WAIT, REPLY, |r| {
+            r["ok"] != "pending"
+                && r["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("b2 set-result")
+        })
+        .await;
+    assert_eq!(result["text"], "b2 set-result: ok", "{result}");
+    let finished = browser
+        .wait("b2 finished", WAIT, &row_script("b2"), |r| {
+            has_class(r, "finished")
+        })
+        .await;
+    assert!(has_class(&finished, "flag"), "{finished}");
+    let b2_history: Value = serde_json::from_str(&b2.history().await.unwrap()).unwrap();
+    assert!(
+        b2_history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["caller_name"] == "ann"),
+        "{b2_history}"
     );
 
     // The daemon's history has the corrections with the arbiter's name.
