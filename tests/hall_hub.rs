@@ -470,6 +470,25 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
         |(class, _, _, status)| status == "live" && class.as_deref() == Some("flag"),
     )
     .await;
-    let _ = browser.close().await;
+    // The daemon stops: its host goes offline, and the row says so.
     assert!(daemon.terminate().success());
+    const HOST: &str = "const r = document.querySelector('tr[data-board=\"b1\"]');
+                        return [Array.from(r.classList), r.querySelector('td.host').textContent];";
+    let deadline = Instant::now() + WAIT;
+    let offline = loop {
+        let seen = browser.execute(HOST, vec![]).await.unwrap();
+        if seen[0].as_array().unwrap().iter().any(|c| c == "offline") {
+            break seen;
+        }
+        assert!(Instant::now() < deadline, "the host offline: {seen}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert!(
+        offline[1]
+            .as_str()
+            .unwrap()
+            .starts_with("pi1 OFFLINE, last seen "),
+        "{offline}"
+    );
+    let _ = browser.close().await;
 }
