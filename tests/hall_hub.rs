@@ -1,9 +1,11 @@
 //! `chessclock-hall` over HTTP: a real mosquitto (the test's own), the real
 //! daemon with a `[hall]` table (one board, no devices, on a private bus),
 //! the hub binary, and a plain TCP client: the page, the live event stream
-//! (SSE) as a board starts, `/boards.json` and the round's PGN; then the
-//! page in Debian's headless chromium over WebDriver (chromedriver,
-//! fantoccini). Every wait has a deadline and waits for a condition.
+//! (SSE) as a board starts, `/boards.json`, the round's PGN and
+//! `chessclockctl --hall URL watch`; then the page in Debian's headless
+//! chromium over WebDriver (chromedriver, fantoccini): ticking, a flag, a
+//! hub restart, the read-only note, an offline host. Every wait has a
+//! deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::process::{Child, Command, Stdio};
