@@ -234,6 +234,15 @@ host = "pi1"
     let snapshot: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(snapshot["board"], "b1", "{snapshot}");
     assert_eq!(snapshot["running"], "white", "{snapshot}");
+    // Live on a terminal (a PTY): a change shows without a key, q quits.
+    let mut screen = LiveWatch::start(hub.port);
+    screen.wait_for("pi1/b1").await;
+    screen.wait_for("white to move").await;
+    client.board.pause().await.unwrap();
+    screen.wait_for("paused").await;
+    screen.quit().await;
+    client.board.resume().await.unwrap();
+
     // Elsewhere than `watch`, --hall is refused.
     let status = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
         .args(["--hall", "http://127.0.0.1:1", "status"])
@@ -493,4 +502,72 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
         "{offline}"
     );
     let _ = browser.close().await;
+}
+
+/// `chessclockctl --hall URL watch` on a PTY; its output collected.
+struct LiveWatch {
+    child: tokio::process::Child,
+    master: std::fs::File,
+    text: tokio::sync::mpsc::UnboundedReceiver<String>,
+    seen: String,
+}
+
+impl LiveWatch {
+    fn start(port: u16) -> LiveWatch {
+        use std::io::Read;
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let slave = std::fs::File::from(pty.slave);
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+            .args(["--hall", &format!("http://127.0.0.1:{port}"), "watch"])
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let master = std::fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let (tx, text) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0
+                    || tx
+                        .send(String::from_utf8_lossy(&buffer[..n]).into_owned())
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        LiveWatch {
+            child,
+            master,
+            text,
+            seen: String::new(),
+        }
+    }
+
+    /// Waits for `needle` in what was drawn since the last wait.
+    async fn wait_for(&mut self, needle: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.seen.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.text.recv()).await {
+                Ok(Some(chunk)) => self.seen.push_str(&chunk),
+                _ => panic!("`{needle}` not drawn: {}", self.seen),
+            }
+        }
+        self.seen.clear();
+    }
+
+    async fn quit(mut self) {
+        use std::io::Write;
+        self.master.write_all(b"q").unwrap();
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("watch quits on q")
+            .unwrap();
+        assert!(status.success());
+    }
 }
