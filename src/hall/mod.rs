@@ -38,6 +38,7 @@
 
 pub mod hub;
 pub mod message;
+pub mod round;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
