@@ -42,7 +42,8 @@ pub(super) struct Known {
 pub struct Hub {
     hall: String,
     known: Mutex<Known>,
-    changes: broadcast::Sender<String>,
+    pub(super) changes: broadcast::Sender<String>,
+    desk: super::round::Desk,
 }
 
 impl Hub {
@@ -52,7 +53,13 @@ impl Hub {
             hall: hall.to_owned(),
             known: Mutex::new(Known::default()),
             changes,
+            desk: super::round::Desk::default(),
         })
+    }
+
+    /// The round: its settings and the broadcast push's status.
+    pub fn desk(&self) -> &super::round::Desk {
+        &self.desk
     }
 
     pub(super) fn known(&self) -> std::sync::MutexGuard<'_, Known> {
