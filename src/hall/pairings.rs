@@ -371,7 +371,7 @@ pub fn parse_trf(text: &str, round: u32) -> Result<Pairings, InputError> {
 }
 
 /// The fields of one CSV line with the column each starts at.
-fn csv_fields(line: &str, number: usize) -> Result<Vec<(usize, String)>, InputError> {
+fn csv_fields(line: &str, number: usize) -> Result<Fields, InputError> {
     let mut fields = Vec::new();
     let mut chars = line.chars().enumerate().peekable();
     let mut start = 1;
@@ -430,8 +430,11 @@ fn csv_fields(line: &str, number: usize) -> Result<Vec<(usize, String)>, InputEr
         .collect())
 }
 
+/// A CSV line's fields, each with the column it starts at.
+type Fields = Vec<(usize, String)>;
+
 /// The lines of a CSV that carry data: (line number, fields).
-fn csv_lines(text: &str) -> Result<Vec<(usize, Vec<(usize, String)>)>, InputError> {
+fn csv_lines(text: &str) -> Result<Vec<(usize, Fields)>, InputError> {
     let mut lines = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');

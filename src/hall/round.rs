@@ -1038,12 +1038,7 @@ async fn push_loop(hub: Arc<Hub>, target: PushTarget, connector: Connector) {
             Ok(_) | Err(RecvError::Lagged(_)) => {}
             Err(RecvError::Closed) => return,
         }
-        loop {
-            match changes.try_recv() {
-                Ok(_) | Err(TryRecvError::Lagged(_)) => {}
-                Err(_) => break,
-            }
-        }
+        while let Ok(_) | Err(TryRecvError::Lagged(_)) = changes.try_recv() {}
     }
 }
 
