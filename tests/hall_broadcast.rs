@@ -161,7 +161,13 @@ async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() 
     );
     assert_eq!(tag(&game, "ClockStatus"), Some("running"), "{game}");
     // The press's %clk in the movetext has the added time too.
-    let last_clk = game.rsplit("[%clk ").next().unwrap().split(']').next().unwrap();
+    let last_clk = game
+        .rsplit("[%clk ")
+        .next()
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap();
     assert_eq!(Some(last_clk), tag(&game, "WhiteClock"), "{game}");
     let snapshot = client.board.white_remaining_ms().await.unwrap();
     assert!(

@@ -91,13 +91,11 @@ pub struct Pairing {
 
 impl Pairing {
     /// The PGN tags that name this board's game in round `round`:
-    /// `White`, `Black`, `Round` (`R.B`), `Board`, and each player's
-    /// `*Elo`, `*Title`, `*FideId`, `*Team`-less federation tag where
-    /// known.
+    /// `White`, `Black`, `Round` (`R.B`), and each player's `*Elo`,
+    /// `*Title`, `*FideId` and `*Federation` where known.
     pub fn tags(&self, round: u32) -> BTreeMap<String, String> {
         let mut tags = BTreeMap::new();
         tags.insert("Round".to_owned(), format!("{round}.{}", self.board));
-        tags.insert("Board".to_owned(), self.board.to_string());
         for (side, player) in [("White", &self.white), ("Black", &self.black)] {
             tags.insert(side.to_owned(), player.name.clone());
             if let Some(rating) = player.rating {
@@ -703,6 +701,9 @@ mod tests {
         assert_eq!(tags["Round"], "2.1");
         assert_eq!(tags["White"], "Beta, Bert");
         assert_eq!(tags["BlackElo"], "2650");
+        assert_eq!(tags["WhiteTitle"], "IM");
+        assert_eq!(tags["BlackFederation"], "NOR");
+        assert!(!tags.contains_key("Board"));
         for (name, value) in &tags {
             crate::eboard::follower::check_tag(name, value).unwrap();
         }

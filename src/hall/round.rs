@@ -1167,8 +1167,7 @@ pub async fn send_pairings(
                 notes[index].push(format!("new game {control}"));
             }
         }
-        let mut tags = pairing.tags(pairings.round);
-        tags.remove("Board");
+        let tags = pairing.tags(pairings.round);
         notes[index].push(format!(
             "Round {}, {} - {}",
             tags["Round"], pairing.white.name, pairing.black.name
@@ -1342,6 +1341,48 @@ mod tests {
         // The spare board, off the pairings, comes last, without a number.
         assert!(text.rfind("[Board \"spare\"]").unwrap() > text.find("[Board \"t2\"]").unwrap());
         assert_eq!(text.matches("[Round \"?\"]").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn results_by_the_board_map_and_numbers_needed_for_the_exports() {
+        let mut boards = BTreeMap::new();
+        let mut top = state("white", 1_000, 0, None);
+        top["state"]["result"] = json!({"result": "1/2-1/2", "termination": "agreement"});
+        boards.insert("top".to_owned(), top);
+        boards.insert("b1".to_owned(), state("white", 1_000, 0, None));
+        let setup = Setup {
+            round: Some(1),
+            pairings: Some(Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 1).unwrap()),
+            map: [(2, "top".to_owned())].into_iter().collect(),
+        };
+        let seats = seats(&setup, &boards);
+        assert_eq!(
+            seats.iter().map(|s| (s.id, s.number)).collect::<Vec<_>>(),
+            vec![("b1", Some(1)), ("top", Some(2))]
+        );
+        let rows = rows(&setup, &boards).unwrap();
+        assert_eq!(rows[0].result, None);
+        assert_eq!(rows[1].id.as_deref(), Some("top"));
+        assert_eq!(rows[1].result.as_deref(), Some("1/2-1/2"));
+        assert_eq!(rows[1].termination.as_deref(), Some("agreement"));
+        // A CSV without player numbers cannot give Vega's numbers.
+        assert!(decided(&rows).unwrap_err().contains("white_id"));
+        let numbered = Setup {
+            pairings: Some(
+                Pairings::parse(
+                    "board,white,black,white_id,black_id\n1,Ann,Bob,1,2\n2,Cid,Dee,3,4\n",
+                    1,
+                )
+                .unwrap(),
+            ),
+            ..setup
+        };
+        let numbered_rows = super::rows(&numbered, &boards).unwrap();
+        assert_eq!(
+            results::vega_res(1, &decided(&numbered_rows).unwrap()),
+            "1 1\n3 4 5\n"
+        );
+        assert!(super::rows(&Setup::default(), &boards).is_none());
     }
 
     #[test]
