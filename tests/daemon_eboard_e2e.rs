@@ -162,8 +162,17 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     }
 
     // The live PGN over D-Bus: every pressed move's %clk is the engine's
-    // time left after the press; unpressed moves carry none.
-    let pgn = client.board.pgn().await.unwrap();
+    // time left after the press; unpressed moves carry none. The PGN is
+    // released once the press is committed (a broadcast shows only what a
+    // crash keeps), so it may trail the state read just above by one commit.
+    let deadline = Instant::now() + WAIT;
+    let pgn = loop {
+        let pgn = client.board.pgn().await.unwrap();
+        if clocks_by_ply(&pgn) == expected_clk || Instant::now() >= deadline {
+            break pgn;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert!(pgn.contains("[TimeControl "), "{pgn}");
     assert!(pgn.contains("4. Ba4"), "{pgn}");
     assert_eq!(clocks_by_ply(&pgn), expected_clk, "{pgn}");

@@ -1,8 +1,11 @@
 //! `chessclock-hall`: the hall's hub. Follows every board of a hall on the
 //! event's MQTT broker and serves the arbiters' page, a live event stream
-//! and the round's PGN over HTTP (see `chessclockd::hall::hub`). Stops on
-//! SIGINT or SIGTERM. `chessclock-hall passwd FILE USER` adds an arbiter to
-//! a password file (the password read from standard input).
+//! and the round's PGN over HTTP (see `chessclockd::hall::hub`), and can push
+//! the round to a lichess broadcast (see `chessclockd::hall::round`). Stops
+//! on SIGINT or SIGTERM. `chessclock-hall pairings` sends a round's
+//! pairings to the hall's boards and exits; `chessclock-hall passwd FILE
+//! USER` adds an arbiter to a password file (the password read from
+//! standard input).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,14 +18,11 @@ use clap::Parser;
     name = "chessclock-hall",
     version,
     about = "The hall's hub: every board of an event on one page, and the round's PGN",
-    subcommand_negates_reqs = true,
-    args_conflicts_with_subcommands = true
+    subcommand_negates_reqs = true
 )]
 struct Args {
-    #[command(subcommand)]
-    command: Option<Sub>,
     /// The broker: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (with --ca).
-    #[arg(long, default_value = "mqtt://127.0.0.1:1883")]
+    #[arg(long, default_value = "mqtt://127.0.0.1:1883", global = true)]
     broker: String,
     /// The hall's name (as in the daemons' `[hall] name`).
     #[arg(long, required = true)]
@@ -31,10 +31,10 @@ struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
     /// A TOML file with `username` and `password` for the broker.
-    #[arg(long)]
+    #[arg(long, global = true)]
     credentials: Option<PathBuf>,
     /// The PEM file of the CA of the broker's certificate (mqtts://).
-    #[arg(long)]
+    #[arg(long, global = true)]
     ca: Option<PathBuf>,
     /// The arbiters' password file (`chessclock-hall passwd FILE USER`);
     /// without it the page is read-only.
@@ -46,6 +46,10 @@ struct Args {
     /// More log output (-v, -vv).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    #[command(flatten)]
+    round: round_cli::RoundArgs,
+    #[command(subcommand)]
+    command: Option<Sub>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -59,6 +63,8 @@ enum Sub {
         /// The arbiter's user name (1 to 64 characters, no spaces or `:`).
         user: String,
     },
+    #[command(flatten)]
+    Round(round_cli::Sub),
 }
 
 /// `passwd FILE USER`: the password from standard input's first line.
@@ -95,6 +101,9 @@ fn main() -> ExitCode {
         eprintln!("chessclock-hall: cannot set up logging: {error}");
     }
     let hall = args.hall.clone().unwrap_or_default();
+    if let Some(Sub::Round(round_cli::Sub::Pairings(pairings))) = args.command {
+        return round_cli::pairings(pairings, &args.broker, &hall, args.credentials, args.ca);
+    }
     if let Err(error) = chessclockd::config::check_topic_level("--hall", &hall) {
         eprintln!("chessclock-hall: {error}");
         return ExitCode::FAILURE;
@@ -146,6 +155,7 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
         None => None,
     };
     let hub = hub::Hub::with_access(&hall, access);
+    let pusher = round_cli::set_up(&hub, &args.round)?;
     let follower = tokio::spawn(hub::follow(hub.clone(), options));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let shutdown = async move {
@@ -156,5 +166,201 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
     };
     let served = hub::serve(hub, args.listen, shutdown).await;
     follower.abort();
+    if let Some(pusher) = pusher {
+        pusher.abort();
+    }
     served
+}
+
+/// The round: `--round`, `--pairings`, `--boards`, the lichess push, and
+/// the `pairings` subcommand.
+mod round_cli {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::process::ExitCode;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use anyhow::Context;
+    use chessclockd::hall::hub::Hub;
+    use chessclockd::hall::pairings::{parse_board_map, Pairings};
+    use chessclockd::hall::round::{self, PushTarget, Sending};
+
+    #[derive(clap::Args, Debug)]
+    pub struct RoundArgs {
+        /// The round's number, for `[Round "R.B"]` (the pairings' round
+        /// when --pairings is given).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        round: Option<u32>,
+        /// The round's pairings: a TRF16 file (needs --round) or a CSV
+        /// `board,white,black[,control]`: names the boards in the round's
+        /// PGN and gives /results.trf, /results.res, /results.json.
+        #[arg(long, requires = "round")]
+        pairings: Option<PathBuf>,
+        /// Which hall board plays which pairing board: CSV `board,id`
+        /// (default: the board whose id ends in the number).
+        #[arg(long)]
+        boards: Option<PathBuf>,
+        /// Push the round's PGN to this lichess broadcast round (its id).
+        #[arg(long, requires = "lichess_token_file")]
+        lichess_round: Option<String>,
+        /// A file whose first line is a lichess token with scope
+        /// study:write.
+        #[arg(long, requires = "lichess_round")]
+        lichess_token_file: Option<PathBuf>,
+        /// The lichess server.
+        #[arg(long, default_value = "https://lichess.org")]
+        lichess_url: String,
+    }
+
+    #[derive(clap::Subcommand, Debug)]
+    pub enum Sub {
+        /// Send a round's pairings to the hall's boards: each paired
+        /// board gets the players and `Round "R.B"` (set-tags) and, where
+        /// no game runs on it, the control (new-game).
+        Pairings(PairingsArgs),
+    }
+
+    #[derive(clap::Args, Debug)]
+    pub struct PairingsArgs {
+        /// A FIDE TRF16 file.
+        #[arg(long, conflicts_with = "csv", required_unless_present = "csv")]
+        trf: Option<PathBuf>,
+        /// A CSV: board,white,black[,control] (header optional).
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        /// The round.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        round: u32,
+        /// The control for every paired board with no game running
+        /// (a notation or preset; a CSV's control column wins).
+        #[arg(long)]
+        control: Option<String>,
+        /// Which hall board plays which pairing board: CSV `board,id`.
+        #[arg(long)]
+        boards: Option<PathBuf>,
+        /// The name recorded in each board's history.
+        #[arg(long, default_value = "chessclock-hall")]
+        arbiter: String,
+        /// Only print what would be sent.
+        #[arg(long)]
+        dry_run: bool,
+        /// The longest wait for the broker and for the boards' replies, s.
+        #[arg(long, default_value_t = 10)]
+        wait_seconds: u64,
+    }
+
+    fn read(path: &Path, what: &str) -> anyhow::Result<String> {
+        std::fs::read_to_string(path)
+            .with_context(|| format!("{what}: cannot read {}", path.display()))
+    }
+
+    fn board_map(path: Option<&Path>) -> anyhow::Result<BTreeMap<u32, String>> {
+        match path {
+            None => Ok(BTreeMap::new()),
+            Some(path) => parse_board_map(&read(path, "the board map")?)
+                .map_err(|error| anyhow::anyhow!("{}: {error}", path.display())),
+        }
+    }
+
+    /// Sets the hub's round up; starts the push if asked.
+    pub fn set_up(
+        hub: &Arc<Hub>,
+        args: &RoundArgs,
+    ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+        if let Some(round) = args.round {
+            hub.desk().set_round(round);
+        }
+        if let (Some(path), Some(round)) = (&args.pairings, args.round) {
+            let text = read(path, "the pairings")?;
+            let pairings = Pairings::parse(&text, round)
+                .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+            tracing::info!(games = pairings.games.len(), round, "hub: pairings read");
+            hub.desk().set_pairings(pairings);
+        }
+        hub.desk().set_board_map(board_map(args.boards.as_deref())?);
+        match (&args.lichess_round, &args.lichess_token_file) {
+            (Some(id), Some(token)) => {
+                let target = PushTarget::new(&args.lichess_url, id, token)?;
+                Ok(Some(round::spawn_push(hub.clone(), target)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `chessclock-hall pairings`.
+    pub fn pairings(
+        args: PairingsArgs,
+        broker: &str,
+        hall: &str,
+        credentials: Option<PathBuf>,
+        ca: Option<PathBuf>,
+    ) -> ExitCode {
+        match run_pairings(args, broker, hall, credentials, ca) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(error) => {
+                eprintln!("chessclock-hall pairings: {error:#}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    fn run_pairings(
+        args: PairingsArgs,
+        broker: &str,
+        hall: &str,
+        credentials: Option<PathBuf>,
+        ca: Option<PathBuf>,
+    ) -> anyhow::Result<bool> {
+        let hall = hall.to_owned();
+        chessclockd::config::check_topic_level("--hall", &hall).map_err(anyhow::Error::msg)?;
+        let (path, text) = match (&args.trf, &args.csv) {
+            (Some(path), _) => (path, read(path, "the TRF file")?),
+            (None, Some(path)) => (path, read(path, "the CSV file")?),
+            (None, None) => anyhow::bail!("give --trf FILE or --csv FILE"),
+        };
+        let pairings = if args.trf.is_some() {
+            chessclockd::hall::pairings::parse_trf(&text, args.round)
+        } else {
+            chessclockd::hall::pairings::parse_csv(&text, args.round)
+        }
+        .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+        let map = board_map(args.boards.as_deref())?;
+        let options = chessclockd::hall::client_options(
+            broker,
+            format!("chessclock-hall-pairings-{}", std::process::id()),
+            credentials.as_deref(),
+            ca.as_deref(),
+            5,
+        )?;
+        let sending = Sending {
+            hall,
+            arbiter: args.arbiter.clone(),
+            control: args.control.clone(),
+            settle: Duration::from_millis(500),
+            wait: Duration::from_secs(args.wait_seconds.max(1)),
+            dry_run: args.dry_run,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let sent = runtime.block_on(round::send_pairings(options, &sending, &pairings, &map))?;
+        let mut all = true;
+        for entry in &sent {
+            let board = match &entry.id {
+                Some(id) => format!("board {} ({id})", entry.board),
+                None => format!("board {}", entry.board),
+            };
+            match &entry.outcome {
+                Ok(text) if args.dry_run => println!("{board}: would send: {text}"),
+                Ok(text) => println!("{board}: ok: {text}"),
+                Err(error) => {
+                    all = false;
+                    println!("{board}: FAILED: {error}");
+                }
+            }
+        }
+        Ok(all)
+    }
 }

@@ -38,6 +38,9 @@
 
 pub mod hub;
 pub mod message;
+pub mod pairings;
+pub mod results;
+pub mod round;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;

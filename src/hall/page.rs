@@ -87,7 +87,7 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
     let state = &payload["state"];
     let running = snapshot["running"].as_str();
     let left = running
-        .and_then(|side| super::remaining_at(payload, side, now_ms))
+        .and_then(|side| super::super::round::remaining_at(payload, side, now_ms))
         .unwrap_or(i64::MAX);
     let flags = snapshot["flags"].as_array().is_some_and(|f| !f.is_empty());
     let device_lost = snapshot["devices"]

@@ -1,0 +1,1426 @@
+//! The round on the hub: its PGN for a broadcast (served at `/round.pgn`
+//! and pushed to a lichess broadcast round), the round's pairings put on
+//! the boards, and its results for the pairing programs.
+//!
+//! HTTP routes (merged into the hub's):
+//! * `/round.pgn`: every board's game ([`round_games`]), with `ETag` and
+//!   `Last-Modified` (a poller may send `If-None-Match`: 304 while nothing
+//!   changed);
+//! * `/broadcast.json`: the round, its pairings and the lichess push's
+//!   status ([`PushStatus`]);
+//! * `/results.json`, `/results.trf`, `/results.res`: the round's results
+//!   (from the boards' states: the e-board's result or the arbiter's
+//!   `set-result`) as JSON, as the TRF16 file with the round's column
+//!   filled in, and as Vega's `.res` (see [`super::results`]).
+//!
+//! Promises:
+//! * the PGN's clock tags are the board's state as published: `WhiteClock`
+//!   and `BlackClock` are the times of the state's snapshot and
+//!   `ReferenceTime` its wall instant (`W/` or `B/` before it while that
+//!   clock runs, as DGT LiveChess writes it; nothing when no clock runs:
+//!   not started, paused, a flag fallen, a result). A state published when
+//!   time is added (a stage's bonus at its last move, a correction) changes
+//!   them at once; between two states the PGN does not change;
+//! * the push sends at most [`MAX_GAMES`] games a request, one request at
+//!   a time, always the latest PGN (changes while a push is out are
+//!   coalesced into the next), only the requests whose games changed since
+//!   the last accepted push; it retries network errors, 408, 429 (after
+//!   its `Retry-After`) and 5xx with a doubling wait (1 s to 60 s) and
+//!   gives up on a text the server refused otherwise (4xx) until the next
+//!   change. The token is never logged or shown;
+//! * sending pairings names every paired board (`set-tags`) and gives it
+//!   the round's control (`new-game`) only when no game runs on it; a
+//!   pairing board without a hall board is reported, never guessed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::hub::Hub;
+use super::pairings::{self, Pairing, Pairings, Source};
+use super::results::{self, GameResult, Outcome};
+
+/// The most games one push request carries (lichess's limit).
+pub const MAX_GAMES: usize = 100;
+/// The first wait before a push is tried again; doubled up to
+/// [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const MAX_RETRY: Duration = Duration::from_secs(60);
+/// How long one push request may take, connection included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most of an answer's body read.
+const MAX_ANSWER: usize = 1024 * 1024;
+
+/// The round's settings and the push's status, kept by the hub.
+#[derive(Default)]
+pub struct Desk {
+    setup: Mutex<Setup>,
+    push: Mutex<PushStatus>,
+    served: Mutex<Served>,
+}
+
+#[derive(Default)]
+struct Setup {
+    round: Option<u32>,
+    pairings: Option<Pairings>,
+    map: BTreeMap<u32, String>,
+}
+
+/// The last `/round.pgn` served: its hash and since when (wall ms).
+#[derive(Default)]
+struct Served {
+    hash: u64,
+    since_ms: i64,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Each change under these locks is one assignment: a panic elsewhere
+    // cannot leave them half-changed.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Desk {
+    /// The round's number (for `Round "R.B"`), when no pairings give it.
+    pub fn set_round(&self, round: u32) {
+        lock(&self.setup).round = Some(round);
+    }
+
+    /// The round's pairings (their round number too).
+    pub fn set_pairings(&self, pairings: Pairings) {
+        let mut setup = lock(&self.setup);
+        setup.round = Some(pairings.round);
+        setup.pairings = Some(pairings);
+    }
+
+    /// Which hall board plays which pairing board (see
+    /// [`pairings::parse_board_map`]).
+    pub fn set_board_map(&self, map: BTreeMap<u32, String>) {
+        lock(&self.setup).map = map;
+    }
+
+    fn push_status(&self) -> MutexGuard<'_, PushStatus> {
+        lock(&self.push)
+    }
+}
+
+/// One board as the round sees it.
+struct Seat<'a> {
+    id: &'a str,
+    number: Option<u32>,
+    pairing: Option<&'a Pairing>,
+    payload: &'a Value,
+}
+
+/// The boards in board order (board number, then id), with their numbers
+/// and pairings.
+fn seats<'a>(setup: &'a Setup, boards: &'a BTreeMap<String, Value>) -> Vec<Seat<'a>> {
+    let ids = boards.keys().map(String::as_str);
+    let numbers: BTreeMap<&str, u32> = match &setup.pairings {
+        Some(pairings) => {
+            let assigned =
+                pairings::assign(pairings.games.iter().map(|g| g.board), ids, &setup.map);
+            assigned
+                .into_iter()
+                .filter_map(|(number, id)| {
+                    boards
+                        .get_key_value(id.as_str())
+                        .map(|(id, _)| (id.as_str(), number))
+                })
+                .collect()
+        }
+        None => BTreeMap::new(),
+    };
+    let mut seats: Vec<Seat<'a>> = boards
+        .iter()
+        .map(|(id, payload)| {
+            let number = numbers.get(id.as_str()).copied().or_else(|| {
+                setup
+                    .map
+                    .iter()
+                    .find(|(_, mapped)| *mapped == id)
+                    .map(|(n, _)| *n)
+                    .or_else(|| {
+                        // Without pairings (or off them), the number the id
+                        // ends in.
+                        setup
+                            .pairings
+                            .is_none()
+                            .then(|| pairings::id_number(id))
+                            .flatten()
+                    })
+            });
+            let pairing = setup
+                .pairings
+                .as_ref()
+                .and_then(|p| numbers.get(id.as_str()).and_then(|n| p.board(*n)));
+            Seat {
+                id,
+                number,
+                pairing,
+                payload,
+            }
+        })
+        .collect();
+    seats.sort_by(|a, b| {
+        (a.number.unwrap_or(u32::MAX), a.id).cmp(&(b.number.unwrap_or(u32::MAX), b.id))
+    });
+    seats
+}
+
+/// `H:MM:SS` of a time in ms (rounded up to the second, as a clock shows
+/// it; never negative).
+fn clock_text(ms: i64) -> String {
+    let seconds = ms.max(0).saturating_add(999) / 1000;
+    format!(
+        "{}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// Whether a state payload's game is over (a result, or a flag fallen).
+fn over(payload: &Value) -> bool {
+    payload["state"]["result"].is_object()
+        || payload["snapshot"]["flags"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+}
+
+/// The side whose clock runs in a state payload, if one does.
+fn running_side(payload: &Value) -> Option<&str> {
+    let snapshot = &payload["snapshot"];
+    let side = snapshot["running"].as_str()?;
+    (snapshot["started"] == true && snapshot["paused"] != true && !over(payload)).then_some(side)
+}
+
+/// A side's remaining time at wall instant `now_ms`, extrapolated from a
+/// state payload's snapshot while that side runs.
+pub fn remaining_at(payload: &Value, side: &str, now_ms: i64) -> Option<i64> {
+    let remaining = payload["snapshot"][format!("{side}_remaining_ms")].as_i64()?;
+    if running_side(payload) != Some(side) {
+        return Some(remaining);
+    }
+    let since = payload["snapshot_wall_ms"]
+        .as_i64()
+        .map_or(0, |at| now_ms.saturating_sub(at).max(0));
+    Some(remaining.saturating_sub(since).max(0))
+}
+
+/// A PGN tag value with `\` and `"` escaped.
+fn tag_value(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Days since 1970-01-01 as a civil (proleptic Gregorian) date.
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `2026-11-30T13:02:03.456Z` of a wall instant in ms.
+fn iso_time(ms: i64) -> String {
+    let (year, month, day) = civil(ms.div_euclid(86_400_000));
+    let in_day = ms.rem_euclid(86_400_000);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000
+    )
+}
+
+/// The HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`) of a wall instant.
+fn http_date(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = ms.div_euclid(86_400_000);
+    let (year, month, day) = civil(days);
+    let seconds = ms.rem_euclid(86_400_000) / 1000;
+    format!(
+        "{}, {day:02} {} {year:04} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(month as usize).saturating_sub(1).min(11)],
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// The tags and the movetext of one PGN game.
+fn split_pgn(text: &str) -> (Vec<(String, String)>, String) {
+    let mut tags = Vec::new();
+    let mut body = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        let tag = trimmed
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|t| t.split_once(' '))
+            .and_then(|(name, value)| {
+                let value = value.trim().strip_prefix('"')?.strip_suffix('"')?;
+                Some((
+                    name.to_owned(),
+                    value.replace("\\\"", "\"").replace("\\\\", "\\"),
+                ))
+            });
+        match tag {
+            Some(tag) if body.trim().is_empty() => tags.push(tag),
+            _ => {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+    }
+    (tags, body)
+}
+
+/// Whether a tag value says nothing (`?`, empty).
+fn unknown(value: Option<&str>) -> bool {
+    value.is_none_or(|v| v.trim().is_empty() || v.trim() == "?")
+}
+
+/// One board's game for the round: its own PGN (or the seven tag roster
+/// and the result), with `Round` (`R.B` when the round and the board's
+/// number are known), the pairing's players where the board has none,
+/// `Board` (the board id), `Result` (the state's), `WhiteClock`,
+/// `BlackClock`, `ReferenceTime` and `ClockStatus` from the state's
+/// snapshot; the movetext ends with the result.
+fn game(seat: &Seat<'_>, round: Option<u32>) -> String {
+    let payload = seat.payload;
+    let own = payload["pgn"].as_str().filter(|p| !p.trim().is_empty());
+    let (mut tags, mut body) = match own {
+        Some(text) => split_pgn(text),
+        None => {
+            let tags = [
+                ("Event", "?"),
+                ("Site", "?"),
+                ("Date", "????.??.??"),
+                ("Round", "?"),
+                ("White", "?"),
+                ("Black", "?"),
+                ("Result", "*"),
+            ]
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+            (tags, String::new())
+        }
+    };
+    let tag = |tags: &[(String, String)], name: &str| -> Option<String> {
+        tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    };
+    let result = payload["state"]["result"]["result"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| tag(&tags, "Result"))
+        .filter(|r| Outcome::parse(r).is_some() || r == "*")
+        .unwrap_or_else(|| "*".to_owned());
+    let mut set: Vec<(&str, String)> = Vec::new();
+    if let (Some(round), Some(number)) = (round, seat.number) {
+        set.push(("Round", format!("{round}.{number}")));
+    }
+    if let Some(pairing) = seat.pairing {
+        for (side, player) in [("White", &pairing.white), ("Black", &pairing.black)] {
+            if unknown(tag(&tags, side).as_deref()) {
+                set.push((side, player.name.clone()));
+            }
+        }
+    }
+    set.push(("Result", result.clone()));
+    set.push(("Board", seat.id.to_owned()));
+    let snapshot = &payload["snapshot"];
+    for (name, side) in [("WhiteClock", "white"), ("BlackClock", "black")] {
+        if let Some(ms) = snapshot[format!("{side}_remaining_ms")].as_i64() {
+            set.push((name, clock_text(ms)));
+        }
+    }
+    if let Some(at) = payload["snapshot_wall_ms"].as_i64() {
+        let prefix = match running_side(payload) {
+            Some("white") => "W/",
+            Some("black") => "B/",
+            _ => "",
+        };
+        set.push(("ReferenceTime", format!("{prefix}{}", iso_time(at))));
+    }
+    let status = if snapshot["started"] != true {
+        "not-started"
+    } else if over(payload) {
+        "stopped"
+    } else if snapshot["paused"] == true {
+        "paused"
+    } else {
+        "running"
+    };
+    set.push(("ClockStatus", status.to_owned()));
+    for (name, value) in set {
+        match tags.iter_mut().find(|(n, _)| n == name) {
+            Some(existing) => existing.1 = value,
+            None => tags.push((name.to_owned(), value)),
+        }
+    }
+    // The movetext's last token is the game's result.
+    let trimmed = body.trim_end();
+    let last = trimmed.rsplit(char::is_whitespace).next().unwrap_or("");
+    if matches!(last, "*" | "1-0" | "0-1" | "1/2-1/2") {
+        body = trimmed[..trimmed.len() - last.len()].to_owned();
+    }
+    let body = body.trim();
+    let mut text = String::new();
+    for (name, value) in tags {
+        text.push_str(&format!("[{name} \"{}\"]\n", tag_value(&value)));
+    }
+    text.push('\n');
+    if !body.is_empty() {
+        text.push_str(body);
+        text.push(' ');
+    }
+    text.push_str(&result);
+    text.push('\n');
+    text
+}
+
+/// The round's games, one per board in board order (see [`game`]).
+fn round_games_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<String> {
+    let round = setup
+        .round
+        .or_else(|| setup.pairings.as_ref().map(|p| p.round));
+    seats(setup, boards)
+        .iter()
+        .map(|seat| game(seat, round))
+        .collect()
+}
+
+/// The round's games as the hub knows them now.
+pub fn round_games(hub: &Hub) -> Vec<String> {
+    let setup = lock(&hub.desk().setup);
+    round_games_of(&setup, &hub.known().boards)
+}
+
+/// Games separated by a blank line.
+fn join(games: &[String]) -> String {
+    games.join("\n")
+}
+
+/// The push requests' bodies: at most [`MAX_GAMES`] games each.
+pub fn requests(games: &[String]) -> Vec<String> {
+    games.chunks(MAX_GAMES).map(join).collect()
+}
+
+/// FNV-1a, 64 bits: the ETag of a text.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The broadcast's HTTP routes, merged into the hub's.
+pub fn routes() -> Router<Arc<Hub>> {
+    Router::new()
+        .route("/round.pgn", get(pgn))
+        .route("/broadcast.json", get(status))
+        .route("/results.json", get(results_json))
+        .route("/results.trf", get(results_trf))
+        .route("/results.res", get(results_res))
+}
+
+async fn pgn(State(hub): State<Arc<Hub>>, request: HeaderMap) -> Response {
+    let text = join(&round_games(&hub));
+    let hash = fnv(&text);
+    let since = {
+        let mut served = lock(&hub.desk().served);
+        if served.hash != hash || served.since_ms == 0 {
+            served.hash = hash;
+            served.since_ms = crate::clock::wall_now_us().div_euclid(1000);
+        }
+        served.since_ms
+    };
+    let etag = format!("\"{hash:016x}\"");
+    let headers = [
+        (header::ETAG, etag.clone()),
+        (header::LAST_MODIFIED, http_date(since)),
+        (header::CACHE_CONTROL, "no-cache".to_owned()),
+    ];
+    let matches = request
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    if matches {
+        return (StatusCode::NOT_MODIFIED, headers).into_response();
+    }
+    (
+        headers,
+        [(
+            header::CONTENT_TYPE,
+            "application/x-chess-pgn; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn status(State(hub): State<Arc<Hub>>) -> Response {
+    let push = hub.desk().push_status().clone();
+    let setup = lock(&hub.desk().setup);
+    let boards = &hub.known().boards;
+    let seats: Vec<Value> = seats(&setup, boards)
+        .iter()
+        .map(|seat| {
+            json!({"board": seat.id, "number": seat.number,
+                   "white": seat.pairing.map(|p| p.white.name.clone()),
+                   "black": seat.pairing.map(|p| p.black.name.clone())})
+        })
+        .collect();
+    let unseated: Vec<u32> = setup
+        .pairings
+        .iter()
+        .flat_map(|p| p.games.iter())
+        .filter(|g| {
+            !seats
+                .iter()
+                .any(|s| s["number"] == g.board && s["white"].is_string())
+        })
+        .map(|g| g.board)
+        .collect();
+    axum::Json(json!({
+        "round": setup.round.or(setup.pairings.as_ref().map(|p| p.round)),
+        "pairings": setup.pairings.as_ref().map(|p| json!({
+            "source": match p.source { Source::Trf(_) => "trf", Source::Csv => "csv" },
+            "games": p.games.len(),
+            "without_board": unseated,
+        })),
+        "boards": seats,
+        "push": push,
+    }))
+    .into_response()
+}
+
+/// Each pairing's board and result, as far as known.
+struct Row<'a> {
+    pairing: &'a Pairing,
+    id: Option<String>,
+    result: Option<String>,
+    termination: Option<String>,
+}
+
+fn rows<'a>(setup: &'a Setup, boards: &BTreeMap<String, Value>) -> Option<Vec<Row<'a>>> {
+    let pairings = setup.pairings.as_ref()?;
+    let assigned = pairings::assign(
+        pairings.games.iter().map(|g| g.board),
+        boards.keys().map(String::as_str),
+        &setup.map,
+    );
+    Some(
+        pairings
+            .games
+            .iter()
+            .map(|pairing| {
+                let id = assigned.get(&pairing.board).cloned();
+                let state = id
+                    .as_ref()
+                    .and_then(|id| boards.get(id))
+                    .map(|payload| &payload["state"]["result"]);
+                Row {
+                    pairing,
+                    result: state
+                        .and_then(|r| r["result"].as_str())
+                        .filter(|r| Outcome::parse(r).is_some())
+                        .map(str::to_owned),
+                    termination: state
+                        .and_then(|r| r["termination"].as_str())
+                        .map(str::to_owned),
+                    id,
+                }
+            })
+            .collect(),
+    )
+}
+
+fn plain(status: StatusCode, text: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
+
+const NO_PAIRINGS: &str =
+    "no pairings: start chessclock-hall with --pairings FILE (TRF16 or CSV) and --round N\n";
+
+async fn results_json(State(hub): State<Arc<Hub>>) -> Response {
+    let setup = lock(&hub.desk().setup);
+    let Some(rows) = rows(&setup, &hub.known().boards) else {
+        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
+    };
+    let games: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            json!({"board": row.pairing.board, "id": row.id,
+                   "white": row.pairing.white.name, "black": row.pairing.black.name,
+                   "white_number": row.pairing.white.number,
+                   "black_number": row.pairing.black.number,
+                   "result": row.result, "termination": row.termination})
+        })
+        .collect();
+    let round = setup.pairings.as_ref().map(|p| p.round);
+    axum::Json(json!({"round": round, "games": games})).into_response()
+}
+
+/// The decided games with both players' numbers, or the boards that lack
+/// them.
+fn decided(rows: &[Row<'_>]) -> Result<Vec<GameResult>, String> {
+    let mut games = Vec::new();
+    for row in rows {
+        let Some(outcome) = row.result.as_deref().and_then(Outcome::parse) else {
+            continue;
+        };
+        match (row.pairing.white.number, row.pairing.black.number) {
+            (Some(white), Some(black)) => games.push(GameResult {
+                white,
+                black,
+                outcome,
+            }),
+            _ => {
+                return Err(format!(
+                    "board {}: the pairings give no player numbers (a CSV needs white_id and \
+                     black_id columns)\n",
+                    row.pairing.board
+                ))
+            }
+        }
+    }
+    Ok(games)
+}
+
+async fn results_trf(State(hub): State<Arc<Hub>>) -> Response {
+    let setup = lock(&hub.desk().setup);
+    let Some(rows) = rows(&setup, &hub.known().boards) else {
+        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
+    };
+    let Some(Pairings {
+        source: Source::Trf(trf),
+        round,
+        ..
+    }) = setup.pairings.as_ref()
+    else {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "the pairings came from a CSV: a TRF16 export needs the pairings' TRF16 file\n"
+                .to_owned(),
+        );
+    };
+    let games = match decided(&rows) {
+        Ok(games) => games,
+        Err(message) => return plain(StatusCode::CONFLICT, message),
+    };
+    match results::trf_with_results(trf, *round, &games) {
+        Ok(text) => plain(StatusCode::OK, text),
+        Err(error) => plain(StatusCode::CONFLICT, format!("{error}\n")),
+    }
+}
+
+async fn results_res(State(hub): State<Arc<Hub>>) -> Response {
+    let setup = lock(&hub.desk().setup);
+    let Some(rows) = rows(&setup, &hub.known().boards) else {
+        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
+    };
+    let round = setup.pairings.as_ref().map_or(0, |p| p.round);
+    match decided(&rows) {
+        Ok(games) => plain(StatusCode::OK, results::vega_res(round, &games)),
+        Err(message) => plain(StatusCode::CONFLICT, message),
+    }
+}
+
+// ---------------------------------------------------------------- push
+
+/// Where the round goes: a lichess broadcast round.
+#[derive(Clone)]
+pub struct PushTarget {
+    /// `https://lichess.org` (or a stand-in's `http://127.0.0.1:PORT`).
+    base: axum::http::Uri,
+    round: String,
+    token: String,
+}
+
+impl std::fmt::Debug for PushTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        write!(f, "PushTarget({})", self.url())
+    }
+}
+
+impl PushTarget {
+    /// Checks the base URL and the round id and reads the token file (its
+    /// first line; a token with scope `study:write`).
+    pub fn new(base: &str, round: &str, token_file: &Path) -> anyhow::Result<PushTarget> {
+        let uri: axum::http::Uri = base
+            .trim_end_matches('/')
+            .parse()
+            .map_err(|error| anyhow::anyhow!("--lichess-url `{base}`: {error}"))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            anyhow::bail!("--lichess-url `{base}`: expected https://HOST[:PORT] (or http://)");
+        }
+        if round.is_empty() || !round.chars().all(|c| c.is_ascii_alphanumeric()) {
+            anyhow::bail!(
+                "--lichess-round `{round}`: expected the broadcast round's id (letters and \
+                 digits, as in its URL)"
+            );
+        }
+        let text = std::fs::read_to_string(token_file).with_context(|| {
+            format!(
+                "the lichess token file: cannot read {}",
+                token_file.display()
+            )
+        })?;
+        let token = text.lines().next().unwrap_or_default().trim().to_owned();
+        if token.is_empty() || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            anyhow::bail!(
+                "the lichess token file {}: its first line must be the token (scope study:write)",
+                token_file.display()
+            );
+        }
+        Ok(PushTarget {
+            base: uri,
+            round: round.to_owned(),
+            token,
+        })
+    }
+
+    /// The push endpoint.
+    pub fn url(&self) -> String {
+        format!(
+            "{}://{}{}{}",
+            self.base.scheme_str().unwrap_or("https"),
+            self.base.authority().map(|a| a.as_str()).unwrap_or(""),
+            self.base.path().trim_end_matches('/'),
+            self.path_tail()
+        )
+    }
+
+    fn path_tail(&self) -> String {
+        format!("/api/broadcast/round/{}/push", self.round)
+    }
+}
+
+/// What the push has done, for `/broadcast.json` and the log.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PushStatus {
+    pub enabled: bool,
+    /// The push endpoint (no token).
+    pub url: Option<String>,
+    /// `idle`, `pushing`, `ok`, `retrying`, `refused`.
+    pub state: String,
+    pub requests_ok: u64,
+    pub requests_failed: u64,
+    /// Games in the round at the last push.
+    pub games: usize,
+    pub last_ok_wall_ms: Option<i64>,
+    pub last_attempt_wall_ms: Option<i64>,
+    pub last_http_status: Option<u16>,
+    pub last_error: Option<String>,
+    /// The games the server refused in the last answer (`White - Black:
+    /// error`).
+    pub game_errors: Vec<String>,
+    pub next_try_wall_ms: Option<i64>,
+}
+
+/// One answer.
+struct Answer {
+    status: u16,
+    retry_after: Option<Duration>,
+    body: String,
+}
+
+/// How to reach the server.
+enum Connector {
+    Plain,
+    Tls(tokio_rustls::TlsConnector),
+}
+
+/// A TLS client with the system's trusted CAs (Debian's
+/// `ca-certificates`) and the ring provider.
+fn tls_connector() -> anyhow::Result<tokio_rustls::TlsConnector> {
+    use tokio_rustls::rustls;
+    let mut roots = rustls::RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    for cert in found.certs {
+        let _ = roots.add(cert);
+    }
+    if roots.is_empty() {
+        anyhow::bail!("no trusted CA certificates on this system (install ca-certificates)");
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|error| anyhow::anyhow!("TLS: {error}"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
+}
+
+/// Sends one request over `stream` and reads the answer.
+async fn exchange<S>(
+    stream: S,
+    request: axum::http::Request<http_body_util::Full<Bytes>>,
+) -> Result<Answer, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use http_body_util::BodyExt;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|error| format!("HTTP: {error}"))?;
+    let driver = tokio::spawn(connection);
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|error| format!("HTTP: {error}"));
+    let answer = match response {
+        Ok(response) => {
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let body = http_body_util::Limited::new(response.into_body(), MAX_ANSWER)
+                .collect()
+                .await
+                .map(|body| String::from_utf8_lossy(&body.to_bytes()).into_owned())
+                .unwrap_or_default();
+            Ok(Answer {
+                status,
+                retry_after,
+                body,
+            })
+        }
+        Err(error) => Err(error),
+    };
+    driver.abort();
+    answer
+}
+
+/// POSTs one PGN text to the push endpoint.
+async fn post(target: &PushTarget, connector: &Connector, body: String) -> Result<Answer, String> {
+    let host = target.base.host().unwrap_or_default().to_owned();
+    let tls = matches!(connector, Connector::Tls(_));
+    let port = target.base.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    let path = format!(
+        "{}{}",
+        target.base.path().trim_end_matches('/'),
+        target.path_tail()
+    );
+    let authority = target
+        .base
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_else(|| host.clone());
+    let request = axum::http::Request::post(path)
+        .header(header::HOST, authority)
+        .header(header::AUTHORIZATION, format!("Bearer {}", target.token))
+        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(
+            header::USER_AGENT,
+            concat!("chessclock-hall/", env!("CARGO_PKG_VERSION")),
+        )
+        .body(http_body_util::Full::new(Bytes::from(body)))
+        .map_err(|error| format!("the request: {error}"))?;
+    let work = async {
+        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|error| format!("cannot connect to {host}:{port}: {error}"))?;
+        let _ = tcp.set_nodelay(true);
+        match connector {
+            Connector::Plain => exchange(tcp, request).await,
+            Connector::Tls(tls) => {
+                let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
+                    .map_err(|error| format!("TLS: {host}: {error}"))?;
+                let stream = tls
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|error| format!("TLS with {host}: {error}"))?;
+                exchange(stream, request).await
+            }
+        }
+    };
+    tokio::time::timeout(REQUEST_TIMEOUT, work)
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {REQUEST_TIMEOUT:?}")))
+}
+
+/// The games a 200 answer says were refused.
+fn refused_games(body: &str) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    value["games"]
+        .as_array()
+        .map(|games| {
+            games
+                .iter()
+                .filter_map(|game| {
+                    let error = game["error"].as_str()?;
+                    let tags = &game["tags"];
+                    Some(format!(
+                        "{} - {}: {error}",
+                        tags["White"].as_str().unwrap_or("?"),
+                        tags["Black"].as_str().unwrap_or("?")
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn now_ms() -> i64 {
+    crate::clock::wall_now_us().div_euclid(1000)
+}
+
+/// Starts pushing the round to `target` on every change, for good.
+pub fn spawn_push(
+    hub: Arc<Hub>,
+    target: PushTarget,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let connector = match target.base.scheme_str() {
+        Some("https") => Connector::Tls(tls_connector()?),
+        _ => Connector::Plain,
+    };
+    {
+        let mut status = hub.desk().push_status();
+        status.enabled = true;
+        status.url = Some(target.url());
+        status.state = "idle".to_owned();
+    }
+    tracing::info!(url = %target.url(), "hub: pushing the round to lichess");
+    Ok(tokio::spawn(push_loop(hub, target, connector)))
+}
+
+/// Why a push stopped.
+enum Failure {
+    /// Try again after the wait.
+    Retry(Option<Duration>, String),
+    /// The server refused this text: wait for a change.
+    Refused(String),
+}
+
+async fn push_loop(hub: Arc<Hub>, target: PushTarget, connector: Connector) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let mut changes = hub.changes.subscribe();
+    // The requests the server last accepted (or refused for good).
+    let mut done: Vec<String> = Vec::new();
+    let mut wait = FIRST_RETRY;
+    loop {
+        let games = round_games(&hub);
+        let bodies = requests(&games);
+        let mut failure = None;
+        for (index, body) in bodies.iter().enumerate() {
+            if done.get(index) == Some(body) {
+                continue;
+            }
+            {
+                let mut status = hub.desk().push_status();
+                status.state = "pushing".to_owned();
+                status.games = games.len();
+                status.last_attempt_wall_ms = Some(now_ms());
+                status.next_try_wall_ms = None;
+            }
+            let count =
+                body.matches("\n[Event ").count() + usize::from(body.starts_with("[Event "));
+            let started = std::time::Instant::now();
+            let answer = post(&target, &connector, body.clone()).await;
+            let mut status = hub.desk().push_status();
+            match answer {
+                Ok(answer) if (200..300).contains(&answer.status) => {
+                    status.requests_ok += 1;
+                    status.last_ok_wall_ms = Some(now_ms());
+                    status.last_http_status = Some(answer.status);
+                    status.last_error = None;
+                    status.game_errors = refused_games(&answer.body);
+                    for error in &status.game_errors {
+                        tracing::warn!(%error, "hub: lichess refused a game");
+                    }
+                    tracing::info!(
+                        request = index + 1,
+                        of = bodies.len(),
+                        games = count,
+                        ms = started.elapsed().as_millis() as u64,
+                        "hub: pushed the round"
+                    );
+                    if done.len() <= index {
+                        done.resize(index + 1, String::new());
+                    }
+                    done[index] = body.clone();
+                }
+                Ok(answer) => {
+                    status.requests_failed += 1;
+                    status.last_http_status = Some(answer.status);
+                    let excerpt: String = answer.body.chars().take(300).collect();
+                    let message = format!("HTTP {}: {}", answer.status, excerpt.trim());
+                    status.last_error = Some(message.clone());
+                    failure = Some(match answer.status {
+                        408 | 429 | 500..=599 => Failure::Retry(answer.retry_after, message),
+                        _ => {
+                            if done.len() <= index {
+                                done.resize(index + 1, String::new());
+                            }
+                            done[index] = body.clone();
+                            Failure::Refused(message)
+                        }
+                    });
+                    break;
+                }
+                Err(message) => {
+                    status.requests_failed += 1;
+                    status.last_http_status = None;
+                    status.last_error = Some(message.clone());
+                    failure = Some(Failure::Retry(None, message));
+                    break;
+                }
+            }
+        }
+        if failure.is_none() {
+            done.truncate(bodies.len());
+        }
+        match failure {
+            Some(Failure::Retry(after, message)) => {
+                let pause = after.unwrap_or(wait).min(MAX_RETRY * 5);
+                tracing::warn!(error = %message, retry_in_ms = pause.as_millis() as u64,
+                    "hub: the push failed");
+                {
+                    let mut status = hub.desk().push_status();
+                    status.state = "retrying".to_owned();
+                    status.next_try_wall_ms = Some(now_ms() + pause.as_millis() as i64);
+                }
+                tokio::time::sleep(pause).await;
+                wait = (wait * 2).min(MAX_RETRY);
+                continue;
+            }
+            Some(Failure::Refused(message)) => {
+                tracing::error!(error = %message, "hub: lichess refused the push");
+                hub.desk().push_status().state = "refused".to_owned();
+                wait = FIRST_RETRY;
+            }
+            None => {
+                wait = FIRST_RETRY;
+                let mut status = hub.desk().push_status();
+                status.state = "ok".to_owned();
+                status.games = games.len();
+            }
+        }
+        // The next change; those that came meanwhile are in the next push.
+        match changes.recv().await {
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return,
+        }
+        while let Ok(_) | Err(TryRecvError::Lagged(_)) = changes.try_recv() {}
+    }
+}
+
+// ---------------------------------------------------------------- pairings
+
+/// How `chessclock-hall pairings` sends a round's pairings.
+pub struct Sending {
+    pub hall: String,
+    /// Recorded in each board's history as the caller.
+    pub arbiter: String,
+    /// The control for every board (a CSV's `control` column wins).
+    pub control: Option<String>,
+    /// The quiet after the retained states that ends waiting for them.
+    pub settle: Duration,
+    /// The longest wait for the broker and for the replies.
+    pub wait: Duration,
+    /// Only say what would be sent.
+    pub dry_run: bool,
+}
+
+/// What became of one pairing board.
+#[derive(Debug)]
+pub struct Sent {
+    pub board: u32,
+    pub id: Option<String>,
+    pub outcome: Result<String, String>,
+}
+
+/// Sends the round's pairings to the hall's boards (`new-game` where a
+/// control is given and no game runs, then `set-tags`) and waits for every
+/// reply. One [`Sent`] per pairing board, in board order.
+pub async fn send_pairings(
+    options: rumqttc::MqttOptions,
+    sending: &Sending,
+    pairings: &Pairings,
+    map: &BTreeMap<u32, String>,
+) -> anyhow::Result<Vec<Sent>> {
+    use rumqttc::{AsyncClient, Event, Incoming, QoS};
+    let (client, mut eventloop) = AsyncClient::new(options, 256);
+    let prefix = format!("chessclock/{}/board/", sending.hall);
+    let board_of = |topic: &str, leaf: &str| -> Option<String> {
+        topic
+            .strip_prefix(prefix.as_str())?
+            .strip_suffix(leaf)
+            .map(str::to_owned)
+    };
+    let mut states: BTreeMap<String, Value> = BTreeMap::new();
+    let mut replies: BTreeMap<String, Value> = BTreeMap::new();
+    let mut subacks = 0;
+    let deadline = tokio::time::Instant::now() + sending.wait;
+    // The retained states, until the broker has been quiet for `settle`
+    // after the subscriptions.
+    loop {
+        let next = if subacks >= 2 {
+            tokio::time::timeout(sending.settle, eventloop.poll()).await
+        } else {
+            tokio::time::timeout_at(deadline, eventloop.poll()).await
+        };
+        match next {
+            Err(_) if subacks >= 2 => break,
+            Err(_) => anyhow::bail!("the broker did not answer within {:?}", sending.wait),
+            Ok(Err(error)) => anyhow::bail!("the broker: {error}"),
+            Ok(Ok(Event::Incoming(Incoming::ConnAck(_)))) => {
+                client
+                    .subscribe(format!("{prefix}+/state"), QoS::AtLeastOnce)
+                    .await?;
+                client
+                    .subscribe(format!("{prefix}+/reply"), QoS::AtLeastOnce)
+                    .await?;
+            }
+            Ok(Ok(Event::Incoming(Incoming::SubAck(_)))) => subacks += 1,
+            Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
+                if let Some(board) = board_of(&publish.topic, "/state") {
+                    if let Ok(value) = serde_json::from_slice(&publish.payload) {
+                        states.insert(board, value);
+                    }
+                }
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    let assigned = pairings::assign(
+        pairings.games.iter().map(|g| g.board),
+        states.keys().map(String::as_str),
+        map,
+    );
+    let mut sent = Vec::new();
+    let mut pending: BTreeMap<String, usize> = BTreeMap::new();
+    let mut notes: Vec<Vec<String>> = Vec::new();
+    for pairing in &pairings.games {
+        let index = sent.len();
+        notes.push(Vec::new());
+        let Some(id) = assigned.get(&pairing.board) else {
+            let near: Vec<&String> = states
+                .keys()
+                .filter(|id| pairings::id_number(id) == Some(pairing.board))
+                .collect();
+            sent.push(Sent {
+                board: pairing.board,
+                id: None,
+                outcome: Err(if near.is_empty() {
+                    "no hall board for it (no board id ends in its number; give --boards)"
+                        .to_owned()
+                } else {
+                    format!("several hall boards could be it ({near:?}); give --boards")
+                }),
+            });
+            continue;
+        };
+        sent.push(Sent {
+            board: pairing.board,
+            id: Some(id.clone()),
+            outcome: Ok(String::new()),
+        });
+        let payload = &states[id];
+        let plays = payload["snapshot"]["started"] == true && !over(payload);
+        let mut commands = Vec::new();
+        if let Some(control) = pairing.control.as_ref().or(sending.control.as_ref()) {
+            if plays {
+                notes[index].push(format!(
+                    "a game is running: its control ({}) is left as it is",
+                    payload["snapshot"]["control"].as_str().unwrap_or("?")
+                ));
+            } else {
+                commands.push(json!({"command": "new-game", "control": control}));
+                notes[index].push(format!("new game {control}"));
+            }
+        }
+        let tags = pairing.tags(pairings.round);
+        notes[index].push(format!(
+            "Round {}, {} - {}",
+            tags["Round"], pairing.white.name, pairing.black.name
+        ));
+        commands.push(json!({"command": "set-tags", "tags": tags}));
+        if sending.dry_run {
+            continue;
+        }
+        for (k, mut command) in commands.into_iter().enumerate() {
+            let request = format!("pairings-{}-{}-{k}", std::process::id(), pairing.board);
+            command["id"] = json!(request);
+            command["arbiter"] = json!(sending.arbiter);
+            client
+                .publish(
+                    format!("{prefix}{id}/command"),
+                    QoS::AtLeastOnce,
+                    false,
+                    command.to_string(),
+                )
+                .await?;
+            pending.insert(request, index);
+        }
+    }
+    // The replies.
+    let deadline = tokio::time::Instant::now() + sending.wait;
+    while pending.keys().any(|id| !replies.contains_key(id)) {
+        match tokio::time::timeout_at(deadline, eventloop.poll()).await {
+            Err(_) => break,
+            Ok(Err(error)) => anyhow::bail!("the broker: {error}"),
+            Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
+                if board_of(&publish.topic, "/reply").is_some() {
+                    if let Ok(value) = serde_json::from_slice::<Value>(&publish.payload) {
+                        if let Some(id) = value["id"].as_str() {
+                            replies.insert(id.to_owned(), value.clone());
+                        }
+                    }
+                }
+            }
+            Ok(Ok(_)) => {}
+        }
+    }
+    for (request, index) in &pending {
+        let problem = match replies.get(request) {
+            None => Some(format!("no reply within {:?}", sending.wait)),
+            Some(reply) if reply["ok"] == true => None,
+            Some(reply) => Some(format!(
+                "{}: {}",
+                reply["error"]["kind"].as_str().unwrap_or("error"),
+                reply["error"]["message"].as_str().unwrap_or("")
+            )),
+        };
+        if let (Some(problem), Ok(_)) = (problem, &sent[*index].outcome) {
+            sent[*index].outcome = Err(problem);
+        }
+    }
+    for (entry, notes) in sent.iter_mut().zip(notes) {
+        if let Ok(text) = &mut entry.outcome {
+            *text = notes.join("; ");
+        }
+    }
+    let _ = client.disconnect().await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        while eventloop.poll().await.is_ok() {}
+    })
+    .await;
+    Ok(sent)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn state(running: &str, white: i64, at: i64, pgn: Option<&str>) -> Value {
+        json!({
+            "snapshot": {"started": true, "paused": false, "running": running,
+                         "white_remaining_ms": white, "black_remaining_ms": 60_000, "flags": []},
+            "snapshot_wall_ms": at,
+            "state": {"result": null},
+            "pgn": pgn,
+        })
+    }
+
+    fn games(boards: &BTreeMap<String, Value>, setup: &Setup) -> String {
+        join(&round_games_of(setup, boards))
+    }
+
+    #[test]
+    fn the_running_clock_is_extrapolated() {
+        let payload = state("white", 10_000, 1_000, None);
+        assert_eq!(remaining_at(&payload, "white", 4_500), Some(6_500));
+        assert_eq!(remaining_at(&payload, "black", 4_500), Some(60_000));
+        assert_eq!(remaining_at(&payload, "white", 99_000), Some(0));
+        assert_eq!(clock_text(6_500), "0:00:07");
+        assert_eq!(clock_text(3_600_000), "1:00:00");
+    }
+
+    #[test]
+    fn wall_times_in_iso_and_http_form() {
+        // 2026-11-30T13:02:03.456Z is 1_796_043_723_456 ms.
+        assert_eq!(iso_time(1_796_043_723_456), "2026-11-30T13:02:03.456Z");
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(civil(-1), (1969, 12, 31));
+        assert_eq!(civil(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn the_clock_tags_are_the_snapshots() {
+        let mut boards = BTreeMap::new();
+        boards.insert("b2".to_owned(), state("white", 10_000, 0, None));
+        boards.insert(
+            "b1".to_owned(),
+            state(
+                "black",
+                10_000,
+                1_796_043_723_456,
+                Some("[Event \"Open\"]\n[Round \"?\"]\n[White \"A \\\"B\\\"\"]\n[Result \"*\"]\n[WhiteClock \"9:99:99\"]\n\n1. e4 {[%clk 0:00:10]} *\n"),
+            ),
+        );
+        let setup = Setup {
+            round: Some(3),
+            ..Setup::default()
+        };
+        let text = games(&boards, &setup);
+        // Board order by the number the id ends in: b1 first.
+        let first = text.find("[Board \"b1\"]").unwrap();
+        assert!(first < text.find("[Board \"b2\"]").unwrap(), "{text}");
+        assert!(text.contains("[Event \"Open\"]\n[Round \"3.1\"]\n[White \"A \\\"B\\\"\"]\n[Result \"*\"]\n[WhiteClock \"0:00:10\"]\n[Board \"b1\"]\n[BlackClock \"0:01:00\"]\n[ReferenceTime \"B/2026-11-30T13:02:03.456Z\"]\n[ClockStatus \"running\"]\n\n1. e4 {[%clk 0:00:10]} *\n"), "{text}");
+        assert!(text.contains("[Round \"3.2\"]"), "{text}");
+        assert!(
+            text.contains("[ReferenceTime \"W/1970-01-01T00:00:00.000Z\"]"),
+            "{text}"
+        );
+        assert_eq!(text.matches("[Result ").count(), 2, "{text}");
+
+        // A result: the clocks stop, the movetext ends with it.
+        let mut ended = state("black", 10_000, 5_000, Some("[Result \"*\"]\n\n1. e4 *\n"));
+        ended["state"]["result"] = json!({"result": "0-1", "termination": "normal"});
+        boards.insert("b1".to_owned(), ended);
+        let text = games(&boards, &setup);
+        assert!(text.contains("[Result \"0-1\"]"), "{text}");
+        assert!(
+            text.contains("[ReferenceTime \"1970-01-01T00:00:05.000Z\"]"),
+            "{text}"
+        );
+        assert!(text.contains("[ClockStatus \"stopped\"]"), "{text}");
+        assert!(text.contains("\n1. e4 0-1\n"), "{text}");
+    }
+
+    #[test]
+    fn pairings_name_boards_and_number_rounds() {
+        let pairings = Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 4).unwrap();
+        let mut boards = BTreeMap::new();
+        boards.insert("t2".to_owned(), state("white", 1_000, 0, None));
+        boards.insert(
+            "t1".to_owned(),
+            state("white", 1_000, 0, Some("[White \"Zed\"]\n\n*\n")),
+        );
+        boards.insert("spare".to_owned(), state("white", 1_000, 0, None));
+        let setup = Setup {
+            round: Some(4),
+            pairings: Some(pairings),
+            map: BTreeMap::new(),
+        };
+        let text = games(&boards, &setup);
+        // The board's own name wins; a board without one gets the pairing's.
+        assert!(text.contains("[White \"Zed\"]"), "{text}");
+        assert!(text.contains("[White \"Cid\"]\n[Black \"Dee\"]"), "{text}");
+        assert!(text.contains("[Round \"4.1\"]") && text.contains("[Round \"4.2\"]"));
+        // The spare board, off the pairings, comes last, without a number.
+        assert!(text.rfind("[Board \"spare\"]").unwrap() > text.find("[Board \"t2\"]").unwrap());
+        assert_eq!(text.matches("[Round \"?\"]").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn results_by_the_board_map_and_numbers_needed_for_the_exports() {
+        let mut boards = BTreeMap::new();
+        let mut top = state("white", 1_000, 0, None);
+        top["state"]["result"] = json!({"result": "1/2-1/2", "termination": "agreement"});
+        boards.insert("top".to_owned(), top);
+        boards.insert("b1".to_owned(), state("white", 1_000, 0, None));
+        let setup = Setup {
+            round: Some(1),
+            pairings: Some(Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 1).unwrap()),
+            map: [(2, "top".to_owned())].into_iter().collect(),
+        };
+        let seats = seats(&setup, &boards);
+        assert_eq!(
+            seats.iter().map(|s| (s.id, s.number)).collect::<Vec<_>>(),
+            vec![("b1", Some(1)), ("top", Some(2))]
+        );
+        let rows = rows(&setup, &boards).unwrap();
+        assert_eq!(rows[0].result, None);
+        assert_eq!(rows[1].id.as_deref(), Some("top"));
+        assert_eq!(rows[1].result.as_deref(), Some("1/2-1/2"));
+        assert_eq!(rows[1].termination.as_deref(), Some("agreement"));
+        // A CSV without player numbers cannot give Vega's numbers.
+        assert!(decided(&rows).unwrap_err().contains("white_id"));
+        let numbered = Setup {
+            pairings: Some(
+                Pairings::parse(
+                    "board,white,black,white_id,black_id\n1,Ann,Bob,1,2\n2,Cid,Dee,3,4\n",
+                    1,
+                )
+                .unwrap(),
+            ),
+            ..setup
+        };
+        let numbered_rows = super::rows(&numbered, &boards).unwrap();
+        assert_eq!(
+            results::vega_res(1, &decided(&numbered_rows).unwrap()),
+            "1 1\n3 4 5\n"
+        );
+        assert!(super::rows(&Setup::default(), &boards).is_none());
+    }
+
+    #[test]
+    fn push_requests_carry_at_most_100_games() {
+        let games: Vec<String> = (0..201)
+            .map(|i| format!("[Event \"{i}\"]\n\n*\n"))
+            .collect();
+        let bodies = requests(&games);
+        assert_eq!(bodies.len(), 3);
+        assert_eq!(bodies[0].matches("[Event ").count(), 100);
+        assert_eq!(bodies[2].matches("[Event ").count(), 1);
+        assert!(bodies[0].contains("*\n\n[Event \"1\"]"));
+        assert!(requests(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_push_target_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "lip_abc\n").unwrap();
+        let target = PushTarget::new("https://lichess.org/", "AbC123", &token).unwrap();
+        assert_eq!(
+            target.url(),
+            "https://lichess.org/api/broadcast/round/AbC123/push"
+        );
+        assert!(!format!("{target:?}").contains("lip_abc"));
+        assert!(PushTarget::new("ftp://x", "a", &token).is_err());
+        assert!(PushTarget::new("https://lichess.org", "a/b", &token).is_err());
+        std::fs::write(&token, "\n").unwrap();
+        assert!(PushTarget::new("https://lichess.org", "a", &token).is_err());
+        assert!(PushTarget::new("https://lichess.org", "a", &dir.path().join("none")).is_err());
+    }
+
+    #[test]
+    fn refused_games_are_named() {
+        let body = r#"{"games":[{"tags":{"White":"A","Black":"B"},"moves":3},
+                                {"tags":{"White":"C","Black":"D"},"error":"Illegal move"}]}"#;
+        assert_eq!(refused_games(body), vec!["C - D: Illegal move".to_owned()]);
+        assert!(refused_games("not json").is_empty());
+    }
+}

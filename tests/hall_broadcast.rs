@@ -1,0 +1,340 @@
+//! The broadcast end to end: a real mosquitto (the test's own), the real
+//! daemon (simulated units on PTYs for the presses, or many boards without
+//! devices), the hub binary, and a stand-in of lichess's push endpoint on
+//! 127.0.0.1 (never the internet): the token and content type of every
+//! push, at most 100 games a request, the clock tags changed by the push
+//! of the very state in which the second stage's time was added, clocks
+//! that stop at a pause and a result, `/round.pgn`'s ETag, retries after a
+//! 429. Serialised; every wait has a deadline and waits for a condition.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+use std::time::{Duration, Instant};
+
+use chessclock_protocol::Button;
+use serde_json::{json, Value};
+
+mod daemon_support;
+mod hall_support;
+#[path = "hall_support/round.rs"]
+mod round_support;
+use daemon_support::{devices_linked, Bus, Client, Daemon};
+use hall_support::{Broker, WAIT};
+use round_support::{game_of, games, tag, Arbiter, Hub, Lichess, HALL};
+
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const TOKEN: &str = "lip_test-token-123";
+
+fn token_file(dir: &std::path::Path) -> String {
+    let path = dir.join("lichess.token");
+    std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+    path.display().to_string()
+}
+
+/// Presses `button` on the simulated unit and waits for its ACK.
+async fn press(sim: &chessclockd::sim::SimHandle, button: Button) {
+    let sim = sim.clone();
+    tokio::task::spawn_blocking(move || {
+        sim.press_returning_instant(Some("buttons"), button)
+            .unwrap();
+        sim.wait_until("buttons", WAIT, |s| s.unacked == 0)
+            .unwrap_or_else(|e| panic!("{e}"));
+    })
+    .await
+    .unwrap();
+}
+
+/// Every push the stand-in took carries the token and a text/plain body.
+fn check_requests(lichess: &Lichess) {
+    for pushed in lichess.pushed() {
+        assert_eq!(pushed.path, "/api/broadcast/round/r0und1/push");
+        assert_eq!(
+            pushed.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert!(
+            pushed
+                .content_type
+                .as_deref()
+                .is_some_and(|t| t.starts_with("text/plain")),
+            "{pushed:?}"
+        );
+        assert!(games(&pushed.body).len() <= 100);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let bus = Bus::start(dir.path());
+    let units = daemon_support::demo_units(dir.path());
+    let sim = units.handle();
+    let config = dir.path().join("chessclockd.toml");
+    // Two moves in 60 s, then 30 s more: White's second press adds 30 s
+    // (the 40th move's time, in small).
+    std::fs::write(
+        &config,
+        format!(
+            "{daemon}\n[[board]]\nid = \"b1\"\ncontrol = \"2/60:30\"\nbuttons = \"{buttons}\"\n\
+             displays = [\"{display}\"]\n\n[hall]\nbroker = \"mqtt://127.0.0.1:{port}\"\n\
+             name = \"{HALL}\"\nhost = \"pi1\"\n",
+            daemon = daemon_support::daemon_table(&dir.path().join("state")),
+            buttons = units.path("buttons").unwrap().display(),
+            display = units.path("display").unwrap().display(),
+            port = broker.port,
+        ),
+    )
+    .unwrap();
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let client = Client::connect_when(&bus, &daemon, WAIT, devices_linked).await;
+
+    // The first push is answered 429 (Retry-After: 1 s): the hub waits and
+    // pushes again.
+    let lichess = Lichess::start(vec![(429, Some(1))]).await;
+    let token = token_file(dir.path());
+    let hub = Hub::start(
+        broker.port,
+        dir.path(),
+        &[
+            "--round",
+            "5",
+            "--lichess-round",
+            "r0und1",
+            "--lichess-token-file",
+            &token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await;
+    let first = lichess
+        .wait(0, "the first push", |p| p.body.contains("[Board \"b1\"]"))
+        .await;
+    let again = lichess
+        .wait(first + 1, "the push after the 429", |p| {
+            p.body.contains("[Board \"b1\"]")
+        })
+        .await;
+    let pushed = lichess.pushed();
+    assert!(
+        pushed[again].at - pushed[first].at >= Duration::from_millis(900),
+        "the retry came {:?} after the 429",
+        pushed[again].at - pushed[first].at
+    );
+    let status = hub
+        .wait_for("/broadcast.json", "the push's status", |b| {
+            b.contains("\"state\":\"ok\"")
+        })
+        .await;
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["push"]["requests_failed"], 1, "{status}");
+    assert_eq!(status["push"]["last_http_status"], 200, "{status}");
+    assert_eq!(status["round"], 5);
+    assert!(!status.to_string().contains(TOKEN));
+    let game = game_of(&pushed[again].body, "b1").unwrap();
+    assert_eq!(tag(&game, "Round"), Some("5.1"), "{game}");
+    assert_eq!(tag(&game, "WhiteClock"), Some("0:01:00"), "{game}");
+    assert_eq!(tag(&game, "ClockStatus"), Some("not-started"), "{game}");
+    assert_eq!(tag(&game, "Result"), Some("*"), "{game}");
+
+    // Started; White, Black, then White's second move: the state published
+    // with that press is pushed with the 30 s added, with no further press.
+    client.board.start().await.unwrap();
+    press(&sim, Button::Left).await;
+    press(&sim, Button::Right).await;
+    let before = lichess.pushed().len();
+    press(&sim, Button::Left).await;
+    let pressed = Instant::now();
+    let bonus = lichess
+        .wait(before, "the push with White's bonus", |p| {
+            game_of(&p.body, "b1").is_some_and(|g| {
+                tag(&g, "WhiteClock").is_some_and(|t| t.starts_with("0:01:2") || t == "0:01:30")
+            })
+        })
+        .await;
+    let game = game_of(&lichess.pushed()[bonus].body, "b1").unwrap();
+    assert!(
+        tag(&game, "ReferenceTime").is_some_and(|t| t.starts_with("B/20")),
+        "{game}"
+    );
+    assert_eq!(tag(&game, "ClockStatus"), Some("running"), "{game}");
+    // The press's %clk in the movetext has the added time too.
+    let last_clk = game
+        .rsplit("[%clk ")
+        .next()
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap();
+    assert_eq!(Some(last_clk), tag(&game, "WhiteClock"), "{game}");
+    let snapshot = client.board.white_remaining_ms().await.unwrap();
+    assert!(
+        snapshot > 80_000,
+        "White has {snapshot} ms after the second move"
+    );
+    eprintln!(
+        "the bonus reached the stand-in {:?} after the press's ACK",
+        lichess.pushed()[bonus]
+            .at
+            .saturating_duration_since(pressed)
+    );
+
+    // The same on /round.pgn, with an ETag that holds while nothing changes.
+    let (status, head, body) = hub.get("/round.pgn", "").await;
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("content-type: application/x-chess-pgn"),
+        "{head}"
+    );
+    assert!(head.contains("last-modified: "), "{head}");
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let polled = game_of(&body, "b1").unwrap();
+    assert_eq!(tag(&polled, "WhiteClock"), tag(&game, "WhiteClock"));
+    let (status, _, _) = hub
+        .get("/round.pgn", &format!("If-None-Match: {etag}\r\n"))
+        .await;
+    assert_eq!(status, 304);
+
+    // A pause stops the clocks in the PGN at once: no prefix.
+    let mut arbiter = Arbiter::connect(broker.port).await;
+    let before = lichess.pushed().len();
+    let reply = arbiter.command("b1", json!({"command": "pause"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let paused = lichess
+        .wait(before, "the paused push", |p| {
+            game_of(&p.body, "b1").is_some_and(|g| tag(&g, "ClockStatus") == Some("paused"))
+        })
+        .await;
+    let game = game_of(&lichess.pushed()[paused].body, "b1").unwrap();
+    assert!(
+        tag(&game, "ReferenceTime").is_some_and(|t| t.starts_with("20")),
+        "{game}"
+    );
+    let (status, _, _) = hub
+        .get("/round.pgn", &format!("If-None-Match: {etag}\r\n"))
+        .await;
+    assert_eq!(status, 200, "the ETag changed with the pause");
+
+    // The arbiter's result: stopped, and the result in the tag and the
+    // movetext.
+    let reply = arbiter.command("b1", json!({"command": "resume"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let before = lichess.pushed().len();
+    let reply = arbiter
+        .command(
+            "b1",
+            json!({"command": "set-result", "result": "0-1", "termination": "resignation"}),
+        )
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let ended = lichess
+        .wait(before, "the result's push", |p| {
+            game_of(&p.body, "b1").is_some_and(|g| tag(&g, "Result") == Some("0-1"))
+        })
+        .await;
+    let game = game_of(&lichess.pushed()[ended].body, "b1").unwrap();
+    assert_eq!(tag(&game, "ClockStatus"), Some("stopped"), "{game}");
+    assert!(game.trim_end().ends_with("0-1"), "{game}");
+    assert!(
+        !tag(&game, "ReferenceTime").unwrap().contains('/'),
+        "{game}"
+    );
+    check_requests(&lichess);
+
+    drop(hub);
+    assert!(daemon.terminate().success());
+    units.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let bus = Bus::start(dir.path());
+    let config = dir.path().join("chessclockd.toml");
+    let mut text = daemon_support::daemon_table(&dir.path().join("state"));
+    for board in 1..=101 {
+        text.push_str(&format!(
+            "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
+        ));
+    }
+    text.push_str(&format!(
+        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
+        broker.port
+    ));
+    std::fs::write(&config, text).unwrap();
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let _client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+
+    let lichess = Lichess::start(Vec::new()).await;
+    let token = token_file(dir.path());
+    let hub = Hub::start(
+        broker.port,
+        dir.path(),
+        &[
+            "--round",
+            "2",
+            "--lichess-round",
+            "r0und1",
+            "--lichess-token-file",
+            &token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await;
+    // Every board reaches the stand-in; no request has more than 100.
+    let full = lichess
+        .wait(0, "a push of the first 100 boards", |p| {
+            games(&p.body).len() == 100
+        })
+        .await;
+    let body = &lichess.pushed()[full].body;
+    assert!(game_of(body, "b1").is_some() && game_of(body, "b100").is_some());
+    assert!(game_of(body, "b101").is_none());
+    lichess
+        .wait(0, "board 101's push", |p| {
+            game_of(&p.body, "b101").is_some_and(|g| tag(&g, "Round") == Some("2.101"))
+        })
+        .await;
+    hub.wait_for("/broadcast.json", "the push settled", |b| {
+        b.contains("\"state\":\"ok\"") && b.contains("\"games\":101")
+    })
+    .await;
+    let (_, _, pgn) = hub.get("/round.pgn", "").await;
+    assert_eq!(games(&pgn).len(), 101);
+
+    // A change on board 57 goes out again in the request of its hundred
+    // only.
+    let mut arbiter = Arbiter::connect(broker.port).await;
+    let before = lichess.pushed().len();
+    let reply = arbiter.command("b57", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let started = lichess
+        .wait(before, "board 57 started", |p| {
+            game_of(&p.body, "b57").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
+        })
+        .await;
+    assert_eq!(games(&lichess.pushed()[started].body).len(), 100);
+    hub.wait_for("/broadcast.json", "the push settled", |b| {
+        b.contains("\"state\":\"ok\"")
+    })
+    .await;
+    assert!(
+        lichess.pushed()[before..]
+            .iter()
+            .all(|p| game_of(&p.body, "b101").is_none()),
+        "the unchanged request went out again"
+    );
+    check_requests(&lichess);
+    drop(hub);
+    assert!(daemon.terminate().success());
+}

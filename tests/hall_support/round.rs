@@ -1,0 +1,364 @@
+//! Helpers of the round's tests (`hall_broadcast.rs`, `hall_pairings.rs`):
+//! the hub binary, plain HTTP requests to it, an MQTT client that commands
+//! boards, and a stand-in of lichess's push endpoint on 127.0.0.1.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use super::hall_support::WAIT;
+
+pub const HALL: &str = "open";
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `chessclock-hall` of the test's own, killed when dropped.
+pub struct Hub {
+    child: Child,
+    pub port: u16,
+    pub log: std::path::PathBuf,
+}
+
+impl Hub {
+    /// Starts the hub on a free port with `extra` arguments and waits until
+    /// it listens.
+    pub async fn start(broker_port: u16, dir: &std::path::Path, extra: &[&str]) -> Hub {
+        let port = free_port();
+        let log = dir.join(format!("hub-{port}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+            .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
+            .args(["--hall", HALL, "--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let hub = Hub { child, port, log };
+        let deadline = Instant::now() + WAIT;
+        while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the hub did not listen: {}",
+                hub.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        hub
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `GET path`: status, headers (lower-case names), body.
+    pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
+        get(self.port, path, headers).await
+    }
+
+    /// Polls `path` until `ready` holds for its body; returns the body.
+    pub async fn wait_for(&self, path: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let (status, _, body) = self.get(path, "").await;
+            if status == 200 && ready(&body) {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {path} answers {status}:\n{body}\nhub log:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 GET (`Connection: close`): status, head, body.
+pub async fn get(port: u16, path: &str, headers: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: hub\r\n{headers}Connection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the hub answered")
+        .unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head[9..12].parse().unwrap();
+    let head = head.to_ascii_lowercase();
+    let body = if head.contains("transfer-encoding: chunked") {
+        let mut body = String::new();
+        let mut rest = rest;
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            body.push_str(&after[..size]);
+            rest = &after[size + 2..];
+        }
+        body
+    } else {
+        rest.to_owned()
+    };
+    (status, head, body)
+}
+
+/// The value of a PGN tag in a game's text.
+pub fn tag<'t>(game: &'t str, name: &str) -> Option<&'t str> {
+    let start = format!("[{name} \"");
+    game.lines()
+        .find_map(|line| line.strip_prefix(start.as_str()))
+        .and_then(|rest| rest.strip_suffix("\"]"))
+}
+
+/// The games of a PGN text, split at each `[Event `.
+pub fn games(pgn: &str) -> Vec<String> {
+    let mut games: Vec<String> = Vec::new();
+    for line in pgn.lines() {
+        if line.starts_with("[Event ") || games.is_empty() {
+            games.push(String::new());
+        }
+        if let Some(game) = games.last_mut() {
+            game.push_str(line);
+            game.push('\n');
+        }
+    }
+    games.retain(|g| !g.trim().is_empty());
+    games
+}
+
+/// The game of board `id` in a PGN text.
+pub fn game_of(pgn: &str, id: &str) -> Option<String> {
+    games(pgn)
+        .into_iter()
+        .find(|game| tag(game, "Board") == Some(id))
+}
+
+/// An MQTT client that commands the hall's boards.
+pub struct Arbiter {
+    client: AsyncClient,
+    replies: mpsc::UnboundedReceiver<Value>,
+    task: tokio::task::JoinHandle<()>,
+    next: u32,
+}
+
+impl Arbiter {
+    pub async fn connect(broker_port: u16) -> Arbiter {
+        let mut options = MqttOptions::new("test-arbiter", "127.0.0.1", broker_port);
+        options.set_keep_alive(Duration::from_secs(5));
+        let (client, mut eventloop) = AsyncClient::new(options, 64);
+        let (tx, replies) = mpsc::unbounded_channel();
+        let (up_tx, mut up) = mpsc::unbounded_channel();
+        let subscriber = client.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+                        let _ = subscriber
+                            .subscribe(format!("chessclock/{HALL}/board/+/reply"), QoS::AtLeastOnce)
+                            .await;
+                    }
+                    Ok(Event::Incoming(Incoming::SubAck(_))) => {
+                        let _ = up_tx.send(());
+                    }
+                    Ok(Event::Incoming(Incoming::Publish(p))) => {
+                        if let Ok(value) = serde_json::from_slice(&p.payload) {
+                            let _ = tx.send(value);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        });
+        tokio::time::timeout(WAIT, up.recv())
+            .await
+            .expect("the arbiter's client subscribed");
+        Arbiter {
+            client,
+            replies,
+            task,
+            next: 0,
+        }
+    }
+
+    /// Sends `command` to `board` and returns the reply.
+    pub async fn command(&mut self, board: &str, command: Value) -> Value {
+        self.next += 1;
+        let id = format!("test-{}", self.next);
+        let mut request = json!({"id": id, "arbiter": "Test Arbiter"});
+        for (key, value) in command.as_object().unwrap() {
+            request[key] = value.clone();
+        }
+        self.client
+            .publish(
+                format!("chessclock/{HALL}/board/{board}/command"),
+                QoS::AtLeastOnce,
+                false,
+                request.to_string(),
+            )
+            .await
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.replies.recv()).await {
+                Ok(Some(reply)) if reply["id"] == id.as_str() => return reply,
+                Ok(Some(_)) => {}
+                _ => panic!("no reply to {request}"),
+            }
+        }
+    }
+}
+
+impl Drop for Arbiter {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One request the lichess stand-in took.
+#[derive(Clone, Debug)]
+pub struct Pushed {
+    pub path: String,
+    pub authorization: Option<String>,
+    pub content_type: Option<String>,
+    pub body: String,
+    pub at: Instant,
+}
+
+/// A stand-in of `POST /api/broadcast/round/{id}/push` on 127.0.0.1: it
+/// records every request and answers from a script (then 200 with the
+/// games' tags, as lichess does).
+pub struct Lichess {
+    pub port: u16,
+    pub pushed: Arc<Mutex<Vec<Pushed>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Lichess {
+    /// `script`: the first answers' status and `Retry-After` seconds.
+    pub async fn start(script: Vec<(u16, Option<u64>)>) -> Lichess {
+        use axum::http::{HeaderMap, StatusCode, Uri};
+        use axum::response::IntoResponse;
+        let pushed: Arc<Mutex<Vec<Pushed>>> = Arc::default();
+        let script = Arc::new(Mutex::new(std::collections::VecDeque::from(script)));
+        let record = pushed.clone();
+        let handler = move |uri: Uri, headers: HeaderMap, body: String| {
+            let record = record.clone();
+            let script = script.clone();
+            async move {
+                let header = |name: &str| {
+                    headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned)
+                };
+                record.lock().unwrap().push(Pushed {
+                    path: uri.path().to_owned(),
+                    authorization: header("authorization"),
+                    content_type: header("content-type"),
+                    body: body.clone(),
+                    at: Instant::now(),
+                });
+                if let Some((status, retry)) = script.lock().unwrap().pop_front() {
+                    let mut response = (
+                        StatusCode::from_u16(status).unwrap(),
+                        "{\"error\":\"scripted\"}",
+                    )
+                        .into_response();
+                    if let Some(seconds) = retry {
+                        response
+                            .headers_mut()
+                            .insert("retry-after", seconds.to_string().parse().unwrap());
+                    }
+                    return response;
+                }
+                let games: Vec<Value> = games(&body)
+                    .iter()
+                    .map(|g| {
+                        json!({"tags": {"White": tag(g, "White"), "Black": tag(g, "Black")},
+                               "moves": 0})
+                    })
+                    .collect();
+                axum::Json(json!({"games": games})).into_response()
+            }
+        };
+        let app = axum::Router::new().route(
+            "/api/broadcast/round/{id}/push",
+            axum::routing::post(handler),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Lichess { port, pushed, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pushed(&self) -> Vec<Pushed> {
+        self.pushed.lock().unwrap().clone()
+    }
+
+    /// Waits until a request taken from `from` on satisfies `ready`;
+    /// returns its index.
+    pub async fn wait(&self, from: usize, what: &str, ready: impl Fn(&Pushed) -> bool) -> usize {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(index) = self
+                .pushed()
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, p)| ready(p))
+                .map(|(i, _)| i)
+            {
+                return index;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not pushed; pushed:\n{:#?}",
+                self.pushed().last()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for Lichess {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
