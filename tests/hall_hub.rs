@@ -1,9 +1,11 @@
 //! `chessclock-hall` over HTTP: a real mosquitto (the test's own), the real
 //! daemon with a `[hall]` table (one board, no devices, on a private bus),
 //! the hub binary, and a plain TCP client: the page, the live event stream
-//! (SSE) as a board starts, `/boards.json` and the round's PGN; then the
-//! page in Debian's headless chromium over WebDriver (chromedriver,
-//! fantoccini). Every wait has a deadline and waits for a condition.
+//! (SSE) as a board starts, `/boards.json`, the round's PGN and
+//! `chessclockctl --hall URL watch`; then the page in Debian's headless
+//! chromium over WebDriver (chromedriver, fantoccini): ticking, a flag, a
+//! hub restart, the read-only note, an offline host. Every wait has a
+//! deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::process::{Child, Command, Stdio};
@@ -159,10 +161,16 @@ host = "pi1"
     let hub = spawn_hub(&broker, port, &dir.path().join("hub.log"));
     listening(hub.port, "the hub").await;
 
-    // The page.
+    // The page and its script.
     let page = get(hub.port, "/").await;
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
-    assert!(page.contains("new EventSource(\"events\")"), "{page}");
+    assert!(page.contains("<script src=\"hall.js\">"), "{page}");
+    let script = get(hub.port, "/hall.js").await;
+    assert!(script.starts_with("HTTP/1.1 200"), "{script}");
+    assert!(
+        script.contains("new EventSource(arbiters ? \"events\""),
+        "{script}"
+    );
 
     // The live stream: the board (retained on the broker) and its host
     // first, then the start as it happens.
@@ -208,13 +216,71 @@ host = "pi1"
         .unwrap();
     assert!(white.starts_with("0:04:") || white == "0:05:00", "{pgn}");
 
-    // The daemon stops cleanly: its host goes offline on the stream.
+    // The same board in the terminal, read from the hub.
+    let watch = ctl_watch_once(hub.port);
+    assert!(watch.status.success(), "{watch:?}");
+    let frame = String::from_utf8_lossy(&watch.stdout).into_owned();
+    let line = frame
+        .lines()
+        .find(|l| l.starts_with("pi1/b1"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    assert!(line.contains(">4:") || line.contains(">5:00"), "{frame}");
+    assert!(frame.starts_with("chessclockd: 1 board"), "{frame}");
+    let json = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
+        .args(["watch", "--once", "--json"])
+        .output()
+        .unwrap();
+    let snapshot: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(snapshot["board"], "b1", "{snapshot}");
+    assert_eq!(snapshot["running"], "white", "{snapshot}");
+    // Live on a terminal (a PTY): a change shows without a key, q quits.
+    let mut screen = LiveWatch::start(hub.port);
+    screen.wait_for("pi1/b1").await;
+    screen.wait_for("white to move").await;
+    client.board.pause().await.unwrap();
+    screen.wait_for("paused").await;
+    screen.quit().await;
+    client.board.resume().await.unwrap();
+
+    // Elsewhere than `watch`, --hall is refused.
+    let status = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", "http://127.0.0.1:1", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&status.stderr).contains("`watch` only"));
+
+    // The daemon stops cleanly: its host goes offline on the stream, and
+    // in the terminal.
     assert!(daemon.terminate().success());
     events
         .wait("the host offline", |m| {
             m["type"] == "host" && m["host"] == "pi1" && m["online"] == false
         })
         .await;
+    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port).stdout).into_owned();
+    assert!(
+        frame.contains("pi1/b1") && frame.contains("host pi1 offline"),
+        "{frame}"
+    );
+    // No hub there: a clear failure.
+    drop(hub);
+    let away = ctl_watch_once(port);
+    assert_eq!(away.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&away.stderr).contains("cannot read http://127.0.0.1"),
+        "{away:?}"
+    );
+}
+
+/// `chessclockctl --hall http://127.0.0.1:PORT watch --once`.
+fn ctl_watch_once(port: u16) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{port}")])
+        .args(["watch", "--once", "--no-color"])
+        .output()
+        .unwrap()
 }
 
 /// chromedriver of the test's own, killed when dropped.
@@ -253,8 +319,8 @@ async fn listening(port: u16, what: &str) {
     }
 }
 
-/// The page's row of board b1: `[class, white's time, black's time]`, and
-/// the status line.
+/// The page's row of board b1 (`tr[data-board="b1"]`, also
+/// `#board-b1`): `[class, white's time, black's time]`, and the status line.
 const ROW: &str = "const r = document.getElementById('board-b1');
 return [r ? r.className : null,
         r ? r.querySelector('td.white').textContent : null,
@@ -378,8 +444,26 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
     );
     assert_eq!(flagged.1, "0:00");
     assert_eq!(flagged.2, "0:03");
+    // Without a password file the page is read-only and says how to let
+    // arbiters in.
+    let note = browser
+        .execute(
+            "const n = document.getElementById('arbiters-off');
+             return [n.hidden, n.textContent, document.getElementById('login').hidden];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(note[0], false, "{note}");
+    assert!(
+        note[1].as_str().unwrap().contains("--passwords FILE"),
+        "{note}"
+    );
+    assert_eq!(note[2], true, "{note}");
     let shot = browser.screenshot().await.unwrap();
-    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hall-screenshots");
+    // target/hall-screenshots/ (CARGO_TARGET_TMPDIR is target/tmp).
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let shots = tmp.parent().unwrap_or(tmp).join("hall-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     std::fs::write(shots.join("flag.png"), shot).unwrap();
 
@@ -397,6 +481,93 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
         |(class, _, _, status)| status == "live" && class.as_deref() == Some("flag"),
     )
     .await;
-    let _ = browser.close().await;
+    // The daemon stops: its host goes offline, and the row says so.
     assert!(daemon.terminate().success());
+    const HOST: &str = "const r = document.querySelector('tr[data-board=\"b1\"]');
+                        return [Array.from(r.classList), r.querySelector('td.host').textContent];";
+    let deadline = Instant::now() + WAIT;
+    let offline = loop {
+        let seen = browser.execute(HOST, vec![]).await.unwrap();
+        if seen[0].as_array().unwrap().iter().any(|c| c == "offline") {
+            break seen;
+        }
+        assert!(Instant::now() < deadline, "the host offline: {seen}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    assert!(
+        offline[1]
+            .as_str()
+            .unwrap()
+            .starts_with("pi1 OFFLINE, last seen "),
+        "{offline}"
+    );
+    let _ = browser.close().await;
+}
+
+/// `chessclockctl --hall URL watch` on a PTY; its output collected.
+struct LiveWatch {
+    child: tokio::process::Child,
+    master: std::fs::File,
+    text: tokio::sync::mpsc::UnboundedReceiver<String>,
+    seen: String,
+}
+
+impl LiveWatch {
+    fn start(port: u16) -> LiveWatch {
+        use std::io::Read;
+        let pty = nix::pty::openpty(None, None).expect("openpty");
+        let slave = std::fs::File::from(pty.slave);
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+            .args(["--hall", &format!("http://127.0.0.1:{port}"), "watch"])
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let master = std::fs::File::from(pty.master);
+        let mut reader = master.try_clone().unwrap();
+        let (tx, text) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0
+                    || tx
+                        .send(String::from_utf8_lossy(&buffer[..n]).into_owned())
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        LiveWatch {
+            child,
+            master,
+            text,
+            seen: String::new(),
+        }
+    }
+
+    /// Waits for `needle` in what was drawn since the last wait.
+    async fn wait_for(&mut self, needle: &str) {
+        let deadline = Instant::now() + WAIT;
+        while !self.seen.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.text.recv()).await {
+                Ok(Some(chunk)) => self.seen.push_str(&chunk),
+                _ => panic!("`{needle}` not drawn: {}", self.seen),
+            }
+        }
+        self.seen.clear();
+    }
+
+    async fn quit(mut self) {
+        use std::io::Write;
+        self.master.write_all(b"q").unwrap();
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("watch quits on q")
+            .unwrap();
+        assert!(status.success());
+    }
 }

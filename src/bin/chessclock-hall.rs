@@ -3,7 +3,9 @@
 //! and the round's PGN over HTTP (see `chessclockd::hall::hub`), and can push
 //! the round to a lichess broadcast (see `chessclockd::hall::round`). Stops
 //! on SIGINT or SIGTERM. `chessclock-hall pairings` sends a round's
-//! pairings to the hall's boards and exits.
+//! pairings to the hall's boards and exits; `chessclock-hall passwd FILE
+//! USER` adds an arbiter to a password file (the password read from
+//! standard input).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,15 +17,16 @@ use clap::Parser;
 #[command(
     name = "chessclock-hall",
     version,
-    about = "The hall's hub: every board of an event on one page, and the round's PGN"
+    about = "The hall's hub: every board of an event on one page, and the round's PGN",
+    subcommand_negates_reqs = true
 )]
 struct Args {
     /// The broker: mqtt://HOST[:PORT] or mqtts://HOST[:PORT] (with --ca).
     #[arg(long, default_value = "mqtt://127.0.0.1:1883", global = true)]
     broker: String,
     /// The hall's name (as in the daemons' `[hall] name`).
-    #[arg(long)]
-    hall: String,
+    #[arg(long, required = true)]
+    hall: Option<String>,
     /// Where to serve the page.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -33,30 +36,75 @@ struct Args {
     /// The PEM file of the CA of the broker's certificate (mqtts://).
     #[arg(long, global = true)]
     ca: Option<PathBuf>,
+    /// The arbiters' password file (`chessclock-hall passwd FILE USER`);
+    /// without it the page is read-only.
+    #[arg(long, value_name = "FILE")]
+    passwords: Option<PathBuf>,
+    /// How long an arbiter stays logged in, in hours.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=168))]
+    session_hours: u64,
     /// More log output (-v, -vv).
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
     #[command(flatten)]
     round: round_cli::RoundArgs,
     #[command(subcommand)]
-    command: Option<round_cli::Sub>,
+    command: Option<Sub>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// Add an arbiter to a password file, or give them a new password (read
+    /// from standard input: the first line). The file is made if missing;
+    /// it keeps argon2id hashes only.
+    Passwd {
+        /// The password file.
+        file: PathBuf,
+        /// The arbiter's user name (1 to 64 characters, no spaces or `:`).
+        user: String,
+    },
+    #[command(flatten)]
+    Round(round_cli::Sub),
+}
+
+/// `passwd FILE USER`: the password from standard input's first line.
+fn passwd(file: &std::path::Path, user: &str) -> ExitCode {
+    use std::io::{BufRead, IsTerminal};
+    if std::io::stdin().is_terminal() {
+        eprintln!("Password for {user} (one line; it is shown as typed):");
+    }
+    let mut line = String::new();
+    if let Err(error) = std::io::stdin().lock().read_line(&mut line) {
+        eprintln!("chessclock-hall: cannot read the password: {error}");
+        return ExitCode::FAILURE;
+    }
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    match chessclockd::hall::hub::auth::set_password(file, user, password) {
+        Ok(()) => {
+            println!("{user}: password set in {}", file.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("chessclock-hall: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Sub::Passwd { file, user }) = &args.command {
+        return passwd(file, user);
+    }
     if let Err(error) = chessclockd::logging::init(args.verbose) {
         eprintln!("chessclock-hall: cannot set up logging: {error}");
     }
-    if let Some(round_cli::Sub::Pairings(pairings)) = args.command {
-        return round_cli::pairings(
-            pairings,
-            &args.broker,
-            &args.hall,
-            args.credentials,
-            args.ca,
-        );
+    let hall = args.hall.clone().unwrap_or_default();
+    if let Some(Sub::Round(round_cli::Sub::Pairings(pairings))) = args.command {
+        return round_cli::pairings(pairings, &args.broker, &hall, args.credentials, args.ca);
     }
-    if let Err(error) = chessclockd::config::check_topic_level("--hall", &args.hall) {
+    if let Err(error) = chessclockd::config::check_topic_level("--hall", &hall) {
         eprintln!("chessclock-hall: {error}");
         return ExitCode::FAILURE;
     }
@@ -70,7 +118,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    match runtime.block_on(run(args, hall)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("chessclock-hall: {error:#}");
@@ -79,16 +127,34 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> anyhow::Result<()> {
+async fn run(args: Args, hall: String) -> anyhow::Result<()> {
     use chessclockd::hall::{client_options, hub};
     let options = client_options(
         &args.broker,
-        format!("chessclock-hall-{}-{}", args.hall, std::process::id()),
+        format!("chessclock-hall-{hall}-{}", std::process::id()),
         args.credentials.as_deref(),
         args.ca.as_deref(),
         5,
     )?;
-    let hub = hub::Hub::new(&args.hall);
+    let access = match &args.passwords {
+        Some(file) => {
+            let passwords = hub::auth::Passwords::load(file).map_err(anyhow::Error::msg)?;
+            if passwords.is_empty() {
+                anyhow::bail!(
+                    "the password file {} has no arbiter: add one with `chessclock-hall passwd {} USER`",
+                    file.display(),
+                    file.display()
+                );
+            }
+            tracing::info!(arbiters = passwords.len(), "hub: arbiters may log in");
+            Some(hub::page::Access::new(
+                passwords,
+                std::time::Duration::from_secs(args.session_hours * 3600),
+            ))
+        }
+        None => None,
+    };
+    let hub = hub::Hub::with_access(&hall, access);
     let pusher = round_cli::set_up(&hub, &args.round)?;
     let follower = tokio::spawn(hub::follow(hub.clone(), options));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;

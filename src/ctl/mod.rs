@@ -13,6 +13,7 @@
 
 pub mod commands;
 pub mod echo;
+pub mod hall;
 pub mod output;
 pub mod time;
 pub mod watch;
@@ -46,7 +47,8 @@ use chessclock_core::views::{GameSummary, HistoryView, StateView};
                   chessclockctl adjust board1 black --remaining 4:30 --moves 20\n  \
                   chessclockctl adjust board1 white --sub 2:00\n  \
                   chessclockctl note board1 3-fold claim rejected\n  \
-                  chessclockctl -H pi-board1 -H pi-board2 watch\n\n\
+                  chessclockctl -H pi-board1 -H pi-board2 watch\n  \
+                  chessclockctl --hall http://192.168.1.10:8080 watch\n\n\
                   Environment:\n  CHESSCLOCKCTL_BUS=user  talk to the daemon on your user bus \
                   (like --user on every command)"
 )]
@@ -71,6 +73,10 @@ pub struct Cli {
     /// `watch` takes it more than once (one view of every host's boards).
     #[arg(short = 'H', long = "host", global = true, value_name = "[USER@]HOST")]
     pub host: Vec<String>,
+    /// Read the boards from a hall's hub (`chessclock-hall`) at this
+    /// address (`http://HOST:PORT`) instead of from daemons: `watch` only.
+    #[arg(long, global = true, value_name = "URL", conflicts_with = "host")]
+    pub hall: Option<String>,
     /// A D-Bus address to connect to instead (for tests and debugging).
     #[arg(long, global = true, hide = true, value_name = "ADDRESS")]
     pub address: Option<String>,
@@ -552,6 +558,20 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
             no_color,
             hosts_file,
         } => {
+            let options = watch::Options {
+                bell: !no_bell,
+                color: !no_color,
+            };
+            if let Some(url) = &cli.hall {
+                if hosts_file.is_some() {
+                    return Err(CtlError::Usage(
+                        "--hall reads every board from the hub: no --hosts-file".into(),
+                    ));
+                }
+                return watch::main_hall(url, *once, *json, options)
+                    .await
+                    .map(|()| 0);
+            }
             let mut hosts = cli.host.clone();
             if let Some(file) = hosts_file {
                 hosts.extend(watch::read_hosts_file(file)?);
@@ -561,15 +581,17 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
             } else {
                 hosts.iter().map(|h| Target::of(&cli, Some(h))).collect()
             };
-            let options = watch::Options {
-                bell: !no_bell,
-                color: !no_color,
-            };
             return watch::main(&targets, *once, *json, options)
                 .await
                 .map(|()| 0);
         }
         _ => {}
+    }
+    if cli.hall.is_some() {
+        return Err(CtlError::Usage(
+            "--hall URL works with `watch` only: a hub reads, it does not command              (arbiters correct boards on the hub's page)"
+                .into(),
+        ));
     }
     let target = single_target(&cli)?;
     let connection = match connect(&target).await {

@@ -5,7 +5,8 @@
 //!
 //! The view is a pure function of [`Row`]s ([`render`]): any source of
 //! State views can feed it (the daemons over D-Bus here; another source,
-//! such as a hall hub, only has to produce [`Row`]s). Between updates the
+//! such as a hall hub, only has to produce [`Row`]s: `--hall URL` reads
+//! the hub's, see [`super::hall`]). Between updates the
 //! running clocks are extrapolated from each view's age, and every time is
 //! written by the one formatter (`chessclock_core::clocktext`), as the
 //! board's displays write it. Quits on `q`, Esc or Ctrl-C, restoring the
@@ -14,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chessclock_core::clocktext;
@@ -23,10 +25,12 @@ use chessclock_core::views::StateView;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use crossterm::style::{Attribute, Color, SetAttribute, SetForegroundColor};
 use crossterm::{cursor, execute, queue, terminal};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use zbus::message::Type as MessageType;
 use zbus::{MatchRule, MessageStream};
 
+use super::hall::HubClient;
 use super::output::{side_time, start_text, state_text};
 use super::time::LocalTime;
 use super::{connect, CtlError, Ctx, Target};
@@ -434,6 +438,10 @@ enum Update {
         source: String,
         error: String,
     },
+    /// The source is readable again (its error goes).
+    Recovered {
+        source: String,
+    },
 }
 
 /// Every board's State of one daemon, read now.
@@ -561,7 +569,92 @@ pub async fn main(
         }
         return Ok(());
     }
-    live(targets, options, &local).await
+    live(Sources::Daemons(targets), options, &local).await
+}
+
+/// How often the hub is read again.
+const HALL_POLL: Duration = Duration::from_millis(500);
+
+/// The hub as a source: its boards, read every [`HALL_POLL`] (each view
+/// advanced to the moment of reading); a board of an offline host, or the
+/// hub away, as its source's error.
+async fn follow_hall(hub: Arc<HubClient>, updates: mpsc::UnboundedSender<Update>) {
+    let mut poll = tokio::time::interval(HALL_POLL);
+    loop {
+        poll.tick().await;
+        let sent = match hub.rows().await {
+            Ok(rows) => {
+                let mut sent = updates.send(Update::Recovered {
+                    source: hub.base().to_owned(),
+                });
+                for row in rows {
+                    let update = match row.view {
+                        Some(view) => Update::State {
+                            source: row.source,
+                            board: row.board,
+                            view: Box::new(view),
+                        },
+                        None => Update::Failed {
+                            source: row.source,
+                            error: row.error.unwrap_or_default(),
+                        },
+                    };
+                    sent = sent.and(updates.send(update));
+                }
+                sent
+            }
+            Err(error) => updates.send(Update::Failed {
+                source: hub.base().to_owned(),
+                error: error.to_string(),
+            }),
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+/// `--hall URL watch`: the hub's boards, live, one frame (`once`), or
+/// JSON lines of the boards' snapshots (`json`).
+pub async fn main_hall(
+    url: &str,
+    once: bool,
+    json: bool,
+    options: Options,
+) -> Result<(), CtlError> {
+    let hub = Arc::new(HubClient::new(url)?);
+    let local = LocalTime::default();
+    if json {
+        let mut last: BTreeMap<String, Value> = BTreeMap::new();
+        let mut poll = tokio::time::interval(HALL_POLL);
+        let mut out = std::io::stdout();
+        loop {
+            poll.tick().await;
+            let boards = hub.get_json("/boards.json").await?;
+            if let Some(all) = boards["boards"].as_object() {
+                for (board, payload) in all {
+                    let snapshot = &payload["snapshot"];
+                    if last.get(board) != Some(snapshot) {
+                        writeln!(out, "{snapshot}")?;
+                        last.insert(board.clone(), snapshot.clone());
+                    }
+                }
+            }
+            out.flush()?;
+            if once {
+                return Ok(());
+            }
+        }
+    }
+    if once {
+        let rows = hub.rows().await?;
+        let mut out = std::io::stdout();
+        for line in render(&rows, 80, &local) {
+            writeln!(out, "{}", line.text)?;
+        }
+        return Ok(());
+    }
+    live(Sources::Hall(hub), options, &local).await
 }
 
 async fn once_rows(target: &Target) -> Result<Vec<Row>, CtlError> {
@@ -603,11 +696,24 @@ fn set_tone(out: &mut impl Write, tone: Tone) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn live(targets: &[Target], options: Options, local: &LocalTime) -> Result<(), CtlError> {
+/// Where the live view's boards come from.
+enum Sources<'a> {
+    /// Daemons over D-Bus.
+    Daemons(&'a [Target]),
+    /// A hall's hub.
+    Hall(Arc<HubClient>),
+}
+
+async fn live(sources: Sources<'_>, options: Options, local: &LocalTime) -> Result<(), CtlError> {
     let (updates, mut incoming) = mpsc::unbounded_channel();
     let mut followers = Vec::new();
-    for target in targets {
-        followers.push(tokio::spawn(follow(target.clone(), updates.clone())));
+    match sources {
+        Sources::Daemons(targets) => {
+            for target in targets {
+                followers.push(tokio::spawn(follow(target.clone(), updates.clone())));
+            }
+        }
+        Sources::Hall(hub) => followers.push(tokio::spawn(follow_hall(hub, updates.clone()))),
     }
     drop(updates);
     // (source, board) -> (view, received); source -> error.
@@ -671,6 +777,9 @@ async fn live(targets: &[Target], options: Options, local: &LocalTime) -> Result
                 }
                 Some(Update::Failed { source, error }) => {
                     errors.insert(source, error);
+                }
+                Some(Update::Recovered { source }) => {
+                    errors.remove(&source);
                 }
                 None => break Err(CtlError::Api("every source stopped".into())),
             },

@@ -1,41 +1,60 @@
 //! `chessclock-hall`, the hub: one per event. It subscribes to the hall's
-//! board states and hosts' `online` topics on the broker and serves, over
-//! HTTP (axum):
-//! * `/`: the arbiters' page, every board in a row; the running clocks tick
-//!   in the browser from each state's snapshot (no reload);
+//! board states, the daemons' replies and hosts' `online` topics on the
+//! broker and serves, over HTTP (axum):
+//! * `/`: the arbiters' page, every board in a row (see [`page`]); the
+//!   running clocks tick in the browser from each state's snapshot (no
+//!   reload); logged-in arbiters correct boards from it;
+//! * `/spectator`: the same boards read-only, without arbiter matters;
 //! * `/events`: server-sent events, one `message` per change, its data
-//!   `{"type": "state", "board", "payload"}` (the board's state payload as
-//!   published, see [`super::message::StatePayload`]) or `{"type": "host",
-//!   "host", "online"}`; every known board and host first, then changes;
-//! * `/boards.json`: every board's latest state and every host's status;
-//! * `/round.pgn`: the round's PGN built from the board states (see
-//!   [`super::round`]).
+//!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
+//!   state payload as published, see [`super::message::StatePayload`]) or
+//!   `{"type": "host", "host", "online", "last_seen_ms"}`; every known
+//!   board and host first, then changes; `/public/events` the same for
+//!   spectators ([`page::public_view`]);
+//! * `/boards.json`: every board's latest state, every host's status and
+//!   when it was last heard of, and the boards most urgent first;
+//! * `/api/...`: login, logout and the arbiters' commands ([`page`]);
+//! * `/round.pgn` and the round's other routes: see [`super::round`].
 //!
 //! Promises: the hub never trusts a payload's shape (a malformed state is
 //! kept as it came, and shown as far as it can be); it subscribes again on
-//! every ConnAck; it reads only (commands from the page are left for later).
+//! every ConnAck; a command reaches the broker only from a logged-in
+//! arbiter's session with its CSRF token, named with the arbiter and a
+//! fresh id, and its reply (or its absence) is what the page is told.
 
-use std::collections::BTreeMap;
+// Sibling files of this module (`src/hall/`), declared here so that the
+// hall's module list stays as it is.
+#[path = "auth.rs"]
+pub mod auth;
+#[path = "page.rs"]
+pub mod page;
+
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::{Html, IntoResponse};
-use axum::routing::get;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
 use axum::Router;
 use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
 /// What the hub knows.
 #[derive(Default)]
 pub(super) struct Known {
     /// Board id -> its latest state payload.
     pub(super) boards: BTreeMap<String, Value>,
+    /// Board id -> when the hub received its latest state (wall ms).
+    received: BTreeMap<String, i64>,
     /// Host -> `online` / `offline`.
     hosts: BTreeMap<String, String>,
+    /// Host -> when the hub last heard of it (wall ms): its `online`, or a
+    /// state of one of its boards.
+    seen: BTreeMap<String, i64>,
 }
 
 /// The hub's shared state.
@@ -44,17 +63,37 @@ pub struct Hub {
     known: Mutex<Known>,
     pub(super) changes: broadcast::Sender<String>,
     desk: super::round::Desk,
+    /// Arbiters' logins: `None` without a password file (read-only page).
+    access: Option<page::Access>,
+    /// The broker connection, once `follow` runs.
+    mqtt: Mutex<Option<AsyncClient>>,
+    /// Commands sent and waiting for their reply, by request id.
+    pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
 }
 
 impl Hub {
+    /// A hub without arbiters (read-only).
     pub fn new(hall: &str) -> Arc<Hub> {
+        Hub::with_access(hall, None)
+    }
+
+    /// A hub whose arbiters log in with `access`.
+    pub fn with_access(hall: &str, access: Option<page::Access>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(1024);
         Arc::new(Hub {
             hall: hall.to_owned(),
             known: Mutex::new(Known::default()),
             changes,
             desk: super::round::Desk::default(),
+            access,
+            mqtt: Mutex::new(None),
+            pending: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The hall's name.
+    pub fn hall(&self) -> &str {
+        &self.hall
     }
 
     /// The round: its settings and the broadcast push's status.
@@ -70,9 +109,21 @@ impl Hub {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Takes one message from the broker: a board's state or a host's
-    /// status (an empty payload removes it, as a retained deletion does).
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes one message from the broker: a board's state, a daemon's
+    /// reply or a host's status (an empty payload removes a state or a
+    /// status, as a retained deletion does).
     pub fn take(&self, topic: &str, payload: &[u8]) {
+        self.take_at(topic, payload, crate::clock::wall_now_us().div_euclid(1000))
+    }
+
+    /// [`Hub::take`] at wall instant `now_ms`.
+    pub fn take_at(&self, topic: &str, payload: &[u8], now_ms: i64) {
         let Some(rest) = topic
             .strip_prefix("chessclock/")
             .and_then(|t| t.strip_prefix(self.hall.as_str()))
@@ -89,45 +140,133 @@ impl Hub {
                 };
                 let mut known = self.known();
                 match &value {
-                    Some(value) => known.boards.insert((*board).to_owned(), value.clone()),
-                    None => known.boards.remove(*board),
+                    Some(value) => {
+                        known.boards.insert((*board).to_owned(), value.clone());
+                        known.received.insert((*board).to_owned(), now_ms);
+                        if let Some(host) = value["host"].as_str() {
+                            known.seen.insert(host.to_owned(), now_ms);
+                        }
+                    }
+                    None => {
+                        known.boards.remove(*board);
+                        known.received.remove(*board);
+                    }
                 };
-                json!({"type": "state", "board": board, "payload": value})
+                json!({"type": "state", "board": board, "payload": value, "received_ms": now_ms})
+            }
+            ["", "board", _, "reply"] => {
+                self.reply(payload);
+                return;
             }
             ["", "host", host, "online"] => {
                 let status = String::from_utf8_lossy(payload).into_owned();
                 let mut known = self.known();
                 if status.is_empty() {
                     known.hosts.remove(*host);
+                    known.seen.remove(*host);
                 } else {
+                    if status == "online" {
+                        known.seen.insert((*host).to_owned(), now_ms);
+                    }
                     known.hosts.insert((*host).to_owned(), status.clone());
                 }
-                json!({"type": "host", "host": host, "online": status == "online"})
+                let seen = known.seen.get(*host).copied();
+                json!({"type": "host", "host": host, "online": status == "online",
+                       "last_seen_ms": seen})
             }
             _ => return,
         };
         let _ = self.changes.send(change.to_string());
     }
 
+    /// A daemon's reply: to the command waiting for its id, if any.
+    fn reply(&self, payload: &[u8]) {
+        let Ok(value) = serde_json::from_slice::<Value>(payload) else {
+            return;
+        };
+        let Some(id) = value["id"].as_str() else {
+            return;
+        };
+        if let Some(waiting) = self.pending().remove(id) {
+            let _ = waiting.send(value);
+        }
+    }
+
     /// Every known board and host, as the `/events` messages that tell them.
     fn everything(&self) -> Vec<String> {
         let known = self.known();
         let hosts = known.hosts.iter().map(|(host, status)| {
-            json!({"type": "host", "host": host, "online": status == "online"}).to_string()
+            json!({"type": "host", "host": host, "online": status == "online",
+                   "last_seen_ms": known.seen.get(host)})
+            .to_string()
         });
         let boards = known.boards.iter().map(|(board, payload)| {
-            json!({"type": "state", "board": board, "payload": payload}).to_string()
+            json!({"type": "state", "board": board, "payload": payload,
+                   "received_ms": known.received.get(board)})
+            .to_string()
         });
         hosts.chain(boards).collect()
     }
+
+    /// Publishes `request` (a command payload with its `id`) on `board`'s
+    /// command topic (QoS 1) and waits up to `wait` for the daemon's reply.
+    pub async fn command(&self, board: &str, request: Value, wait: Duration) -> CommandOutcome {
+        let Some(id) = request["id"].as_str().map(str::to_owned) else {
+            return CommandOutcome::NoBroker("the request has no id".into());
+        };
+        let client = self
+            .mqtt
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let Some(client) = client else {
+            return CommandOutcome::NoBroker("the hub is not connected to the broker".into());
+        };
+        let (tell, told) = oneshot::channel();
+        self.pending().insert(id.clone(), tell);
+        let topic = format!("chessclock/{}/board/{board}/command", self.hall);
+        let sent = client
+            .publish(
+                topic,
+                QoS::AtLeastOnce,
+                false,
+                request.to_string().into_bytes(),
+            )
+            .await;
+        let outcome = match sent {
+            Err(error) => CommandOutcome::NoBroker(format!("cannot send the command: {error}")),
+            Ok(()) => match tokio::time::timeout(wait, told).await {
+                Ok(Ok(reply)) => CommandOutcome::Reply(reply),
+                _ => CommandOutcome::NoReply,
+            },
+        };
+        self.pending().remove(&id);
+        outcome
+    }
+}
+
+/// What became of a command sent to a board.
+#[derive(Debug)]
+pub enum CommandOutcome {
+    /// The daemon's reply (`ok`, or its `error`).
+    Reply(Value),
+    /// No reply in time (the board's host is away, or the broker refused
+    /// the command).
+    NoReply,
+    /// Not sent.
+    NoBroker(String),
 }
 
 /// Subscribes to the hall (again on every ConnAck) and feeds the hub, for
 /// good (the client reconnects by itself).
 pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
     let (client, mut eventloop) = AsyncClient::new(options, 64);
+    *hub.mqtt
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
     let filters = [
         format!("chessclock/{}/board/+/state", hub.hall),
+        format!("chessclock/{}/board/+/reply", hub.hall),
         format!("chessclock/{}/host/+/online", hub.hall),
     ];
     let mut retry = Duration::from_millis(250);
@@ -158,9 +297,18 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
 /// The hub's HTTP routes.
 pub fn router(hub: Arc<Hub>) -> Router {
     Router::new()
-        .route("/", get(page))
+        .route("/", get(page::arbiters))
+        .route("/spectator", get(page::spectators))
+        .route("/hall.js", get(page::script))
+        .route("/hall.css", get(page::style))
         .route("/events", get(events))
+        .route("/public/events", get(public_events))
         .route("/boards.json", get(boards))
+        .route("/public/boards.json", get(public_boards))
+        .route("/api/session", get(page::session))
+        .route("/api/login", post(page::login))
+        .route("/api/logout", post(page::logout))
+        .route("/api/command", post(page::command))
         .merge(super::round::routes())
         .with_state(hub)
 }
@@ -175,123 +323,78 @@ pub async fn serve(
         .await
         .map_err(|error| anyhow::anyhow!("cannot listen on {address}: {error}"))?;
     tracing::info!(%address, "hub: serving the arbiters' page");
-    axum::serve(listener, router(hub))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    // The client's address: failed logins are counted per address.
+    axum::serve(
+        listener,
+        router(hub).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
     Ok(())
 }
 
-async fn page() -> Html<&'static str> {
-    Html(PAGE)
+async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
+    let now = crate::clock::wall_now_us().div_euclid(1000);
+    let known = hub.known();
+    let urgent = page::urgent_order(&known.boards, &known.hosts, now);
+    axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
+                      "last_seen_ms": known.seen, "urgent": urgent}))
 }
 
-async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
+async fn public_boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let known = hub.known();
-    axum::Json(json!({"boards": known.boards, "hosts": known.hosts}))
+    let boards: BTreeMap<&String, Value> = known
+        .boards
+        .iter()
+        .map(|(board, payload)| (board, page::public_view(payload)))
+        .collect();
+    axum::Json(json!({ "boards": boards }))
 }
 
 async fn events(
     State(hub): State<Arc<Hub>>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
+    stream(&hub, Some)
+}
+
+async fn public_events(
+    State(hub): State<Arc<Hub>>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
+    stream(&hub, page::public_message)
+}
+
+/// The `/events` stream, each message passed through `view` (`None`:
+/// left out).
+fn stream(
+    hub: &Hub,
+    view: fn(String) -> Option<String>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
     // Subscribed before the first picture is taken: nothing falls between.
     let changes = hub.changes.subscribe();
-    let first: std::collections::VecDeque<String> = hub.everything().into();
-    let stream =
-        futures_util::stream::unfold((first, changes), |(mut first, mut changes)| async move {
+    let first: std::collections::VecDeque<String> =
+        hub.everything().into_iter().filter_map(view).collect();
+    let stream = futures_util::stream::unfold(
+        (first, changes),
+        move |(mut first, mut changes)| async move {
             if let Some(data) = first.pop_front() {
                 return Some((Ok(SseEvent::default().data(data)), (first, changes)));
             }
-            match changes.recv().await {
-                Ok(data) => Some((Ok(SseEvent::default().data(data)), (first, changes))),
-                // Behind, or the hub stops: the stream ends; the page
-                // reconnects (EventSource does) and gets everything again.
-                Err(_) => None,
+            loop {
+                match changes.recv().await {
+                    Ok(data) => {
+                        if let Some(data) = view(data) {
+                            return Some((Ok(SseEvent::default().data(data)), (first, changes)));
+                        }
+                    }
+                    // Behind, or the hub stops: the stream ends; the page
+                    // reconnects (EventSource does) and gets everything again.
+                    Err(_) => return None,
+                }
             }
-        });
+        },
+    );
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
-
-/// The arbiters' page: a table of every board, fed by `/events`; the
-/// running clock ticks from the snapshot (`snapshot_wall_ms`).
-const PAGE: &str = r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>chessclock hall</title>
-<style>
-body { font-family: sans-serif; margin: 1em; background: #fafafa; }
-table { border-collapse: collapse; width: 100%; }
-th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; text-align: left; }
-td.time { font-family: monospace; font-size: 1.3em; }
-td.running { font-weight: bold; background: #e8f4e8; }
-tr.flag { background: #f8c8c8; }
-tr.arbiter { background: #ffd890; }
-tr.offline { color: #999; background: #eee; }
-#status { color: #666; }
-</style></head>
-<body>
-<h1>Hall</h1>
-<p id="status">connecting...</p>
-<table><thead><tr><th>Board</th><th>Host</th><th>Control</th><th>White</th><th>Black</th>
-<th>Moves</th><th>Stage</th><th>Flags</th><th>Arbiter</th><th>Devices</th></tr></thead>
-<tbody id="boards"></tbody></table>
-<script>
-"use strict";
-const boards = {}, hosts = {};
-function clock(ms) {
-  if (ms === null || ms === undefined) return "";
-  const s = Math.ceil(Math.max(0, ms) / 1000);
-  const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
-  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(r).padStart(2, "0");
-}
-function remaining(p, side) {
-  const s = p.snapshot || {};
-  let ms = s[side + "_remaining_ms"];
-  const over = (p.state && p.state.result) || (s.flags && s.flags.length);
-  if (s.running === side && s.started && !s.paused && !over)
-    ms -= Date.now() - p.snapshot_wall_ms;
-  return Math.max(0, ms);
-}
-function cell(row, text, cls) {
-  const td = document.createElement("td");
-  td.textContent = text;
-  if (cls) td.className = cls;
-  row.appendChild(td);
-}
-function render() {
-  const body = document.getElementById("boards");
-  body.replaceChildren();
-  for (const id of Object.keys(boards).sort()) {
-    const p = boards[id] || {}, s = p.snapshot || {};
-    const row = document.createElement("tr");
-    row.id = "board-" + id;
-    const online = hosts[p.host] !== false;
-    const flags = s.flags || [];
-    row.className = !online ? "offline" : flags.length ? "flag" : s.arbiter_called ? "arbiter" : "";
-    cell(row, id);
-    cell(row, (p.host || "") + (online ? "" : " (offline)"));
-    cell(row, s.control || "");
-    cell(row, clock(remaining(p, "white")), "time white" + (s.running === "white" ? " running" : ""));
-    cell(row, clock(remaining(p, "black")), "time black" + (s.running === "black" ? " running" : ""));
-    cell(row, (s.white_moves ?? "") + " / " + (s.black_moves ?? ""));
-    cell(row, (s.white_stage ?? "") + " / " + (s.black_stage ?? ""));
-    cell(row, flags.map((f, i) => i === 0 ? f + " (first)" : f).join(", "));
-    cell(row, s.arbiter_called ? "CALLED" : "");
-    cell(row, (s.devices || []).map(d => d.role + (d.connected ? " ok" : " DOWN")).join(", "));
-    body.appendChild(row);
-  }
-}
-const source = new EventSource("events");
-source.onopen = () => { document.getElementById("status").textContent = "live"; };
-source.onerror = () => { document.getElementById("status").textContent = "reconnecting..."; };
-source.onmessage = (e) => {
-  const m = JSON.parse(e.data);
-  if (m.type === "state") { if (m.payload) boards[m.board] = m.payload; else delete boards[m.board]; }
-  if (m.type === "host") hosts[m.host] = m.online;
-  render();
-};
-setInterval(render, 200);
-</script>
-</body></html>
-"#;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,706 @@
+//! The hub's pages and their API: the arbiters' page (`/`), the spectators'
+//! page (`/spectator`), their script and style, the arbiters' login and
+//! the corrections they send to the boards (`/api/...`).
+//!
+//! The pages are files beside this one (`page/*.html|js|css`), built into
+//! the binary. Their stable hooks (row elements, classes, form fields) are
+//! documented in `docs/hall-hub.md`.
+//!
+//! Promises:
+//! * without a password file the page is read-only and every `/api/login`
+//!   and `/api/command` is refused (403, saying how to enable arbiters);
+//! * a command is published only for a live session (cookie, else 401)
+//!   whose CSRF token comes with it (`X-CSRF-Token`, else 403), and only
+//!   once its fields are checked here (400 with the reason otherwise): a
+//!   time is `H:MM:SS` or `M:SS` (or `270s`, `4m30s`...), never a bare
+//!   number, as `chessclockctl` takes it; a board the hub has no state
+//!   of is refused (404);
+//! * failed logins are limited per client address and per user name
+//!   ([`LOGIN_FAILURES`] within [`LOGIN_WINDOW`]: then 429);
+//! * the spectators' stream ([`public_view`]) carries players, clocks,
+//!   moves, flags and results only: no arbiter calls, devices or hosts
+//!   (the hall's matters, for its arbiters).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use rand::Rng;
+use serde_json::{json, Value};
+
+use super::auth::{Failures, Passwords, Sessions};
+use super::{CommandOutcome, Hub};
+
+/// Failed logins of one address or user name before it must wait.
+pub const LOGIN_FAILURES: usize = 5;
+/// The window in which failed logins count.
+pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
+/// How long the hub waits for a daemon's reply to a command.
+pub const REPLY_WAIT: Duration = Duration::from_secs(5);
+/// The session cookie's name.
+pub const COOKIE: &str = "chessclock_hall_session";
+/// Below this a running clock is "low time" (as `chessclockctl watch`).
+pub const LOW_TIME_MS: i64 = 60_000;
+/// The longest request body taken (a login or a command is small).
+const MAX_BODY: usize = 16 * 1024;
+
+const ARBITERS_HTML: &str = include_str!("page/arbiters.html");
+const SPECTATORS_HTML: &str = include_str!("page/spectators.html");
+const SCRIPT: &str = include_str!("page/hall.js");
+const STYLE: &str = include_str!("page/hall.css");
+
+/// How arbiters are let in: the password file's users, their sessions and
+/// the failed logins.
+pub struct Access {
+    pub passwords: Passwords,
+    pub sessions: Sessions,
+    pub failures: Failures,
+}
+
+impl Access {
+    /// Sessions of `lifetime`; [`LOGIN_FAILURES`] per [`LOGIN_WINDOW`].
+    pub fn new(passwords: Passwords, lifetime: Duration) -> Access {
+        Access {
+            passwords,
+            sessions: Sessions::new(lifetime),
+            failures: Failures::new(LOGIN_FAILURES, LOGIN_WINDOW),
+        }
+    }
+}
+
+/// What arbiters are told when the hub has no password file.
+const NO_ARBITERS: &str = "arbiters are not enabled on this hub: make a password file with \
+     `chessclock-hall passwd FILE USER` and start the hub with `--passwords FILE`";
+
+/// How urgent a board is, most urgent first: `(rank, time left, board)`.
+/// Ranks: 0 an arbiter call; 1 a fallen flag; 2 a lost device or its host
+/// offline; 3 low time (the running side under [`LOW_TIME_MS`]); 4 paused;
+/// 5 a scheduled start to come; 6 running; 7 not started; 8 finished (a
+/// result). Within a rank, less time left first (running boards), then
+/// board order ([`board_key`]).
+pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
+    let snapshot = &payload["snapshot"];
+    let state = &payload["state"];
+    let running = snapshot["running"].as_str();
+    let left = running
+        .and_then(|side| super::super::round::remaining_at(payload, side, now_ms))
+        .unwrap_or(i64::MAX);
+    let flags = snapshot["flags"].as_array().is_some_and(|f| !f.is_empty());
+    let device_lost = snapshot["devices"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|d| d["connected"] == false))
+        || state["eboard"]["connected"] == false;
+    let rank = if snapshot["arbiter_called"] == true {
+        0
+    } else if flags {
+        1
+    } else if device_lost || !host_online {
+        2
+    } else if state["result"].is_object() {
+        8
+    } else if running.is_some() && snapshot["paused"] != true && left < LOW_TIME_MS {
+        3
+    } else if snapshot["paused"] == true {
+        4
+    } else if snapshot["started"] != true && state["scheduled_start_ms"].is_i64() {
+        5
+    } else if snapshot["started"] == true && running.is_some() {
+        6
+    } else {
+        7
+    };
+    (rank, if rank == 3 || rank == 6 { left } else { 0 })
+}
+
+/// A board id's sort key (see [`board_key`]).
+pub type BoardKey = Vec<(u8, u64, String)>;
+
+/// A board id's sort key: digit runs as numbers (`b2` before `b10`).
+pub fn board_key(board: &str) -> BoardKey {
+    let mut key = Vec::new();
+    let mut rest = board;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            let (run, after) = rest.split_at(digits);
+            key.push((1, run.parse().unwrap_or(u64::MAX), run.to_owned()));
+            rest = after;
+        } else {
+            let letters = rest
+                .char_indices()
+                .find(|(_, c)| c.is_ascii_digit())
+                .map_or(rest.len(), |(i, _)| i);
+            let (run, after) = rest.split_at(letters);
+            key.push((0, 0, run.to_owned()));
+            rest = after;
+        }
+    }
+    key
+}
+
+/// The boards, most urgent first (see [`urgency`]).
+pub fn urgent_order(
+    boards: &BTreeMap<String, Value>,
+    hosts: &BTreeMap<String, String>,
+    now_ms: i64,
+) -> Vec<String> {
+    let mut ranked: Vec<((u8, i64), BoardKey, &String)> = boards
+        .iter()
+        .map(|(board, payload)| {
+            let online = payload["host"]
+                .as_str()
+                .and_then(|host| hosts.get(host))
+                .is_none_or(|status| status == "online");
+            (urgency(payload, online, now_ms), board_key(board), board)
+        })
+        .collect();
+    ranked.sort();
+    ranked
+        .into_iter()
+        .map(|(_, _, board)| board.clone())
+        .collect()
+}
+
+/// What spectators see of a board's state payload: players (the PGN's
+/// tags), clocks, moves, stages, flags, the result; not arbiter calls,
+/// devices, hosts or the daemon's inner state.
+pub fn public_view(payload: &Value) -> Value {
+    let snapshot = &payload["snapshot"];
+    let mut public_snapshot = serde_json::Map::new();
+    for key in [
+        "board",
+        "control",
+        "started",
+        "running",
+        "paused",
+        "white_remaining_ms",
+        "black_remaining_ms",
+        "white_moves",
+        "black_moves",
+        "white_stage",
+        "black_stage",
+        "flags",
+    ] {
+        if let Some(value) = snapshot.get(key) {
+            public_snapshot.insert(key.to_owned(), value.clone());
+        }
+    }
+    json!({
+        "board": payload["board"],
+        "snapshot": public_snapshot,
+        "snapshot_wall_ms": payload["snapshot_wall_ms"],
+        "state": {"result": payload["state"]["result"],
+                  "scheduled_start_unix_ms": payload["state"]["scheduled_start_unix_ms"]},
+        "players": players(payload),
+    })
+}
+
+/// `{"white", "black"}` from the payload's PGN tags (`null` when unknown).
+fn players(payload: &Value) -> Value {
+    let pgn = payload["pgn"].as_str().unwrap_or("");
+    let tag = |name: &str| -> Value {
+        pgn.lines()
+            .find_map(|line| {
+                line.trim()
+                    .strip_prefix(&format!("[{name} \""))?
+                    .strip_suffix("\"]")
+                    .map(|v| v.replace("\\\"", "\"").replace("\\\\", "\\"))
+            })
+            .filter(|v| !v.is_empty() && v != "?")
+            .map_or(Value::Null, Value::String)
+    };
+    json!({"white": tag("White"), "black": tag("Black")})
+}
+
+/// A `/events` message as spectators get it (`None`: not for them).
+pub fn public_message(message: String) -> Option<String> {
+    let value: Value = serde_json::from_str(&message).ok()?;
+    if value["type"] != "state" {
+        return None;
+    }
+    let payload = match &value["payload"] {
+        Value::Null => Value::Null,
+        payload => public_view(payload),
+    };
+    Some(json!({"type": "state", "board": value["board"], "payload": payload}).to_string())
+}
+
+pub async fn arbiters() -> Html<&'static str> {
+    Html(ARBITERS_HTML)
+}
+
+pub async fn spectators() -> Html<&'static str> {
+    Html(SPECTATORS_HTML)
+}
+
+pub async fn script() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+}
+
+pub async fn style() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE)
+}
+
+/// A JSON answer with a status.
+fn answer(status: StatusCode, body: Value) -> Response {
+    (status, axum::Json(body)).into_response()
+}
+
+fn refusal(status: StatusCode, message: &str) -> Response {
+    answer(status, json!({"ok": false, "error": message}))
+}
+
+/// The session cookie's token in a request's headers.
+fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == COOKIE).then(|| value.to_owned())
+        })
+}
+
+/// The logged-in session of a request, if any.
+fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, super::auth::Session)> {
+    let access = hub.access.as_ref()?;
+    let token = cookie_token(headers)?;
+    let session = access.sessions.get(&token, Instant::now())?;
+    Some((token, session))
+}
+
+/// Whether the request's CSRF token is the session's.
+fn csrf_ok(headers: &HeaderMap, session: &super::auth::Session) -> bool {
+    headers
+        .get("x-csrf-token")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|given| {
+            // Same length, compared without stopping at the first byte
+            // that differs.
+            given.len() == session.csrf.len()
+                && given
+                    .bytes()
+                    .zip(session.csrf.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+}
+
+/// A request's JSON body (`application/json`, at most [`MAX_BODY`]).
+async fn json_body(request: Request) -> Result<(HeaderMap, Value), Response> {
+    let (parts, body) = request.into_parts();
+    let is_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        // A cross-site form cannot send JSON: this is part of the defence.
+        return Err(refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send JSON (Content-Type: application/json)",
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| refusal(StatusCode::PAYLOAD_TOO_LARGE, "the request is too large"))?;
+    let value = serde_json::from_slice(&bytes).map_err(|error| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &format!("the request is not JSON: {error}"),
+        )
+    })?;
+    Ok((parts.headers, value))
+}
+
+/// `GET /api/session`: whether arbiters are enabled, and who is logged in
+/// with the session's CSRF token.
+pub async fn session(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    let Some(_) = &hub.access else {
+        return answer(
+            StatusCode::OK,
+            json!({"arbiters": false, "user": null, "csrf": null, "hint": NO_ARBITERS}),
+        );
+    };
+    match session_of(&hub, &headers) {
+        Some((_, session)) => answer(
+            StatusCode::OK,
+            json!({"arbiters": true, "user": session.user, "csrf": session.csrf}),
+        ),
+        None => answer(
+            StatusCode::OK,
+            json!({"arbiters": true, "user": null, "csrf": null}),
+        ),
+    }
+}
+
+/// `POST /api/login` `{"user", "password"}`: a session cookie (HttpOnly,
+/// SameSite=Strict) and the CSRF token; 401 for a wrong user or password,
+/// 429 after too many failures.
+pub async fn login(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unknown".to_owned(), |info| info.0.ip().to_string());
+    let Some(access) = &hub.access else {
+        return refusal(StatusCode::FORBIDDEN, NO_ARBITERS);
+    };
+    let (_, body) = match json_body(request).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let user = body["user"].as_str().unwrap_or("").trim().to_owned();
+    let password = body["password"].as_str().unwrap_or("").to_owned();
+    if user.is_empty() || password.is_empty() {
+        return refusal(StatusCode::BAD_REQUEST, "give a user name and a password");
+    }
+    let keys = [format!("address {address}"), format!("user {user}")];
+    let now = Instant::now();
+    if let Some(wait) = keys
+        .iter()
+        .filter_map(|key| access.failures.blocked(key, now))
+        .max()
+    {
+        tracing::warn!(%address, user, "hub: login refused: too many failures");
+        return refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "too many failed logins: try again in {} s",
+                wait.as_secs().max(1)
+            ),
+        );
+    }
+    // argon2 is slow on purpose: off the async threads.
+    let passwords = access.passwords.clone();
+    let (checked_user, checked_password) = (user.clone(), password);
+    let good =
+        tokio::task::spawn_blocking(move || passwords.check(&checked_user, &checked_password))
+            .await
+            .unwrap_or(false);
+    if !good {
+        for key in &keys {
+            access.failures.fail(key, Instant::now());
+        }
+        tracing::warn!(%address, user, "hub: wrong user name or password");
+        return refusal(StatusCode::UNAUTHORIZED, "wrong user name or password");
+    }
+    access.failures.clear(&keys[1]);
+    let (token, session) = access.sessions.open(&user, Instant::now());
+    tracing::info!(%address, user, "hub: arbiter logged in");
+    let cookie = format!(
+        "{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+        access.sessions.lifetime().as_secs()
+    );
+    (
+        StatusCode::OK,
+        [(header::SET_COOKIE, cookie)],
+        axum::Json(json!({"ok": true, "user": session.user, "csrf": session.csrf})),
+    )
+        .into_response()
+}
+
+/// `POST /api/logout` (with the CSRF token): ends the session.
+pub async fn logout(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response {
+    let (Some(access), Some((token, session))) = (&hub.access, session_of(&hub, &headers)) else {
+        return refusal(StatusCode::UNAUTHORIZED, "not logged in");
+    };
+    if !csrf_ok(&headers, &session) {
+        return refusal(StatusCode::FORBIDDEN, "the request has no valid CSRF token");
+    }
+    access.sessions.close(&token);
+    tracing::info!(user = session.user, "hub: arbiter logged out");
+    let cookie = format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
+    (
+        StatusCode::OK,
+        [(header::SET_COOKIE, cookie)],
+        axum::Json(json!({"ok": true})),
+    )
+        .into_response()
+}
+
+/// `POST /api/command`: `{"board", "command", ...}` from a logged-in
+/// arbiter; see [`build_command`]. Answers `{"ok", "id", "reply"}` with
+/// the daemon's reply, or `{"ok": false, "error"}`.
+pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    if hub.access.is_none() {
+        return refusal(StatusCode::FORBIDDEN, NO_ARBITERS);
+    }
+    let Some((_, session)) = session_of(&hub, request.headers()) else {
+        return refusal(StatusCode::UNAUTHORIZED, "log in as an arbiter first");
+    };
+    if !csrf_ok(request.headers(), &session) {
+        return refusal(
+            StatusCode::FORBIDDEN,
+            "the request has no valid CSRF token: reload the page",
+        );
+    }
+    let (_, body) = match json_body(request).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let board = body["board"].as_str().unwrap_or("").to_owned();
+    if let Err(error) = crate::config::check_topic_level("board", &board) {
+        return refusal(StatusCode::BAD_REQUEST, &error);
+    }
+    if !hub.known().boards.contains_key(&board) {
+        // No daemon would answer: say so now rather than after the wait.
+        return refusal(
+            StatusCode::NOT_FOUND,
+            &format!("no board `{board}` in this hall"),
+        );
+    }
+    let id = format!("hub-{:016x}", rand::rng().random::<u64>());
+    let request = match build_command(&body, &id, &session.user) {
+        Ok(request) => request,
+        Err(error) => return refusal(StatusCode::BAD_REQUEST, &error),
+    };
+    tracing::info!(user = session.user, board, %request, "hub: command");
+    match hub.command(&board, request, REPLY_WAIT).await {
+        CommandOutcome::Reply(reply) => {
+            let ok = reply["ok"] == true;
+            tracing::info!(id, board, ok, "hub: reply");
+            answer(
+                StatusCode::OK,
+                json!({"ok": ok, "id": id, "reply": reply,
+                       "error": if ok { Value::Null } else { reply["error"].clone() }}),
+            )
+        }
+        CommandOutcome::NoReply => answer(
+            StatusCode::GATEWAY_TIMEOUT,
+            json!({"ok": false, "id": id, "error": format!(
+                "no reply from board {board} within {} s: its host may be offline",
+                REPLY_WAIT.as_secs())}),
+        ),
+        CommandOutcome::NoBroker(error) => answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({"ok": false, "id": id, "error": error}),
+        ),
+    }
+}
+
+/// The command payload for a page's request: `start`, `pause`, `resume`;
+/// `adjust` with `side` and `time` (`H:MM:SS`, `M:SS`, `270s`...; never a
+/// bare number) and/or `moves`; `set-result` with `result` (`1-0`, `0-1`,
+/// `1/2-1/2`, `*`) and an optional `termination`.
+pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, String> {
+    let command = body["command"].as_str().unwrap_or("");
+    let mut request = json!({"id": id, "arbiter": arbiter, "command": command});
+    match command {
+        "start" | "pause" | "resume" => {}
+        "adjust" => {
+            let side = body["side"].as_str().unwrap_or("");
+            if side != "white" && side != "black" {
+                return Err("adjust: choose the side (white or black)".into());
+            }
+            request["side"] = json!(side);
+            let time = body["time"].as_str().map(str::trim).unwrap_or("");
+            if !time.is_empty() {
+                let ms = crate::ctl::time::parse_clock_ms(time)?;
+                let max = chessclock_core::timecontrol::MAX_TIME / 1000;
+                if ms > max {
+                    return Err(format!(
+                        "`{time}`: more than a game can have (at most {} h)",
+                        max / 3_600_000
+                    ));
+                }
+                request["remaining_ms"] = json!(ms);
+            }
+            let moves = match &body["moves"] {
+                Value::Null => None,
+                Value::String(text) if text.trim().is_empty() => None,
+                Value::String(text) => Some(text.trim().parse::<u32>().map_err(|_| {
+                    format!("moves `{text}`: give the number of moves made (0 or more)")
+                })?),
+                Value::Number(n) => Some(
+                    n.as_u64()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .ok_or_else(|| format!("moves {n}: give 0 or more"))?,
+                ),
+                other => return Err(format!("moves {other}: give a number")),
+            };
+            if let Some(moves) = moves {
+                if moves > chessclock_core::timecontrol::MAX_MOVES {
+                    return Err(format!(
+                        "moves {moves}: more than a game can have (at most {})",
+                        chessclock_core::timecontrol::MAX_MOVES
+                    ));
+                }
+                request["moves"] = json!(moves);
+            }
+            if request.get("remaining_ms").is_none() && request.get("moves").is_none() {
+                return Err("adjust: give a time (H:MM:SS or M:SS) or a number of moves".into());
+            }
+        }
+        "set-result" => {
+            let result = body["result"].as_str().unwrap_or("");
+            if !matches!(result, "1-0" | "0-1" | "1/2-1/2" | "*") {
+                return Err(format!(
+                    "result `{result}`: give 1-0, 0-1, 1/2-1/2 or * (to withdraw)"
+                ));
+            }
+            request["result"] = json!(result);
+            if let Some(termination) = body["termination"].as_str().filter(|t| !t.is_empty()) {
+                request["termination"] = json!(termination);
+            }
+        }
+        other => {
+            return Err(format!(
+                "command `{other}`: the page sends start, pause, resume, adjust or set-result"
+            ))
+        }
+    }
+    Ok(request)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn board(running: Option<&str>, white: i64, host: &str) -> Value {
+        json!({
+            "host": host,
+            "snapshot": {"started": running.is_some(), "paused": false, "running": running,
+                         "white_remaining_ms": white, "black_remaining_ms": 600_000,
+                         "flags": [], "arbiter_called": false,
+                         "devices": [{"role": "buttons", "connected": true}]},
+            "snapshot_wall_ms": 0,
+            "state": {"result": null, "scheduled_start_ms": null},
+        })
+    }
+
+    #[test]
+    fn the_urgency_order_puts_calls_and_flags_first_then_low_time() {
+        let mut boards = BTreeMap::new();
+        boards.insert("b10".to_owned(), board(Some("white"), 900_000, "pi1"));
+        boards.insert("b2".to_owned(), board(Some("white"), 800_000, "pi1"));
+        boards.insert("b3".to_owned(), board(None, 600_000, "pi1"));
+        let mut called = board(Some("black"), 900_000, "pi1");
+        called["snapshot"]["arbiter_called"] = json!(true);
+        called["snapshot"]["paused"] = json!(true);
+        boards.insert("b9".to_owned(), called);
+        let mut flagged = board(Some("white"), 0, "pi1");
+        flagged["snapshot"]["flags"] = json!(["white"]);
+        boards.insert("b8".to_owned(), flagged);
+        // Low time as of now: 70 s at the snapshot, 20 s later.
+        boards.insert("b7".to_owned(), board(Some("white"), 70_000, "pi1"));
+        boards.insert("b6".to_owned(), board(Some("white"), 50_000, "pi1"));
+        boards.insert("b5".to_owned(), board(Some("white"), 900_000, "pi2"));
+        let mut lost = board(Some("white"), 900_000, "pi1");
+        lost["snapshot"]["devices"][0]["connected"] = json!(false);
+        boards.insert("b4".to_owned(), lost);
+        let mut over = board(None, 900_000, "pi1");
+        over["state"]["result"] = json!({"result": "1-0", "termination": "normal"});
+        boards.insert("b1".to_owned(), over);
+        let mut paused = board(Some("white"), 900_000, "pi1");
+        paused["snapshot"]["paused"] = json!(true);
+        boards.insert("b11".to_owned(), paused);
+        let mut hosts = BTreeMap::new();
+        hosts.insert("pi1".to_owned(), "online".to_owned());
+        hosts.insert("pi2".to_owned(), "offline".to_owned());
+        let order = urgent_order(&boards, &hosts, 20_000);
+        assert_eq!(
+            order,
+            ["b9", "b8", "b4", "b5", "b6", "b7", "b11", "b2", "b10", "b3", "b1"],
+            "call, flag, lost device / offline host, low time (least first), paused, \
+             running (least time first), not started, finished"
+        );
+        // Unknown hosts count as online.
+        hosts.clear();
+        assert_eq!(urgent_order(&boards, &hosts, 20_000)[3], "b6");
+    }
+
+    #[test]
+    fn board_order_is_natural() {
+        let mut ids = vec!["b10", "b2", "a", "b1", "b02x"];
+        ids.sort_by_key(|id| board_key(id));
+        assert_eq!(ids, ["a", "b1", "b02x", "b2", "b10"]);
+    }
+
+    #[test]
+    fn spectators_get_no_arbiter_matters() {
+        let mut payload = board(Some("white"), 60_000, "pi1");
+        payload["snapshot"]["arbiter_called"] = json!(true);
+        payload["pgn"] = json!("[Event \"Open\"]\n[White \"Ann \\\"A\\\"\"]\n[Black \"?\"]\n\n*\n");
+        let view = public_view(&payload);
+        let text = view.to_string();
+        assert!(!text.contains("arbiter"), "{text}");
+        assert!(!text.contains("devices"), "{text}");
+        assert!(!text.contains("pi1"), "{text}");
+        assert_eq!(view["snapshot"]["white_remaining_ms"], 60_000);
+        assert_eq!(view["players"]["white"], "Ann \"A\"");
+        assert_eq!(view["players"]["black"], Value::Null);
+        let host = json!({"type": "host", "host": "pi1", "online": true}).to_string();
+        assert_eq!(public_message(host), None);
+        let state = json!({"type": "state", "board": "b1", "payload": payload}).to_string();
+        assert!(!public_message(state).unwrap().contains("arbiter_called"));
+    }
+
+    #[test]
+    fn commands_are_checked_before_they_go_out() {
+        let adjust = build_command(
+            &json!({"command": "adjust", "side": "black", "time": "1:04:30", "moves": "12"}),
+            "hub-1",
+            "Ann",
+        )
+        .unwrap();
+        assert_eq!(
+            adjust,
+            json!({"id": "hub-1", "arbiter": "Ann", "command": "adjust", "side": "black",
+                   "remaining_ms": 3_870_000, "moves": 12})
+        );
+        let pause = build_command(&json!({"command": "pause"}), "x", "A").unwrap();
+        assert_eq!(
+            pause,
+            json!({"id": "x", "arbiter": "A", "command": "pause"})
+        );
+        for (body, needle) in [
+            (
+                json!({"command": "adjust", "side": "white", "time": "270"}),
+                "bare number",
+            ),
+            (
+                json!({"command": "adjust", "side": "white", "time": "4:3"}),
+                "two digits",
+            ),
+            (
+                json!({"command": "adjust", "side": "green", "time": "4:30"}),
+                "choose the side",
+            ),
+            (json!({"command": "adjust", "side": "white"}), "give a time"),
+            (
+                json!({"command": "adjust", "side": "white", "moves": "-1"}),
+                "moves `-1`",
+            ),
+            (
+                json!({"command": "set-result", "result": "2-0"}),
+                "give 1-0",
+            ),
+            (json!({"command": "new-game"}), "the page sends"),
+            (json!({}), "the page sends"),
+        ] {
+            let error = build_command(&body, "x", "A").unwrap_err();
+            assert!(error.contains(needle), "{body}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_session_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            format!("a=1; {COOKIE}=abc; b=2").parse().unwrap(),
+        );
+        assert_eq!(cookie_token(&headers).as_deref(), Some("abc"));
+        assert_eq!(cookie_token(&HeaderMap::new()), None);
+    }
+}

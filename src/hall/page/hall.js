@@ -1,0 +1,342 @@
+// The hall pages: every board in a row, fed by server-sent events; the
+// running clocks tick here from each state's snapshot (snapshot_wall_ms),
+// no reload. <body data-mode="arbiters"> is the arbiters' page (logins,
+// corrections, arbiter calls, devices, hosts, a sound on a call);
+// "spectators" the read-only page. The hooks other tools rely on are listed
+// in docs/hall-hub.md: keep them when changing this file.
+"use strict";
+const mode = document.body.dataset.mode;
+const arbiters = mode === "arbiters";
+const LOW_TIME_MS = 60000;
+const boards = {};   // id -> {payload, received_ms}
+const hosts = {};    // host -> {online, last_seen_ms}
+const rows = {};     // id -> {tr, cells}
+const called = new Set();
+let session = {arbiters: false, user: null, csrf: null};
+
+function $(id) { return document.getElementById(id); }
+function store(key, value) { try { localStorage.setItem("chessclock-hall." + key, value); } catch (e) {} }
+function stored(key) { try { return localStorage.getItem("chessclock-hall." + key); } catch (e) { return null; } }
+
+function clock(ms) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+  const s = Math.ceil(Math.max(0, ms) / 1000);
+  const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
+  return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(r).padStart(2, "0");
+}
+function timeOfDay(ms) {
+  return new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+}
+function over(p) {
+  const s = p.snapshot || {};
+  return !!((p.state && p.state.result) || (s.flags && s.flags.length));
+}
+function remaining(p, side) {
+  const s = p.snapshot || {};
+  let ms = s[side + "_remaining_ms"];
+  if (ms === undefined || ms === null) return null;
+  if (s.running === side && s.started && !s.paused && !over(p))
+    ms -= Date.now() - p.snapshot_wall_ms;
+  return Math.max(0, ms);
+}
+function players(p) {
+  if (p.players) return [p.players.white, p.players.black];
+  const tag = (name) => {
+    const m = (p.pgn || "").match(new RegExp("^\\[" + name + " \"((?:[^\"\\\\]|\\\\.)*)\"\\]", "m"));
+    const v = m ? m[1].replace(/\\(.)/g, "$1") : null;
+    return v && v !== "?" ? v : null;
+  };
+  return [tag("White"), tag("Black")];
+}
+function online(p) {
+  const h = p.host !== undefined ? hosts[p.host] : undefined;
+  return !h || h.online;
+}
+function devicesLost(p) {
+  const s = p.snapshot || {};
+  return (s.devices || []).some(d => !d.connected) || (p.state && p.state.eboard && p.state.eboard.connected === false);
+}
+// The urgency order of the hub's /boards.json (src/hall/page.rs, `urgency`).
+function urgency(p) {
+  const s = p.snapshot || {}, st = p.state || {};
+  const left = s.running ? remaining(p, s.running) : Infinity;
+  let rank;
+  if (s.arbiter_called) rank = 0;
+  else if (s.flags && s.flags.length) rank = 1;
+  else if (devicesLost(p) || !online(p)) rank = 2;
+  else if (st.result) rank = 8;
+  else if (s.running && !s.paused && left < LOW_TIME_MS) rank = 3;
+  else if (s.paused) rank = 4;
+  else if (!s.started && (st.scheduled_start_unix_ms || st.scheduled_start_ms !== null && st.scheduled_start_ms !== undefined)) rank = 5;
+  else if (s.started && s.running) rank = 6;
+  else rank = 7;
+  return [rank, rank === 3 || rank === 6 ? left : 0];
+}
+const collator = new Intl.Collator(undefined, {numeric: true});
+function order(ids) {
+  if ($("sort") && $("sort").value === "urgency") {
+    const keys = {};
+    for (const id of ids) keys[id] = urgency(boards[id].payload || {});
+    return ids.sort((a, b) => keys[a][0] - keys[b][0] || keys[a][1] - keys[b][1] || collator.compare(a, b));
+  }
+  return ids.sort(collator.compare);
+}
+
+const COLUMNS = arbiters
+  ? ["board", "players", "time white", "time black", "moves", "stage", "flags", "arbiter", "start", "result", "devices", "host", "controls"]
+  : ["board", "players", "time white", "time black", "moves", "flags", "start", "result"];
+
+function makeRow(id) {
+  const tr = document.createElement("tr");
+  tr.id = "board-" + id;
+  tr.dataset.board = id;
+  const cells = {};
+  for (const name of COLUMNS) {
+    const td = document.createElement("td");
+    td.className = name;
+    cells[name.split(" ").pop()] = td;
+    tr.appendChild(td);
+  }
+  if (arbiters) {
+    for (const [action, label] of [["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["correct", "Correct..."]]) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.dataset.action = action;
+      b.textContent = label;
+      b.addEventListener("click", () => action === "correct" ? openCorrection(id) : send(id, {command: action}));
+      cells.controls.appendChild(b);
+    }
+  }
+  rows[id] = {tr, cells};
+  return rows[id];
+}
+function set(td, text) { if (td && td.textContent !== text) td.textContent = text; }
+
+function fill(id) {
+  const entry = boards[id], p = entry.payload || {}, s = p.snapshot || {}, st = p.state || {};
+  const {tr, cells} = rows[id] || makeRow(id);
+  const flags = s.flags || [];
+  const isOnline = online(p);
+  const classes = [];
+  if (s.started && s.running && !s.paused && !over(p)) classes.push("running");
+  if (s.paused) classes.push("paused");
+  if (!s.started) classes.push("not-started");
+  if (flags.length) classes.push("flag");
+  if (arbiters && s.arbiter_called) classes.push("arbiter-call");
+  if (arbiters && devicesLost(p)) classes.push("device-lost");
+  if (arbiters && !isOnline) classes.push("offline");
+  if (st.result) classes.push("finished");
+  const [rank] = urgency(p);
+  if (rank === 3) classes.push("low-time");
+  const startAt = st.scheduled_start_unix_ms;
+  if (!s.started && startAt) classes.push("scheduled");
+  const className = classes.join(" ");
+  if (tr.className !== className) tr.className = className;
+  tr.dataset.running = s.running || "";
+  set(cells.board, id);
+  const [white, black] = players(p);
+  set(cells.players, (white || "?") + " - " + (black || "?"));
+  for (const side of ["white", "black"]) {
+    set(cells[side], clock(remaining(p, side)));
+    const cls = "time " + side + (s.running === side && !over(p) ? " running" : "");
+    if (cells[side].className !== cls) cells[side].className = cls;
+  }
+  set(cells.moves, (s.white_moves ?? "") + " / " + (s.black_moves ?? ""));
+  if (cells.stage) set(cells.stage, (s.white_stage ?? "") + " / " + (s.black_stage ?? ""));
+  const flagText = flags.map((f, i) => i === 0 ? f + " (first)" : f).join(", ");
+  if (cells.flags.dataset.text !== flagText) {
+    cells.flags.dataset.text = flagText;
+    cells.flags.replaceChildren();
+    flags.forEach((f, i) => {
+      if (i) cells.flags.append(", ");
+      const span = document.createElement("span");
+      span.textContent = f;
+      if (i === 0) { span.className = "first-flag"; span.title = "fell first"; }
+      cells.flags.append(span);
+      if (i === 0) cells.flags.append(" (first)");
+    });
+  }
+  if (cells.arbiter) set(cells.arbiter, s.arbiter_called ? "CALLED" : "");
+  set(cells.start, !s.started && startAt
+    ? (startAt > Date.now() ? "in " + clock(startAt - Date.now()) : "due") + " (" + timeOfDay(startAt) + ")"
+    : "");
+  set(cells.result, st.result ? st.result.result + (st.result.termination && st.result.termination !== "normal" ? " (" + st.result.termination + ")" : "") : "");
+  if (cells.devices) {
+    const devices = (s.devices || []).map(d => d.role + (d.connected ? " ok" : " LOST"));
+    if (st.eboard) devices.push("eboard" + (st.eboard.connected ? " ok" : " LOST"));
+    set(cells.devices, devices.join(", "));
+  }
+  if (cells.host) {
+    const h = hosts[p.host] || {};
+    const seen = Math.max(h.last_seen_ms || 0, entry.received_ms || 0);
+    let text = (p.host || "?") + (isOnline ? " online" : " OFFLINE");
+    if (!isOnline) text += seen ? ", last seen " + timeOfDay(seen) + " (" + clock(Date.now() - seen) + " ago)" : ", last seen before the hub started";
+    set(cells.host, text);
+    cells.host.title = seen ? "last heard of " + timeOfDay(seen) : "";
+  }
+  return tr;
+}
+
+function render() {
+  const body = $("boards");
+  const ids = order(Object.keys(boards));
+  for (const id of Object.keys(rows)) {
+    if (!(id in boards)) { rows[id].tr.remove(); delete rows[id]; }
+  }
+  const wanted = ids.map(fill);
+  const current = Array.from(body.children);
+  if (wanted.length !== current.length || wanted.some((tr, i) => tr !== current[i])) {
+    for (const tr of wanted) body.appendChild(tr);
+  }
+  if (arbiters) {
+    const calls = ids.filter(id => (boards[id].payload.snapshot || {}).arbiter_called);
+    const flags = ids.filter(id => ((boards[id].payload.snapshot || {}).flags || []).length);
+    set($("counts"), ids.length + " boards" + (calls.length ? ", " + calls.length + " ARBITER CALL" + (calls.length > 1 ? "S" : "") : "") + (flags.length ? ", " + flags.length + " flag" + (flags.length > 1 ? "s" : "") : ""));
+    let fresh = false;
+    for (const id of calls) if (!called.has(id)) { called.add(id); fresh = true; }
+    for (const id of Array.from(called)) if (!calls.includes(id)) called.delete(id);
+    if (fresh) beep();
+  }
+}
+
+// The sound on an arbiter call (Web Audio; the switch is remembered).
+let audio = null;
+function beep() {
+  const box = $("sound");
+  if (!box || !box.checked) return;
+  try {
+    audio = audio || new AudioContext();
+    const now = audio.currentTime;
+    for (const at of [0, 0.25]) {
+      const osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = 880;
+      gain.gain.setValueAtTime(0.2, now + at);
+      gain.gain.exponentialRampToValueAtTime(0.001, now + at + 0.2);
+      osc.connect(gain).connect(audio.destination);
+      osc.start(now + at);
+      osc.stop(now + at + 0.2);
+    }
+    document.body.dataset.beeps = String(Number(document.body.dataset.beeps || 0) + 1);
+  } catch (e) {}
+}
+
+// Arbiters: session, login, logout, corrections.
+function showSession() {
+  const logged = !!session.user;
+  document.body.classList.toggle("logged-in", logged);
+  $("arbiters-off").hidden = session.arbiters;
+  if (!session.arbiters) set($("arbiters-off"), "Read-only: " + (session.hint || "arbiters are not enabled on this hub."));
+  $("login").hidden = !session.arbiters || logged;
+  $("logged-in").hidden = !logged;
+  set($("whoami"), session.user || "");
+  if (!logged) $("correction").hidden = true;
+}
+async function refreshSession() {
+  try {
+    const r = await fetch("api/session", {credentials: "same-origin"});
+    session = await r.json();
+  } catch (e) { return; }
+  showSession();
+}
+function reply(text, ok) {
+  const p = $("reply");
+  p.textContent = text;
+  p.dataset.ok = ok ? "true" : "false";
+}
+async function post(path, body) {
+  const r = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: {"Content-Type": "application/json", "X-CSRF-Token": session.csrf || ""},
+    body: JSON.stringify(body),
+  });
+  let answer = {};
+  try { answer = await r.json(); } catch (e) {}
+  return [r.status, answer];
+}
+function errorText(error) {
+  if (!error) return "refused";
+  if (typeof error === "string") return error;
+  return (error.kind ? error.kind + ": " : "") + (error.message || JSON.stringify(error));
+}
+async function send(board, body) {
+  const what = board + " " + body.command;
+  reply(what + ": sending...", true);
+  $("reply").dataset.ok = "pending";
+  let status, answer;
+  try { [status, answer] = await post("api/command", Object.assign({board}, body)); }
+  catch (e) { reply(what + ": the hub cannot be reached", false); return; }
+  if (status === 401) { session.user = null; showSession(); }
+  reply(what + ": " + (answer.ok ? "ok" : errorText(answer.error)), !!answer.ok);
+}
+function openCorrection(id) {
+  const f = $("correction");
+  f.elements["board"].value = id;
+  f.elements["board-label"].value = id;
+  f.hidden = false;
+}
+function setupArbiters() {
+  const box = $("sound");
+  box.checked = stored("sound") === "on";
+  box.addEventListener("change", () => {
+    store("sound", box.checked ? "on" : "off");
+    if (box.checked) { try { audio = audio || new AudioContext(); audio.resume(); } catch (e) {} }
+  });
+  $("login").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    set($("login-error"), "");
+    let status, answer;
+    try { [status, answer] = await post("api/login", {user: f.elements["user"].value, password: f.elements["password"].value}); }
+    catch (err) { set($("login-error"), "the hub cannot be reached"); return; }
+    f.elements["password"].value = "";
+    if (status === 200 && answer.ok) {
+      session = {arbiters: true, user: answer.user, csrf: answer.csrf};
+      showSession();
+    } else {
+      set($("login-error"), answer.error || "refused (" + status + ")");
+    }
+  });
+  $("logout").addEventListener("click", async () => {
+    try { await post("api/logout", {}); } catch (e) {}
+    session.user = null; session.csrf = null;
+    showSession();
+  });
+  const f = $("correction");
+  f.addEventListener("submit", (e) => e.preventDefault());
+  f.querySelector('[data-action="close"]').addEventListener("click", () => { f.hidden = true; });
+  f.querySelector('[data-action="adjust"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "adjust", side: f.elements["side"].value,
+      time: f.elements["time"].value, moves: f.elements["moves"].value});
+  });
+  f.querySelector('[data-action="set-result"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "set-result", result: f.elements["result"].value});
+  });
+  refreshSession();
+}
+
+const sort = $("sort");
+if (sort) {
+  sort.value = stored("sort") === "board" ? "board" : "urgency";
+  sort.addEventListener("change", () => { store("sort", sort.value); render(); });
+}
+if (arbiters) setupArbiters();
+
+const source = new EventSource(arbiters ? "events" : "public/events");
+source.onopen = () => {
+  // Everything comes again on each connection: forget what may be gone.
+  for (const id of Object.keys(boards)) delete boards[id];
+  for (const h of Object.keys(hosts)) delete hosts[h];
+  set($("status"), "live");
+  if (arbiters) refreshSession();
+};
+source.onerror = () => { set($("status"), "reconnecting..."); };
+source.onmessage = (e) => {
+  const m = JSON.parse(e.data);
+  if (m.type === "state") {
+    if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
+    else delete boards[m.board];
+  }
+  if (m.type === "host") hosts[m.host] = {online: m.online, last_seen_ms: m.last_seen_ms};
+  render();
+};
+setInterval(render, 200);
