@@ -374,7 +374,7 @@ impl Controller {
     }
 
     /// Sends `command` to every board and returns the replies by board.
-    fn to_all(
+    fn command_all(
         &mut self,
         boards: &[String],
         command: &Value,
@@ -581,7 +581,7 @@ pub fn run(
     ));
 
     let mut controller = Controller::connect(broker.port)?;
-    let started = controller.to_all(
+    let started = controller.command_all(
         &boards,
         &json!({"command": "start"}),
         Duration::from_secs(60),
@@ -738,12 +738,12 @@ pub fn run(
 
     // Display timing by phase, from every board's history.
     progress("reading every board's history for the display timing");
-    let histories = controller.to_all(
+    let histories = controller.command_all(
         &boards,
         &json!({"command": "history"}),
         Duration::from_secs(120),
     )?;
-    let views = controller.to_all(
+    let views = controller.command_all(
         &boards,
         &json!({"command": "state"}),
         Duration::from_secs(120),
