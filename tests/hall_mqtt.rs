@@ -813,3 +813,66 @@ async fn over_tls_with_the_halls_ca() {
     assert_eq!(client.state().await["running"], "white");
     assert!(daemon.terminate().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_rebuilt_after_a_crash_says_so_on_its_event_topic() {
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(5, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let mut watcher = Watcher::connect(&setup.broker, "watch").await;
+    watcher
+        .wait("the first state", |seen| is_state(seen, |_| true))
+        .await;
+    // A first start has nothing to report.
+    let reply = watcher.command("Ann", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert!(
+        !watcher
+            .log
+            .iter()
+            .any(|seen| is_event(seen, |e| e["kind"] == "restart")),
+        "a restart event at a first start"
+    );
+
+    // White's clock runs when the daemon dies; started again, the board is
+    // rebuilt (paused for the arbiter) and says so, once.
+    watcher.mark();
+    daemon.kill9();
+    let daemon = setup.daemon("daemon2.log");
+    let restart = watcher
+        .wait("the restart event", |seen| {
+            is_event(seen, |e| e["kind"] == "restart")
+        })
+        .await
+        .json();
+    let event = &restart["event"];
+    assert_eq!(event["board"], "b1", "{restart}");
+    assert_eq!(event["was_running"], "white", "{restart}");
+    assert_eq!(event["same_boot"], true, "{restart}");
+    assert!(event["down_ms"].as_i64().unwrap() >= 0, "{restart}");
+    assert_eq!(restart["host"], HOST);
+    assert!(restart["seq"].as_u64().unwrap() >= 1);
+    // The same restart as the state's `state.restart`.
+    let state = watcher
+        .wait("the state after the restart", |seen| {
+            is_state(seen, |s| !s["state"]["restart"].is_null())
+        })
+        .await
+        .json();
+    assert_eq!(state["state"]["restart"]["down_ms"], event["down_ms"]);
+    // Not again on a reconnection or a change.
+    let reply = watcher.command("Ann", json!({"command": "resume"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    watcher
+        .wait("the resumed state", |seen| {
+            is_state(seen, |s| s["snapshot"]["paused"] == false)
+        })
+        .await;
+    let restarts = watcher
+        .log
+        .iter()
+        .filter(|seen| is_event(seen, |e| e["kind"] == "restart"))
+        .count();
+    assert_eq!(restarts, 1);
+    assert!(daemon.terminate().success());
+}

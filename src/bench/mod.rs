@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod floor;
+pub mod hall;
 pub mod issue13;
 pub mod measure;
 pub mod placement;

@@ -5,6 +5,7 @@
 //! chessclock-bench run [--quick] [--only scale,store,late-flag,reader-flood,kill-charge]
 //!                       [--json FILE] [--plots DIR] [--markdown FILE]
 //! chessclock-bench soak [--long | --seconds N] [--ber X] [--json FILE]
+//! chessclock-bench hall [--daemons 16] [--boards-per-daemon 16] [--json FILE]
 //! ```
 //! Exit status 0 when the run completed (run) or the soak was clean (soak).
 
@@ -110,6 +111,8 @@ enum Mode {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// The hall: many daemons on one broker and one hub (issue 16).
+    Hall(chessclockd::bench::hall::HallArgs),
 }
 
 fn main() -> ExitCode {
@@ -260,5 +263,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
+        Mode::Hall(args) => chessclockd::bench::hall::main(&binaries, args, &mut progress)
+            .map(|()| ExitCode::SUCCESS),
     }
 }

@@ -32,9 +32,13 @@
 //!   command gets an error reply. A request id seen again on the same board
 //!   (QoS 1 may deliver twice) gets the first reply again and is not carried
 //!   out again (the latest 256 are remembered); a retained command is never
-//!   carried out (it would be again at every reconnection). Who may command is the broker's to decide
-//!   (its password file and ACL): the daemon takes what its command topics
-//!   carry.
+//!   carried out (it would be again at every reconnection). Who may
+//!   command is the broker's to decide (its password file and ACL, made by
+//!   `scripts/hall-credentials`): the daemon takes what its command topics
+//!   carry;
+//! * a board rebuilt at start-up after the daemon went down (its state's
+//!   `state.restart`) gets one `restart` event on its event topic, QoS 1
+//!   and buffered like the others, with how long the daemon was down.
 
 pub mod hub;
 pub mod message;
@@ -370,6 +374,17 @@ fn clock_mapping() -> ClockMapping {
     }
 }
 
+/// A board's `restart` event: the shape of [`EventPayload`], with the
+/// event taken from the board's state view (no [`BoardEvent`] carries it).
+#[derive(serde::Serialize)]
+struct RestartPayload<'a> {
+    schema: u32,
+    host: &'a str,
+    seq: u64,
+    clock: ClockMapping,
+    event: serde_json::Value,
+}
+
 /// The hall task's state.
 struct HallTask {
     /// The latest state message of each board.
@@ -409,6 +424,11 @@ impl HallTask {
         // Every board's state from the start, before the first change.
         for board in &self.handle.boards.list() {
             self.refresh_state(board, None).await;
+        }
+        // A board rebuilt at boot after the daemon went down: a `restart`
+        // event, once per run (its state keeps `state.restart`).
+        for board in self.handle.boards.list() {
+            self.restart_event(&board);
         }
         let mut events_open = true;
         loop {
@@ -523,6 +543,39 @@ impl HallTask {
             message.retain = true;
             self.states.insert(board.to_owned(), message);
             self.unsent_states.insert(board.to_owned());
+        }
+    }
+
+    /// Queues the board's `restart` event if its state view (read at
+    /// start-up) says it was rebuilt after the daemon went down: the
+    /// view's `restart` fields (`down_ms`, `same_boot`, `was_running`,
+    /// `paused_at_game_ms`) beside `kind` and `board`.
+    fn restart_event(&mut self, board: &str) {
+        let restart = match self.views.get(board) {
+            Some((Some(state), _)) => match state.get("restart") {
+                Some(serde_json::Value::Object(restart)) => restart.clone(),
+                _ => return,
+            },
+            _ => return,
+        };
+        let mut event = serde_json::Map::new();
+        event.insert("kind".into(), "restart".into());
+        event.insert("board".into(), board.into());
+        event.extend(restart);
+        self.seq += 1;
+        let payload = RestartPayload {
+            schema: SCHEMA,
+            host: &self.host,
+            seq: self.seq,
+            clock: clock_mapping(),
+            event: serde_json::Value::Object(event),
+        };
+        tracing::info!(
+            board,
+            "hall: the board was rebuilt after a restart; publishing `restart`"
+        );
+        if let Some(message) = Message::json(self.topics.event(board), QoS::AtLeastOnce, &payload) {
+            self.enqueue(message);
         }
     }
 
