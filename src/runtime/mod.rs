@@ -365,6 +365,9 @@ impl Runtime {
                 .stack_size(TIMING_STACK)
                 .spawn(move || {
                     realtime::enter_realtime(config.daemon.rt_priority, config.daemon.mlock);
+                    // Memory is locked as it is touched: touch the stack a
+                    // press can reach now, not during the first press.
+                    realtime::prefault_stack(realtime::TIMING_STACK_PREFAULT);
                     // The device links live here too (see the module docs):
                     // one thread, one epoll, for ports, channels and the
                     // deadline timer.
