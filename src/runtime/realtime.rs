@@ -4,8 +4,9 @@
 //! Memory is locked with `mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)`:
 //! a page is locked once it is resident and stays so, but pages never
 //! touched (most of the binary's code: TLS, D-Bus, the hall; the unused
-//! parts of every thread's stack) do not become resident at all. At 32
-//! boards that is about half the daemon's RSS. Why it is safe for timing:
+//! parts of every thread's stack) do not become resident at all (at 32
+//! boards the RSS fell from 25 to 15 MB: BENCHMARKS.md, issue 18 round 3).
+//! Why it is safe for timing:
 //! the timing thread's code paths are touched before any game runs (the
 //! boards' first renders and frames, the device handshakes), its stack is
 //! touched to [`TIMING_STACK_PREFAULT`] at start ([`prefault_stack`]), and
