@@ -9,7 +9,8 @@ use super::soak::SoakReport;
 use super::stats::Summary;
 use super::svg::{self, Series};
 
-/// Writes `latency.svg`, `accuracy.svg` and `display.svg` into `dir`.
+/// Writes `latency.svg`, `accuracy.svg`, `display.svg` and `scale.svg`
+/// (figures against the number of boards) into `dir`.
 pub fn write_plots(report: &BenchReport, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let names: Vec<String> = report
@@ -82,7 +83,53 @@ pub fn write_plots(report: &BenchReport, dir: &Path) -> std::io::Result<()> {
         dir.join("display.svg"),
         svg::cdf_plot("How late each displayed second changes", "ms late", &series),
     )?;
+    std::fs::write(dir.join("scale.svg"), scale_plot(report))?;
     Ok(())
+}
+
+/// Press→display latency and display lateness (p50 and p99) against the
+/// number of boards, with the targets (p99 < 2 ms and < 1 ms).
+pub fn scale_plot(report: &BenchReport) -> String {
+    let at = |f: &dyn Fn(&super::measure::ScaleReport) -> f64| -> Vec<(f64, f64)> {
+        report
+            .scale
+            .iter()
+            .filter(|s| s.latency_ms.count > 0 || s.display_late_ms.count > 0)
+            .map(|s| (s.boards as f64, f(s)))
+            .collect()
+    };
+    let latency_p99 = at(&|s| s.latency_ms.p99);
+    let latency_p50 = at(&|s| s.latency_ms.p50);
+    let late_p99 = at(&|s| s.display_late_ms.p99);
+    let late_p50 = at(&|s| s.display_late_ms.p50);
+    svg::line_plot(
+        "Press→display latency and display lateness against boards",
+        "boards in one daemon",
+        "ms",
+        &[1.0, 2.0],
+        &[
+            svg::Line {
+                name: "press→display p99",
+                points: &latency_p99,
+                dashed: false,
+            },
+            svg::Line {
+                name: "display change late p99",
+                points: &late_p99,
+                dashed: false,
+            },
+            svg::Line {
+                name: "press→display p50",
+                points: &latency_p50,
+                dashed: true,
+            },
+            svg::Line {
+                name: "display change late p50",
+                points: &late_p50,
+                dashed: true,
+            },
+        ],
+    )
 }
 
 fn row(s: &Summary, digits: usize) -> String {

@@ -1,6 +1,7 @@
 //! Plots for BENCHMARKS.md as plain SVG text: a cumulative distribution
-//! (several series on one log-scaled x axis) and a strip chart of signed
-//! errors per series. No dependencies; the output is deterministic for
+//! (several series on one log-scaled x axis), a strip chart of signed
+//! errors per series, and figures against a count (lines over a log2 x
+//! axis, e.g. latency against the number of boards). No dependencies; the output is deterministic for
 //! the same data.
 
 use std::fmt::Write;
@@ -217,6 +218,126 @@ pub fn strip_plot(title: &str, unit: &str, limit: f64, series: &[Series]) -> Str
     out
 }
 
+/// One named line of `(x, y)` points for [`line_plot`].
+pub struct Line<'a> {
+    pub name: &'a str,
+    pub points: &'a [(f64, f64)],
+    /// Drawn dashed (e.g. a p50 beside its p99).
+    pub dashed: bool,
+}
+
+/// Lines of `(x, y)` over a log2 x axis (x > 0; ticks at the x values
+/// given) and a linear y axis from 0 in `unit`, with a dotted horizontal
+/// line at each of `limits` (targets) labelled with its value.
+pub fn line_plot(title: &str, x_unit: &str, unit: &str, limits: &[f64], lines: &[Line]) -> String {
+    let mut out = String::new();
+    header(&mut out, title);
+    let points = || {
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter())
+            .filter(|(x, y)| x.is_finite() && *x > 0.0 && y.is_finite())
+    };
+    let (x_lo, x_hi) = points().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (x, _)| {
+        (lo.min(*x), hi.max(*x))
+    });
+    if !x_lo.is_finite() {
+        out.push_str("<text x=\"50%\" y=\"50%\">no data</text></svg>\n");
+        return out;
+    }
+    let y_hi = points()
+        .map(|(_, y)| *y)
+        .chain(limits.iter().copied().filter(|l| l.is_finite()))
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.1;
+    let (l_lo, l_hi) = (x_lo.log2(), x_hi.log2().max(x_lo.log2() + 1.0));
+    let plot_w = WIDTH - LEFT - RIGHT - 200.0;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let x_of = |x: f64| LEFT + (x.log2() - l_lo) / (l_hi - l_lo) * plot_w;
+    let y_of = |y: f64| TOP + (1.0 - y / y_hi) * plot_h;
+    let mut ticks: Vec<f64> = points().map(|(x, _)| *x).collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    for x in ticks {
+        let px = x_of(x);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{}" stroke="#ddd"/><text x="{px:.1}" y="{}" text-anchor="middle">{}</text>"##,
+            TOP + plot_h,
+            TOP + plot_h + 16.0,
+            format_tick(x)
+        );
+    }
+    for k in 0..=4 {
+        let v = y_hi / 1.1 * f64::from(k) / 4.0;
+        let y = y_of(v);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + plot_w,
+            LEFT - 6.0,
+            y + 4.0,
+            format_tick((v * 100.0).round() / 100.0)
+        );
+    }
+    for limit in limits.iter().filter(|l| l.is_finite()) {
+        let y = y_of(*limit);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#888" stroke-dasharray="2,3"/><text x="{}" y="{:.1}" fill="#555">target {}</text>"##,
+            LEFT + plot_w,
+            LEFT + plot_w + 4.0,
+            y + 4.0,
+            format_tick(*limit)
+        );
+    }
+    let _ = writeln!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">{} (log scale)</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">{}</text>"#,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 10.0,
+        escape(x_unit),
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0,
+        escape(unit)
+    );
+    for (i, line) in lines.iter().enumerate() {
+        let mut sorted: Vec<(f64, f64)> = line
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && *x > 0.0 && y.is_finite())
+            .collect();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let colour = COLOURS[i % COLOURS.len()];
+        let mut path = String::new();
+        for (x, y) in &sorted {
+            let _ = write!(path, "{:.1},{:.1} ", x_of(*x), y_of(*y));
+            let _ = writeln!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{colour}"/>"#,
+                x_of(*x),
+                y_of(*y)
+            );
+        }
+        let dash = if line.dashed {
+            r#" stroke-dasharray="6,4""#
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.6"{dash} points="{}"/>"#,
+            path.trim_end()
+        );
+    }
+    let names: Vec<&str> = lines.iter().map(|l| l.name).collect();
+    legend(&mut out, &names);
+    out.push_str("</svg>\n");
+    out
+}
+
 fn format_tick(v: f64) -> String {
     if v == 0.0 {
         "0".into()
@@ -266,6 +387,41 @@ mod tests {
             }],
         );
         assert!(svg.contains("no data"));
+    }
+
+    #[test]
+    fn line_plot_draws_a_polyline_per_line_and_a_point_per_value() {
+        let a = [(1.0, 0.4), (32.0, 1.5), (256.0, 2.5), (8.0, f64::NAN)];
+        let b = [(1.0, 0.2), (256.0, 0.3)];
+        let svg = line_plot(
+            "t",
+            "boards",
+            "ms",
+            &[2.0],
+            &[
+                Line {
+                    name: "p99",
+                    points: &a,
+                    dashed: false,
+                },
+                Line {
+                    name: "p50",
+                    points: &b,
+                    dashed: true,
+                },
+            ],
+        );
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // The NaN point is dropped: 3 + 2 points.
+        assert_eq!(svg.matches("<circle").count(), 5);
+        assert!(svg.contains("target 2"));
+        assert!(svg.contains("stroke-dasharray=\"6,4\""));
+        // Ticks at the x values given.
+        for tick in [">1<", ">32<", ">256<"] {
+            assert!(svg.contains(tick), "{tick}");
+        }
+        assert!(line_plot("t", "x", "y", &[], &[]).contains("no data"));
     }
 
     #[test]

@@ -63,7 +63,7 @@ enum Mode {
         /// Write the JSON report here (default: stdout).
         #[arg(long)]
         json: Option<PathBuf>,
-        /// Write latency.svg, accuracy.svg, display.svg here.
+        /// Write latency.svg, accuracy.svg, display.svg, scale.svg here.
         #[arg(long)]
         plots: Option<PathBuf>,
         /// Write the Markdown tables here.

@@ -41,9 +41,9 @@ fn main() -> ExitCode {
         eprintln!("chessclockd: cannot set up logging: {error}");
     }
     // The control loop, D-Bus and the readers: no deadline is kept here (the
-    // timing thread has its own loop). With mlockall every thread's stack is
-    // resident in full, so the workers and the blocking pool are few and
-    // their stacks small (tokio's default is 2 MiB each, a worker per core,
+    // timing thread has its own loop). With mlockall the touched part of
+    // every thread's stack stays resident, so the workers and the blocking
+    // pool are few and their stacks small (tokio's default is 2 MiB each, a worker per core,
     // up to 512 blocking threads).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,6 +1,7 @@
 //! Hotplug without udev: inotify on the device directories. Every node that
 //! appears or goes away becomes a hotplug notice to every link task (the
-//! same notice [`super::DeviceManager::device_added`] sends). Directories
+//! same notice [`super::DeviceManager::device_added`] sends); the notices of
+//! one inotify read go out as one shared batch per link. Directories
 //! that do not exist yet (`/dev/serial/by-id` is removed when empty) are
 //! watched as soon as they appear.
 
@@ -92,13 +93,12 @@ impl Watcher {
                 Err(_would_block) => continue,
             };
             let mut rescan = false;
+            let mut notices = Vec::with_capacity(events.len());
             for event in events {
                 if event.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
                     // Events were lost: let every waiting link look now.
                     rescan = true;
-                    for dir in self.wanted.clone() {
-                        self.notify(dir, true);
-                    }
+                    notices.extend(self.wanted.iter().map(|dir| (dir.clone(), true)));
                     continue;
                 }
                 if event.mask.contains(AddWatchFlags::IN_IGNORED) {
@@ -118,8 +118,10 @@ impl Watcher {
                         | AddWatchFlags::IN_MOVED_TO
                         | AddWatchFlags::IN_ATTRIB,
                 );
-                self.notify(path, added);
+                tracing::trace!(path = %path.display(), added, "device directory changed");
+                notices.push((path, added));
             }
+            self.notify(notices);
             if rescan {
                 self.add_missing_watches(true);
             }
@@ -140,9 +142,7 @@ impl Watcher {
                     self.watches.insert(wd, dir.clone());
                     if announce {
                         if let Ok(entries) = std::fs::read_dir(&dir) {
-                            for entry in entries.flatten() {
-                                self.notify(entry.path(), true);
-                            }
+                            self.notify(entries.flatten().map(|e| (e.path(), true)).collect());
                         }
                     }
                 }
@@ -153,13 +153,14 @@ impl Watcher {
         }
     }
 
-    fn notify(&self, path: PathBuf, added: bool) {
-        tracing::trace!(path = %path.display(), added, "device directory changed");
+    /// Sends `notices` (in order) to every link as one shared batch.
+    fn notify(&self, notices: Vec<(PathBuf, bool)>) {
+        if notices.is_empty() {
+            return;
+        }
+        let notices: std::sync::Arc<[(PathBuf, bool)]> = notices.into();
         for link in &self.links {
-            let _ = link.send(LinkInput::Hotplug {
-                path: path.clone(),
-                added,
-            });
+            let _ = link.send(LinkInput::Hotplug(notices.clone()));
         }
     }
 }

@@ -349,11 +349,10 @@ impl DeviceHandle {
 
     fn hotplug(&self, path: &Path, added: bool) {
         tracing::debug!(path = %path.display(), added, "hotplug notice");
+        let notices: std::sync::Arc<[(PathBuf, bool)]> =
+            std::sync::Arc::new([(path.to_path_buf(), added)]);
         for link in &self.links {
-            let _ = link.send(LinkInput::Hotplug {
-                path: path.to_path_buf(),
-                added,
-            });
+            let _ = link.send(LinkInput::Hotplug(notices.clone()));
         }
     }
 }

@@ -80,8 +80,9 @@ pub const ASYNC_WORKERS: usize = 2;
 /// Its blocking pool: readers' queries of stored games and the live PGN
 /// writes, each short.
 pub const BLOCKING_THREADS: usize = 4;
-/// The stack of those threads (tokio's default is 2 MiB, all of it resident
-/// under mlockall). 512 KiB leaves room for zbus, serde and SQLite.
+/// The stack of those threads (tokio's default is 2 MiB; resident as far as
+/// it is touched, and locked, under mlockall). 512 KiB leaves room for zbus,
+/// serde and SQLite.
 pub const ASYNC_STACK: usize = 512 * 1024;
 /// The store thread's stack (SQLite's deepest calls need well under this).
 const STORE_STACK: usize = 512 * 1024;
@@ -365,13 +366,16 @@ impl Runtime {
                 .stack_size(TIMING_STACK)
                 .spawn(move || {
                     realtime::enter_realtime(config.daemon.rt_priority, config.daemon.mlock);
+                    // Memory is locked as it is touched: touch the stack a
+                    // press can reach now, not during the first press.
+                    realtime::prefault_stack(realtime::TIMING_STACK_PREFAULT);
                     // The device links live here too (see the module docs):
                     // one thread, one epoll, for ports, channels and the
                     // deadline timer.
                     // Its blocking pool only opens ports. With mlockall
-                    // every thread's stack is resident for good (glibc
-                    // keeps exited threads' stacks for reuse): a thread per
-                    // port opened at once would cost 2 MiB each.
+                    // the touched part of every thread's stack stays
+                    // resident for good (glibc keeps exited threads' stacks
+                    // for reuse): few threads, small stacks.
                     let local = match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .max_blocking_threads(PORT_OPENING_THREADS)

@@ -1,6 +1,23 @@
 //! The timing thread's few system calls: real-time priority, locked memory
 //! and absolute sleeps on CLOCK_MONOTONIC.
 //!
+//! Memory is locked with `mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)`:
+//! a page is locked once it is resident and stays so, but pages never
+//! touched (most of the binary's code: TLS, D-Bus, the hall; the unused
+//! parts of every thread's stack) do not become resident at all (at 32
+//! boards the RSS fell from 25 to 15 MB: BENCHMARKS.md, issue 18 round 3).
+//! Why it is safe for timing:
+//! the timing thread's code paths are touched before any game runs (the
+//! boards' first renders and frames, the device handshakes), its stack is
+//! touched to [`TIMING_STACK_PREFAULT`] at start ([`prefault_stack`]), and
+//! a page once resident is never paged out. What is left is the first use
+//! of a code path no board took yet (e.g. the first flag of the daemon's
+//! life): a minor fault of about a microsecond while the binary is in the
+//! page cache, where it is right after the start; a major fault (a read
+//! from the SD card) only if the page cache dropped that part of the binary
+//! before its first use. Heap pages the allocator hands out for the first
+//! time are minor faults (zeroed pages) under either flag set.
+//!
 //! Refusals are logged once, clearly, and the daemon goes on at normal
 //! priority (kernels with `CONFIG_RT_GROUP_SCHED=y` refuse SCHED_FIFO even
 //! to root; unprivileged users lack `LimitRTPRIO` / `LimitMEMLOCK`).
@@ -50,10 +67,19 @@ pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
         }
     }
     if lock {
-        match mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {
-            Ok(()) => {
+        let present = MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE;
+        // MCL_ONFAULT (Linux 4.4): lock each page when it is first touched
+        // instead of faulting in every mapping now. Kernels without it
+        // answer EINVAL: then everything is locked as before.
+        let on_fault = present | MlockAllFlags::from_bits_retain(libc::MCL_ONFAULT);
+        let locked = match mlockall(on_fault) {
+            Err(nix::errno::Errno::EINVAL) => mlockall(present).map(|()| "every mapping"),
+            other => other.map(|()| "pages as they are touched (MCL_ONFAULT)"),
+        };
+        match locked {
+            Ok(what) => {
                 status.locked = true;
-                tracing::info!("memory locked (mlockall)");
+                tracing::info!(what, "memory locked (mlockall)");
             }
             Err(error) => tracing::warn!(
                 %error,
@@ -62,6 +88,34 @@ pub fn enter_realtime(priority: u8, lock: bool) -> RealtimeStatus {
         }
     }
     status
+}
+
+/// How much of the timing thread's stack is touched before its loop runs
+/// (see [`prefault_stack`]): well above the deepest path of a press, a
+/// render and a frame write through the device links.
+pub const TIMING_STACK_PREFAULT: usize = 192 * 1024;
+
+/// Touches `bytes` of the calling thread's stack, one write per page, so
+/// those pages are resident (and, under mlockall, locked) before any
+/// deadline is kept: with `MCL_ONFAULT` a stack page is otherwise faulted in
+/// the first time a deep call reaches it, in the middle of a press.
+#[inline(never)]
+pub fn prefault_stack(bytes: usize) {
+    const PAGE: usize = 4096;
+    const CHUNK: usize = 16 * 1024;
+    // A fixed chunk per frame, recursing for the rest, so no frame is
+    // larger than what the thread's guard page protects against overrun.
+    let mut chunk = [0u8; CHUNK];
+    for offset in (0..CHUNK).step_by(PAGE) {
+        // black_box below keeps these writes and the array from being
+        // optimised away.
+        chunk[offset] = 1;
+    }
+    std::hint::black_box(&mut chunk);
+    if bytes > CHUNK {
+        prefault_stack(bytes - CHUNK);
+    }
+    std::hint::black_box(&chunk);
 }
 
 /// Sleeps until monotonic instant `deadline` (µs), absolute, so a late

@@ -428,7 +428,9 @@ impl Engine {
         if input == Input::Elapsed {
             return Ok(notices);
         }
-        let mut caused = Vec::new();
+        // An input causes one or two notices (a press: pressed, perhaps a
+        // stage change): sized for that, so no growth on the way.
+        let mut caused = Vec::with_capacity(2);
         let mut core = self.core;
         core.input(input, &self.control, self.settings, &mut Some(&mut caused))?;
         // an input can make a flag fall at once (a clock set to zero, a
@@ -442,6 +444,11 @@ impl Engine {
                 input,
                 notices: caused.clone(),
             });
+        }
+        // Nothing fell before the input (the usual case): its notices are
+        // the answer as they are, no second vector.
+        if notices.is_empty() {
+            return Ok(caused);
         }
         notices.extend(caused);
         Ok(notices)

@@ -40,7 +40,14 @@
 //! * `events`: one row per input (`game`, `seq` = 1, 2, 3, ... within the
 //!   game, unique, `offset_us`, `wall_us`, `event` JSON, `caller_uid`,
 //!   `origin` JSON);
-//! * `meta`: `instance`, a random identity the commit record names.
+//! * `meta`: `instance`, a random identity the commit record names;
+//! * indexes: `games_board (board, id)` and the unique `events_game_seq
+//!   (game, seq)` (the early version 1 index `events_game (game, id)` is
+//!   dropped where found: it duplicated the other and cost a page per
+//!   press);
+//! * a new database has 1 KiB pages ([`PAGE_SIZE`]): every commit appends
+//!   the pages it changed to the write-ahead log, so small pages are fewer
+//!   bytes written per press (on the SD card). `synchronous=FULL` as ever.
 //! * `PRAGMA application_id` = [`APPLICATION_ID`], `PRAGMA user_version` =
 //!   [`SCHEMA_VERSION`].
 
@@ -63,6 +70,11 @@ use crate::engine::Settings;
 /// writer appends a few rows per commit and the readers read one game at a
 /// time: the pages they touch fit many times over.
 pub(crate) const CACHE_KIB: u32 = 256;
+
+/// The page size of a new database, bytes (`PRAGMA page_size`; SQLite's
+/// default is 4096). SQLite's smallest is 512; 1024 still holds several
+/// event rows per leaf page.
+pub(crate) const PAGE_SIZE: u32 = 1024;
 
 /// `PRAGMA application_id` of a chessclockd database: "CCKD".
 pub const APPLICATION_ID: i32 = 0x4343_4B44;
@@ -94,10 +106,15 @@ CREATE TABLE events (
     seq INTEGER NOT NULL,
     caller_name TEXT
 );
-CREATE INDEX events_game ON events(game, id);
 CREATE UNIQUE INDEX events_game_seq ON events(game, seq);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 ";
+
+/// An index the first version 1 databases had: `events_game_seq` serves
+/// every query it served, and each press updated both (a leaf page of each
+/// in every commit). Dropped where found; a daemon that still expects it
+/// only runs its queries through the other index.
+const DROP_REDUNDANT: &str = "DROP INDEX IF EXISTS events_game;";
 
 /// Version 0 (the schema before versions) to 1: events are numbered per
 /// game in the order they were written; meta. The columns of
@@ -554,6 +571,19 @@ impl Store {
                 }),
             }
         }
+        // The game was alive at its last checkpoint and at its last event
+        // (a press does not update the game's row: see `Store::write`):
+        // the later of the two, with its wall-clock time.
+        let (alive_offset_us, alive_wall_us) = events
+            .iter()
+            .map(|e| (e.offset_us, e.wall_us))
+            .fold((row.5, row.6), |alive, event| {
+                if event.0 > alive.0 {
+                    event
+                } else {
+                    alive
+                }
+            });
         Ok((
             StoredGame {
                 id,
@@ -562,8 +592,8 @@ impl Store {
                 settings,
                 created_wall_us: row.3,
                 caller_uid: row.4,
-                alive_offset_us: row.5,
-                alive_wall_us: row.6,
+                alive_offset_us,
+                alive_wall_us,
                 boot_id: row.7,
                 epoch_mono_us: row.8,
                 events,
@@ -1046,6 +1076,13 @@ fn open_writable(paths: &Paths) -> Result<Store, StoreError> {
             source,
         },
     };
+    // A new database gets small pages (an existing one keeps its own: the
+    // pragma does nothing once the file has pages). Each commit appends
+    // every page it changed to the write-ahead log: a press changes a leaf
+    // of the events table and one of its index, so the pages' size is
+    // what a press costs the SD card.
+    conn.execute_batch(&format!("PRAGMA page_size={PAGE_SIZE};"))
+        .map_err(read_only)?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
         .map_err(read_only)?;
@@ -1097,6 +1134,7 @@ fn migrate(conn: &Connection) -> Result<(), rusqlite::Error> {
             [hex(&instance)],
         )?;
     }
+    conn.execute_batch(DROP_REDUNDANT)?;
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
     ))?;

@@ -214,3 +214,85 @@ fn queued_records_are_committed_together_and_each_board_told_its_last() {
     assert_eq!(games[0].epoch_mono_us, Some(0));
     assert_eq!(games[0].events[0].caller_name.as_deref(), Some("alice"));
 }
+
+#[test]
+fn a_press_leaves_the_game_row_and_loading_takes_the_later_sign_of_life() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut store, _) = Store::open_or_recover(dir.path()).unwrap();
+    for board in ["early", "late"] {
+        store
+            .write(
+                board,
+                &Record::NewGame {
+                    control: "60".into(),
+                    settings: Settings::default(),
+                    epoch: 1_000,
+                    caller_uid: None,
+                    wall_us: 0,
+                    boot_id: None,
+                },
+            )
+            .unwrap();
+        store.set_running(board, true).unwrap();
+    }
+    // Both games alive at offset 5_000 (wall 42) by the checkpoint.
+    store.checkpoint(6_000, 42).unwrap();
+    // "late": a press after the checkpoint; "early": one committed after it
+    // but made before it.
+    store.write("late", &press(9_000, Side::White)).unwrap();
+    store.write("early", &press(4_000, Side::White)).unwrap();
+    let rows: Vec<(String, i64, i64)> = store
+        .conn
+        .prepare("SELECT board, alive_offset_us, alive_wall_us FROM games ORDER BY board")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    // The presses did not write the games' rows.
+    assert_eq!(
+        rows,
+        [("early".into(), 5_000, 42), ("late".into(), 5_000, 42)]
+    );
+    drop(store);
+    let (_, games) = Store::open_or_recover(dir.path()).unwrap();
+    let alive = |board: &str| {
+        let game = games.iter().find(|g| g.board == board).unwrap();
+        (game.alive_offset_us, game.alive_wall_us)
+    };
+    assert_eq!(alive("late"), (9_000, 1_700_000_000_000_000 + 9_000));
+    assert_eq!(alive("early"), (5_000, 42));
+}
+
+#[test]
+fn a_new_database_has_small_pages_and_one_events_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = Store::open_or_recover(dir.path()).unwrap();
+    let page: i64 = store
+        .conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(page, i64::from(open::PAGE_SIZE));
+    let indexes = |conn: &Connection| -> Vec<String> {
+        conn.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'
+             AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    assert_eq!(indexes(&store.conn), ["events_game_seq"]);
+    // A database of the first version 1 daemons has the redundant index:
+    // it goes at the next open, and nothing else changes.
+    store
+        .conn
+        .execute_batch("CREATE INDEX events_game ON events(game, id)")
+        .unwrap();
+    assert_eq!(indexes(&store.conn).len(), 2);
+    drop(store);
+    let (store, _) = Store::open_or_recover(dir.path()).unwrap();
+    assert_eq!(indexes(&store.conn), ["events_game_seq"]);
+}
