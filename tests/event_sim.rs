@@ -46,6 +46,11 @@ fn a_short_event_keeps_memory_flat_and_every_game_in_the_store() {
         assert_eq!(ids.len(), played.len(), "{board}: one stored game a round");
         for (id, game) in ids.iter().zip(&played) {
             let stored = reader.game(*id).unwrap();
+            if std::env::var("EVENT_DEBUG").is_ok() {
+                for r in &stored.events {
+                    eprintln!("{:?}", r.event);
+                }
+            }
             assert_eq!(stored.control, event::CONTROL);
             let presses = stored
                 .events

@@ -17,8 +17,8 @@
 //! result at the end. Every display deadline the board asks for is served
 //! (the board renders its display faces as it does live).
 //!
-//! It reports the process's RSS and the state database's size (database +
-//! WAL) at the end of each round, and the wall time taken. Memory is flat
+//! It reports the process's RSS and the state database's size (the
+//! database file and its WAL) at the end of each round, and the wall time taken. Memory is flat
 //! when no round after the second ends more than [`FLAT_MARGIN_KB`] above
 //! the second's end. Not simulated: the store thread's once-a-second
 //! "alive" checkpoint runs once a simulated minute here (it updates one row
@@ -89,8 +89,11 @@ pub struct RoundFigures {
     pub round: usize,
     /// RSS of this process at the round's end, kB.
     pub rss_kb: u64,
-    /// Database + WAL, bytes.
+    /// The database file, bytes.
     pub db_bytes: u64,
+    /// Its write-ahead log, bytes (SQLite folds it back into the database
+    /// every 1,000 pages, about 4 MB).
+    pub wal_bytes: u64,
     /// Rows written this round.
     pub records: u64,
     /// Simulated hours since the event began.
@@ -111,7 +114,10 @@ pub struct EventReport {
     pub commits: u64,
     pub simulated_hours: f64,
     pub wall_seconds: f64,
+    /// The database file after the event, the store closed (its WAL
+    /// folded in), bytes.
     pub final_db_bytes: u64,
+    pub final_wal_bytes: u64,
     /// The largest end-of-round RSS after the second round minus the
     /// second round's, kB (negative: it shrank).
     pub rss_growth_after_round_2_kb: i64,
@@ -198,6 +204,7 @@ struct Player {
     /// The latest instant the board was given (inputs to one board never
     /// go back in time).
     last: Micros,
+    /// The button unit's next event number.
     event: u16,
     ply: u32,
     plies: u32,
@@ -294,15 +301,11 @@ fn command(command: BoardCommand) -> BoardInput {
     }
 }
 
-/// Database + WAL bytes in `dir`.
-fn db_bytes(dir: &Path) -> u64 {
-    ["", "-wal"]
-        .iter()
-        .filter_map(|suffix| {
-            std::fs::metadata(dir.join(format!("{}{suffix}", crate::runtime::store::DB_FILE))).ok()
-        })
-        .map(|m| m.len())
-        .sum()
+/// The size of the database file (`suffix` "") or its WAL ("-wal") in
+/// `dir`, bytes.
+fn file_bytes(dir: &Path, suffix: &str) -> u64 {
+    std::fs::metadata(dir.join(format!("{}{suffix}", crate::runtime::store::DB_FILE)))
+        .map_or(0, |m| m.len())
 }
 
 fn rss_kb() -> u64 {
@@ -493,16 +496,18 @@ pub fn run(options: &EventOptions, progress: &mut dyn FnMut(&str)) -> anyhow::Re
         let figures = RoundFigures {
             round: round + 1,
             rss_kb: rss_kb(),
-            db_bytes: db_bytes(&dir),
+            db_bytes: file_bytes(&dir, ""),
+            wal_bytes: file_bytes(&dir, "-wal"),
             records: sim.records - records_before,
             simulated_hours: (now - t0) as f64 / (3600.0 * SECOND as f64),
             wall_seconds: started.elapsed().as_secs_f64(),
         };
         progress(&format!(
-            "round {}: RSS {} kB, database {} bytes, {} records, {:.1} h simulated, {:.1} s",
+            "round {}: RSS {} kB, database {} bytes (WAL {}), {} records, {:.1} h simulated, {:.1} s",
             figures.round,
             figures.rss_kb,
             figures.db_bytes,
+            figures.wal_bytes,
             figures.records,
             figures.simulated_hours,
             figures.wall_seconds
@@ -526,7 +531,8 @@ pub fn run(options: &EventOptions, progress: &mut dyn FnMut(&str)) -> anyhow::Re
         commits,
         simulated_hours: (now - t0) as f64 / (3600.0 * SECOND as f64),
         wall_seconds: started.elapsed().as_secs_f64(),
-        final_db_bytes: db_bytes(&dir),
+        final_db_bytes: file_bytes(&dir, ""),
+        final_wal_bytes: file_bytes(&dir, "-wal"),
         rss_growth_after_round_2_kb: growth,
         memory_flat: growth <= FLAT_MARGIN_KB as i64,
         rounds: report_rounds,
@@ -562,6 +568,9 @@ fn step(
                 Some(Side::White) => Button::Left,
                 _ => Button::Right,
             };
+            // The unit numbers its events from its HELLO's first
+            // unacknowledged one (0).
+            let event = player.event;
             player.event = player.event.wrapping_add(1);
             let arrival = now + rng.random_range(200..2_000);
             sim.feed(
@@ -570,7 +579,7 @@ fn step(
                 BoardInput::Device(DeviceInput::Button {
                     role: DeviceRole::Buttons,
                     serial: player.serial.clone(),
-                    event: player.event,
+                    event,
                     button,
                     pressed: true,
                     at: now,
