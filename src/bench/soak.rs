@@ -187,6 +187,11 @@ pub struct SoakReport {
     /// Unplug → the unit linked again, ms.
     pub unplug_cycle_ms: Summary,
     pub restart_figures: Vec<RestartFigure>,
+    /// Restarts after which the devices were not all linked again within
+    /// 30 s (the daemon was then killed and started once more). Must be 0.
+    pub restarts_not_ready: usize,
+    /// What went wrong, with the daemon's log tail, for diagnosis.
+    pub findings: Vec<String>,
     /// /proc/loadavg at the end.
     pub load_average: String,
 }
@@ -199,6 +204,7 @@ impl SoakReport {
             && self.malformed_accepted.is_empty()
             && self.charges_off_by_more_than_1ms == 0
             && self.restarts_out_of_bracket == 0
+            && self.restarts_not_ready == 0
     }
 
     /// The long form's lines, beside `report::soak_markdown`'s table.
@@ -220,8 +226,9 @@ impl SoakReport {
         out += &row("kill cycle, ms", &self.kill_cycle_ms);
         out += &row("unplug cycle (unplug -> linked), ms", &self.unplug_cycle_ms);
         out += &format!(
-            "\ncharges off by > 1 ms: {}; restarts without a figure: {}; out of bracket: {}; presses placed after a restart: {}; games per board: {}; load average: {}\n",
+            "\ncharges off by > 1 ms: {}; restarts not ready within 30 s: {}; restarts without a figure: {}; out of bracket: {}; presses placed after a restart: {}; games per board: {}; load average: {}\n",
             self.charges_off_by_more_than_1ms,
+            self.restarts_not_ready,
             self.restarts_without_figure,
             self.restarts_out_of_bracket,
             self.presses_placed_after_restart,
@@ -657,7 +664,27 @@ pub fn run(
                     std::thread::sleep(Duration::from_millis(1));
                 };
                 startup.push((answered - spawned) as f64 / 1e3);
-                ready.push(rig.wait_ready(Duration::from_secs(30))?.as_secs_f64() * 1e3);
+                match rig.wait_ready(Duration::from_secs(30)) {
+                    Ok(took) => ready.push(took.as_secs_f64() * 1e3),
+                    Err(error) => {
+                        // A finding, not the end of the run: keep the
+                        // evidence (the rig's folder stays), then do what
+                        // the service manager would do: kill and restart.
+                        progress(&format!("FINDING: {error:#}"));
+                        report.findings.push(format!(
+                            "kill {} (rig kept in {}): {error:#}",
+                            report.kills,
+                            rig.dir.path().display()
+                        ));
+                        report.restarts_not_ready += 1;
+                        rig.keep_dir();
+                        if let Some(daemon) = rig.daemon.take() {
+                            daemon.kill9();
+                        }
+                        rig.spawn_daemon()?;
+                        rig.wait_ready(Duration::from_secs(30))?;
+                    }
+                }
                 // Presses in flight at the kill are resent once the units
                 // are linked again: let them land before reading.
                 for b in 0..options.boards {
