@@ -44,6 +44,15 @@ fn short_soak_loses_nothing_outside_unplugged_windows() {
         report.lost
     );
     assert_eq!(report.state_mismatches, 0, "{report:?}");
+    // Every restart came back with its devices, and stated a restart
+    // instant of its own run (between the spawn and its first answer).
+    assert_eq!(report.restarts_not_ready, 0, "{:?}", report.findings);
+    assert_eq!(report.restarts_out_of_bracket, 0, "{report:?}");
+    assert_eq!(
+        report.restart_figures.len() + report.restarts_without_figure,
+        report.kills * SoakOptions::short().boards,
+        "one figure or a reason per restart and board"
+    );
     assert_eq!(report.crashes, 0, "{report:?}");
     assert!(
         report.malformed_accepted.is_empty(),

@@ -14,6 +14,7 @@
 //! counts (lost presses, mismatches, crashes).
 
 pub mod analysis;
+pub mod event;
 pub mod floor;
 pub mod hall;
 pub mod issue13;

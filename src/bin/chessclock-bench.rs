@@ -4,8 +4,9 @@
 //! ```text
 //! chessclock-bench run [--quick] [--only scale,store,late-flag,reader-flood,kill-charge]
 //!                       [--json FILE] [--plots DIR] [--markdown FILE]
-//! chessclock-bench soak [--long | --seconds N] [--ber X] [--json FILE]
+//! chessclock-bench soak [--long | --seconds N | --unplugs N --kills N] [--ber X] [--json FILE]
 //! chessclock-bench hall [--daemons 16] [--boards-per-daemon 16] [--json FILE]
+//! chessclock-bench event [--rounds 20] [--boards 32] [--state-dir DIR] [--json FILE]
 //! ```
 //! Exit status 0 when the run completed (run) or the soak was clean (soak).
 
@@ -108,6 +109,27 @@ enum Mode {
         ber: Option<f64>,
         #[arg(long)]
         seed: Option<u64>,
+        /// The long form: run until this many unplug/replug cycles...
+        #[arg(long)]
+        unplugs: Option<usize>,
+        /// ...and this many kill -9 restarts have happened.
+        #[arg(long)]
+        kills: Option<usize>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// A simulated event through the pure board core into the real store
+    /// (compressed time): memory and database size per round.
+    Event {
+        #[arg(long, default_value_t = 20)]
+        rounds: usize,
+        #[arg(long, default_value_t = 32)]
+        boards: usize,
+        #[arg(long, default_value_t = 72)]
+        seed: u64,
+        /// Keep the state database here (a temporary directory otherwise).
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -235,6 +257,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             boards,
             ber,
             seed,
+            unplugs,
+            kills,
             json,
         } => {
             let mut options = if long {
@@ -254,8 +278,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(seed) = seed {
                 options.seed = seed;
             }
+            (options.unplugs, options.kills) = (unplugs, kills);
             let result = soak::run(&binaries, &options, &mut progress)?;
             eprintln!("{}", report::soak_markdown(&result));
+            eprintln!("{}", result.charge_markdown());
             write_or_print(json.as_ref(), &serde_json::to_string_pretty(&result)?)?;
             Ok(if result.clean() {
                 ExitCode::SUCCESS
@@ -265,5 +291,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Mode::Hall(args) => chessclockd::bench::hall::main(&binaries, args, &mut progress)
             .map(|()| ExitCode::SUCCESS),
+        Mode::Event {
+            rounds,
+            boards,
+            seed,
+            state_dir,
+            json,
+        } => {
+            let options = chessclockd::bench::event::EventOptions {
+                rounds,
+                boards: boards.max(1),
+                seed,
+                state_dir,
+            };
+            let result = chessclockd::bench::event::run(&options, &mut progress)?;
+            write_or_print(json.as_ref(), &serde_json::to_string_pretty(&result)?)?;
+            Ok(if result.memory_flat {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
     }
 }
