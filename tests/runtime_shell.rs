@@ -483,6 +483,7 @@ async fn an_unusable_state_directory_stops_the_start_unless_crash_safety_is_off(
         StateOptions {
             dir: Some(state),
             no_state: true,
+            lock: None,
         },
         devices(),
     )

@@ -233,12 +233,14 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     let state_dir = demo_state_dir(&args);
     std::fs::create_dir_all(&state_dir)
         .with_context(|| format!("cannot create {}", state_dir.display()))?;
-    if !args.no_state {
-        // Before the simulated units and the terminal view start: a second
-        // demo on this state says so at once (the runtime takes the lock
-        // for good further on).
-        drop(chessclockd::runtime::lock::StateLock::acquire(&state_dir)?);
-    }
+    // Before the simulated units and the terminal view start: a second
+    // demo on this state says so at once. The runtime keeps this lock
+    // (released and taken again, a second demo started in between got in).
+    let state_lock = if args.no_state {
+        None
+    } else {
+        Some(chessclockd::runtime::lock::StateLock::acquire(&state_dir)?)
+    };
     // Stable names for the simulated units (the PTY changes on a replug).
     let links = std::env::temp_dir().join(format!("chessclockd-demo-{}", std::process::id()));
     std::fs::create_dir_all(&links)
@@ -306,6 +308,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
         bus_address: private_bus.as_ref().map(|b| b.address.clone()),
         no_state: args.no_state,
         handle: Some(handle_tx),
+        state_lock,
         ..RunOptions::default()
     };
     let host = Arc::new(DemoHost {

@@ -185,15 +185,24 @@ pub struct RunOptions {
     /// Keep the state in memory only: no state directory, no lock, no
     /// crash safety (`--no-state`).
     pub no_state: bool,
+    /// The state directory's lock, already taken by the caller (see
+    /// [`StateOptions::lock`]).
+    pub state_lock: Option<StateLock>,
 }
 
 /// Where the runtime keeps its state.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct StateOptions {
     /// Overrides `daemon.state-dir`.
     pub dir: Option<PathBuf>,
     /// In memory only (see [`RunOptions::no_state`]).
     pub no_state: bool,
+    /// The lock of the state directory, taken by the caller before the
+    /// runtime starts (`--demo` takes it before its simulated units, to
+    /// refuse a second demo at once). The runtime keeps it instead of
+    /// taking the lock again: releasing it in between would let another
+    /// daemon in. Must be the lock of the directory the runtime uses.
+    pub lock: Option<StateLock>,
 }
 
 /// A counter the timing thread bumps on every loop (at least twice a
@@ -243,8 +252,13 @@ enum StateFailure {
     Unusable(String),
 }
 
-/// Locks and opens the state of `config` (see [`Runtime::start_with`]).
-fn open_state(config: &Config, no_state: bool) -> anyhow::Result<(Option<StateLock>, Opened)> {
+/// Locks (unless `held` is the lock already taken) and opens the state of
+/// `config` (see [`Runtime::start_with`]).
+fn open_state(
+    config: &Config,
+    no_state: bool,
+    held: Option<StateLock>,
+) -> anyhow::Result<(Option<StateLock>, Opened)> {
     if no_state {
         tracing::warn!("--no-state: games are kept in memory only (no crash safety)");
         return Ok((None, Store::in_memory("started with --no-state")?));
@@ -257,13 +271,16 @@ fn open_state(config: &Config, no_state: bool) -> anyhow::Result<(Option<StateLo
                 dir.display()
             ))
         })?;
-        let lock = StateLock::acquire(dir).map_err(|error| match error {
-            LockError::Held { .. } => StateFailure::Held(error),
-            LockError::Io { .. } => StateFailure::Unusable(format!(
-                "the state directory {} is not writable: {error}",
-                dir.display()
-            )),
-        })?;
+        let lock = match held {
+            Some(lock) => lock,
+            None => StateLock::acquire(dir).map_err(|error| match error {
+                LockError::Held { .. } => StateFailure::Held(error),
+                LockError::Io { .. } => StateFailure::Unusable(format!(
+                    "the state directory {} is not writable: {error}",
+                    dir.display()
+                )),
+            })?,
+        };
         let opened = Store::open_state(dir)
             .map_err(|error: StoreError| StateFailure::Unusable(error.to_string()))?;
         Ok((Some(lock), opened))
@@ -299,6 +316,7 @@ impl Runtime {
             StateOptions {
                 dir: state_dir,
                 no_state: false,
+                lock: None,
             },
             devices,
         )
@@ -317,7 +335,7 @@ impl Runtime {
         if let Some(dir) = state.dir {
             config.daemon.state_dir = dir;
         }
-        let (lock, opened) = open_state(&config, state.no_state)?;
+        let (lock, opened) = open_state(&config, state.no_state, state.lock)?;
         let Opened {
             store,
             games: stored,
@@ -875,6 +893,7 @@ pub async fn run(
         StateOptions {
             dir: options.state_dir.clone(),
             no_state: options.no_state,
+            lock: options.state_lock,
         },
         Devices::Manager,
     )?;
