@@ -880,8 +880,13 @@ fn a_silent_device_is_lost_and_its_resent_press_keeps_its_instant() {
         device.press(1, Button::Left, pressed_at).await;
         device.press(2, Button::Right, monotonic_now_us()).await;
         match h.next_event().await {
+            // The same clock mapping maps the same device instant, give or
+            // take what the heartbeats since have taught it (on a loaded
+            // machine a young mapping's offset moves by a few ms); mapped
+            // to its arrival instead, the resend would be at least the
+            // link timeout (300 ms) later.
             DeviceEvent::Button { event: 1, at, .. } => assert!(
-                at.abs_diff(first_at) <= 1_000,
+                at.abs_diff(first_at) <= 20_000,
                 "the resend maps to the press's own instant: {at} vs {first_at}"
             ),
             other => panic!("expected the resent Button 1, got {other:?}"),
