@@ -879,6 +879,10 @@ fn a_silent_device_is_lost_and_its_resent_press_keeps_its_instant() {
         device.heartbeats(1).await;
         device.press(1, Button::Left, pressed_at).await;
         device.press(2, Button::Right, monotonic_now_us()).await;
+        // SPEC 9.2 item 8: the resent press (stamped before this link's
+        // first heartbeat) and the one behind it are placed once the link
+        // brought four heartbeats.
+        device.heartbeats(3).await;
         match h.next_event().await {
             // The same clock mapping maps the same device instant, give or
             // take what the heartbeats since have taught it (on a loaded

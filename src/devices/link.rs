@@ -545,33 +545,7 @@ impl Link {
                         tracing::debug!(board = self.board(), device = %self.label, path = %path.display(), "no HELLO; closing the port");
                         return LinkEnd::Lost;
                     }
-                    Output::Button {
-                        serial,
-                        event,
-                        button,
-                        pressed,
-                        at,
-                        arrival,
-                    } => match self.key_of(DeviceRole::Buttons) {
-                        Some(key) => {
-                            tracing::debug!(board = %key.board, device = "buttons", event, ?button, pressed, at, late_us = arrival - at, "button event");
-                            self.emit(DeviceEvent::Button {
-                                key,
-                                serial,
-                                event,
-                                button,
-                                pressed,
-                                at,
-                                arrival,
-                            });
-                        }
-                        None => {
-                            // A combined unit used as a display only: nobody
-                            // will commit its presses, so acknowledge them.
-                            self.session
-                                .on_command(DeviceCommand::Ack { event }, monotonic_now_us());
-                        }
-                    },
+                    button @ Output::Button { .. } => self.forward_button(button),
                     Output::Errors { count } => {
                         let errors = self.session.errors();
                         tracing::warn!(board = self.board(), device = %self.label, path = %path.display(), count, total = errors.total(), ?errors, "bad frames from the device (ignored)");
@@ -580,6 +554,40 @@ impl Link {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Hands a press to the runtime (or, for a combined unit used as a
+    /// display only, acknowledges it: nobody will commit its presses).
+    fn forward_button(&mut self, output: Output) {
+        let Output::Button {
+            serial,
+            event,
+            button,
+            pressed,
+            at,
+            arrival,
+        } = output
+        else {
+            return;
+        };
+        match self.key_of(DeviceRole::Buttons) {
+            Some(key) => {
+                tracing::debug!(board = %key.board, device = "buttons", event, ?button, pressed, at, late_us = arrival - at, "button event");
+                self.emit(DeviceEvent::Button {
+                    key,
+                    serial,
+                    event,
+                    button,
+                    pressed,
+                    at,
+                    arrival,
+                });
+            }
+            None => {
+                self.session
+                    .on_command(DeviceCommand::Ack { event }, monotonic_now_us());
             }
         }
     }
@@ -608,8 +616,12 @@ impl Link {
     fn lost(&mut self, path: &Path, reason: &str) -> LinkEnd {
         self.session.link_down(reason);
         for output in self.session.drain_outputs() {
-            if let Output::Disconnected { reason } = output {
-                self.report_disconnected(path, &reason);
+            match output {
+                // Presses the session held for its clock to settle: they
+                // came over this link, so they count (SPEC.md 9.2 item 8).
+                button @ Output::Button { .. } => self.forward_button(button),
+                Output::Disconnected { reason } => self.report_disconnected(path, &reason),
+                _ => {}
             }
         }
         if self.session.stats().handshakes == 0 {

@@ -31,6 +31,14 @@
 //!   when the heartbeats confirm it could be true, else rejected and
 //!   counted, [`SessionStats::stamps_rejected`]), never later than the
 //!   frame's arrival;
+//! * a press the unit queued while no link was up (stamped before this
+//!   link's first heartbeat, SPEC.md 9.2 item 8) is held until this link
+//!   brought [`SETTLE_HEARTBEATS`] heartbeats, or for at most that many
+//!   heartbeat intervals, and is placed then: right after a link-up the
+//!   mapping rests on one or two heartbeats, and one of them read late
+//!   (a host busy starting up) would place the press as late. Presses that
+//!   arrive while one is held wait behind it, so the order is kept; a link
+//!   that ends releases what it holds first, mapped by its own clock;
 //! * an event is acknowledged only when the runtime says so
 //!   ([`DeviceCommand::Ack`]), after it committed the press to its state
 //!   store. Acknowledging on arrival would let the device forget a press the
@@ -56,6 +64,15 @@ use chessclock_protocol::{
 };
 
 use crate::engine::{Micros, MS};
+
+/// Heartbeats of its own link a press queued before the link came up waits
+/// for (SPEC.md 9.2 item 8): the first comes at once after WELCOME, so four
+/// take three heartbeat intervals (750 ms by default).
+pub const SETTLE_HEARTBEATS: u32 = 4;
+
+/// Presses held at most; beyond, the oldest is placed at once (a unit
+/// queues far fewer, SPEC.md 7.1).
+const MAX_HELD: usize = 64;
 
 /// What a configured device is for on its board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -329,6 +346,19 @@ pub enum LinkState {
     Refused,
 }
 
+/// A BUTTON frame waiting for the time mapping to settle.
+#[derive(Clone, Debug)]
+struct HeldPress {
+    serial: String,
+    event: u16,
+    button: Button,
+    pressed: bool,
+    device_time_us: u64,
+    arrival: Micros,
+    /// Placed by then whatever the heartbeats did.
+    release_by: Micros,
+}
+
 /// The host side of one device link (see the module docs).
 #[derive(Debug)]
 pub struct Session {
@@ -339,6 +369,13 @@ pub struct Session {
     /// mapping survives a replug of the same running device and starts
     /// afresh for any other boot.
     sync_boot: Option<(String, u32)>,
+    /// Device time of this link's first DEVICE_HEARTBEAT: a press stamped
+    /// before it was queued while no link was up.
+    link_first_heartbeat: Option<u64>,
+    /// DEVICE_HEARTBEATs this link brought (since its WELCOME).
+    link_heartbeats: u32,
+    /// Presses waiting for the mapping to settle, oldest first.
+    held: VecDeque<HeldPress>,
     tx_seq: u8,
     /// Serial of the device last welcomed.
     serial: Option<String>,
@@ -369,6 +406,9 @@ impl Session {
             link: LinkState::Down,
             sync: ClockSync::new(),
             sync_boot: None,
+            link_first_heartbeat: None,
+            link_heartbeats: 0,
+            held: VecDeque::new(),
             tx_seq: 0,
             serial: None,
             display: None,
@@ -459,6 +499,9 @@ impl Session {
     }
 
     fn end_link(&mut self, reason: String) {
+        // Placed by the clock of the link that brought them, before a new
+        // boot's HELLO resets it.
+        self.release_held();
         if let LinkState::Up { .. } = self.link {
             self.outputs.push_back(Output::Disconnected { reason });
         }
@@ -515,6 +558,11 @@ impl Session {
             Message::DeviceHeartbeat { device_time_us, .. } => {
                 if self.touch(now) {
                     self.sync.observe_heartbeat(device_time_us, now);
+                    self.link_first_heartbeat.get_or_insert(device_time_us);
+                    self.link_heartbeats = self.link_heartbeats.saturating_add(1);
+                    if self.link_heartbeats >= SETTLE_HEARTBEATS {
+                        self.release_held();
+                    }
                 } else {
                     self.count_error(now, |e| &mut e.unexpected);
                 }
@@ -607,6 +655,7 @@ impl Session {
                 last_rx, last_tx, ..
             } => {
                 if now >= last_rx + self.config.link_timeout {
+                    self.release_held();
                     self.link = LinkState::Down;
                     self.flush_errors(now);
                     self.outputs.push_back(Output::Disconnected {
@@ -620,6 +669,9 @@ impl Session {
                 }
             }
             LinkState::Down | LinkState::Refused => {}
+        }
+        if self.held.front().is_some_and(|p| now >= p.release_by) {
+            self.release_held();
         }
         if self.unreported_errors > 0 && now >= self.error_report_due() {
             self.outputs.push_back(Output::Errors {
@@ -642,10 +694,8 @@ impl Session {
             LinkState::Down | LinkState::Refused => None,
         };
         let errors = (self.unreported_errors > 0).then(|| self.error_report_due());
-        match (link, errors) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let held = self.held.front().map(|p| p.release_by);
+        [link, errors, held].into_iter().flatten().min()
     }
 
     fn error_report_due(&self) -> Micros {
@@ -729,6 +779,10 @@ impl Session {
             self.sync_boot = Some(boot);
         }
         self.serial = Some(serial);
+        // The unit sends its heartbeat and then its queue after every
+        // WELCOME (SPEC.md 6.1), a repeated one too.
+        self.link_first_heartbeat = None;
+        self.link_heartbeats = 0;
         self.link = LinkState::Up {
             hello,
             last_rx: now,
@@ -824,16 +878,57 @@ impl Session {
         let Some(serial) = self.serial.clone() else {
             return;
         };
-        self.stats.button_events += 1;
-        let at = self.sync.to_host(device_time_us, now).min(now);
-        self.outputs.push_back(Output::Button {
+        let press = HeldPress {
             serial,
             event,
             button,
             pressed,
-            at,
+            device_time_us,
             arrival: now,
+            release_by: now + SETTLE_HEARTBEATS as Micros * self.config.heartbeat_interval,
+        };
+        let queued = self
+            .link_first_heartbeat
+            .is_none_or(|first| device_time_us < first);
+        let unsettled = self.link_heartbeats < SETTLE_HEARTBEATS;
+        if !self.held.is_empty() || (queued && unsettled) {
+            // A resend of a press already held says nothing new.
+            if !self.held.iter().any(|p| p.event == event) {
+                if self.held.len() >= MAX_HELD {
+                    if let Some(oldest) = self.held.pop_front() {
+                        self.place(oldest);
+                    }
+                }
+                self.held.push_back(press);
+            }
+            return;
+        }
+        self.place(press);
+    }
+
+    /// Reports a press at its device instant mapped by the clock as it is
+    /// now, never later than its arrival.
+    fn place(&mut self, press: HeldPress) {
+        self.stats.button_events += 1;
+        let at = self
+            .sync
+            .to_host(press.device_time_us, press.arrival)
+            .min(press.arrival);
+        self.outputs.push_back(Output::Button {
+            serial: press.serial,
+            event: press.event,
+            button: press.button,
+            pressed: press.pressed,
+            at,
+            arrival: press.arrival,
         });
+    }
+
+    /// Places every held press, oldest first.
+    fn release_held(&mut self) {
+        while let Some(press) = self.held.pop_front() {
+            self.place(press);
+        }
     }
 
     fn send(&mut self, message: Message, now: Micros) {

@@ -265,10 +265,10 @@ fn a_press_is_mapped_to_its_device_instant_and_acked_only_on_command() {
 #[test]
 fn a_press_is_never_later_than_its_arrival() {
     let mut s = up_session();
-    // No heartbeat yet: nothing to map with but the arrival itself.
-    recv!(s, ms(50), press(1, 123) => [Output::Button {
-        serial: "CC0001".into(), event: 1, button: Button::Left, pressed: true, at: ms(50), arrival: ms(50)
-    }]);
+    // Device clock = host clock - T0, seen by a prompt heartbeat.
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    // Stamped 30 ms after it arrived (a firmware glitch): at its arrival.
+    recv!(s, ms(50), press(1, 80_000) => [left(1, ms(50))]);
 }
 
 fn left(event: u16, at: Micros) -> Output {
@@ -276,13 +276,17 @@ fn left(event: u16, at: Micros) -> Output {
 }
 
 fn left_of(serial: &str, event: u16, at: Micros) -> Output {
+    left_arrived(serial, event, at, at)
+}
+
+fn left_arrived(serial: &str, event: u16, at: Micros, arrival: Micros) -> Output {
     Output::Button {
         serial: serial.into(),
         event,
         button: Button::Left,
         pressed: true,
         at,
-        arrival: at,
+        arrival,
     }
 }
 
@@ -308,12 +312,14 @@ fn every_button_frame_is_reported_and_acked_only_on_command() {
     s.link_up(ms(3_000));
     let other = hello(Roles::BUTTONS, "CC0077");
     recv!(s, ms(3_010), Message::Hello(other) => [sent(2, welcome()), Output::Connected(other)]);
+    recv!(s, ms(3_015), heartbeat(3_015_000) => []);
     recv!(s, ms(3_020), press(1, 3_020_000) => [left_of("CC0077", 1, ms(3_020))]);
 }
 
 #[test]
 fn an_ack_for_a_unit_that_is_away_is_not_sent() {
     let mut s = up_session();
+    recv!(s, ms(15), heartbeat(15_000) => []);
     recv!(s, ms(20), press(1, 20_000) => [left(1, ms(20))]);
     s.link_down("port closed (read returned 0 bytes)");
     s.drain_outputs();
@@ -340,14 +346,16 @@ fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
     recv!(s, ms(20), heartbeat(20_000) => []);
     s.link_down("unplugged");
     s.drain_outputs();
-    // Replugged: same serial, same boot; the first press arrives 50 ms
-    // after it was made and is still accounted at its true instant.
+    // Replugged: same serial, same boot. Its first heartbeat is read 30 ms
+    // late; a press made at ms(550) arrives 50 ms later and is still
+    // accounted at its true instant, by the offset kept from before.
     s.link_up(ms(500));
     let h = hello(Roles::BUTTONS, "CC0001");
     recv!(s, ms(510), Message::Hello(h) => [sent(1, welcome()), Output::Connected(h)]);
-    recv!(s, ms(570), press(1, 520_000) => [late(1, ms(520), ms(570))]);
-    // A rebooted device's clock has another origin: no mapping yet, so
-    // its press is accounted at arrival.
+    recv!(s, ms(542), heartbeat(512_000) => []);
+    recv!(s, ms(600), press(1, 550_000) => [late(1, ms(550), ms(600))]);
+    // A rebooted device's clock has another origin: the old offset would
+    // place its press at ms(20); its own heartbeat places it.
     s.link_down("unplugged");
     s.drain_outputs();
     s.link_up(ms(600));
@@ -357,7 +365,108 @@ fn the_time_mapping_survives_a_replug_of_the_same_device_boot() {
         ..hello(Roles::BUTTONS, "CC0001")
     };
     recv!(s, ms(610), Message::Hello(rebooted) => [sent(2, welcome()), Output::Connected(rebooted)]);
-    recv!(s, ms(660), press(0, 10) => [late(0, ms(660), ms(660))]);
+    recv!(s, ms(615), heartbeat(5) => []);
+    recv!(s, ms(660), press(0, 20_000) => [late(0, ms(635) - 5, ms(660))]);
+}
+
+/// SPEC.md 9.2 item 8 (soak finding): right after a link-up the mapping
+/// rests on the link's first heartbeat, and one read late (a host busy
+/// starting up) placed a press the unit queued while unlinked as late. Such
+/// a press waits until the link brought four heartbeats; presses behind it
+/// wait too, so the order holds.
+#[test]
+fn spec_9_2_8_a_queued_press_waits_for_four_heartbeats_of_its_link() {
+    let mut s = up_session();
+    // Device clock = host clock - T0. The first heartbeat is read 20 ms
+    // late: by it alone, every instant maps 20 ms late.
+    recv!(s, ms(30), heartbeat(10_000) => []);
+    // Pressed at ms(5), before the link: held, as is its resend.
+    recv!(s, ms(31), press(1, 5_000) => []);
+    assert_eq!(s.next_deadline(), Some(ms(260)), "the host heartbeat first");
+    recv!(s, ms(131), press(1, 5_000) => []);
+    // A live press 20 ms late waits behind it.
+    recv!(s, ms(221), press(2, 200_000) => []);
+    recv!(s, ms(260), heartbeat(260_000) => [sent(1, Message::HostHeartbeat)]);
+    recv!(s, ms(510), heartbeat(510_000) => [sent(2, Message::HostHeartbeat)]);
+    // The fourth heartbeat: both placed at their true instants.
+    recv!(s, ms(760), heartbeat(760_000) => [
+        left_arrived("CC0001", 1, ms(5), ms(31)),
+        left_arrived("CC0001", 2, ms(200), ms(221)),
+        sent(3, Message::HostHeartbeat),
+    ]);
+    assert_eq!(s.stats().button_events, 2);
+    assert_eq!(s.stats().stamps_rejected, 0);
+    // Settled: a later press is placed at once.
+    recv!(s, ms(800), press(3, 790_000) => [left_arrived("CC0001", 3, ms(790), ms(800))]);
+}
+
+/// A unit that sends no heartbeats does not hold a press for long: four
+/// heartbeat intervals after its arrival it is placed by what there is (no
+/// mapping at all: its arrival).
+#[test]
+fn spec_9_2_8_a_held_press_is_placed_after_four_heartbeat_intervals_at_most() {
+    let mut s = up_session();
+    recv!(s, ms(20), press(1, 123) => []);
+    assert_eq!(s.next_deadline(), Some(ms(260)));
+    tick!(s, ms(260) => [sent(1, Message::HostHeartbeat)]);
+    // Frames keep the link up, not heartbeats.
+    recv!(s, ms(500), press(1, 123) => []);
+    recv!(s, ms(750), press(1, 123) => [sent(2, Message::HostHeartbeat)]);
+    recv!(s, ms(1_000), press(1, 123) => [sent(3, Message::HostHeartbeat)]);
+    assert_eq!(s.next_deadline(), Some(ms(1_020)), "the press's deadline");
+    tick!(s, ms(1_019) => []);
+    tick!(s, ms(1_020) => [left_arrived("CC0001", 1, ms(20), ms(20))]);
+}
+
+/// A link that ends with presses held reports them first, mapped by the
+/// clock of the boot that stamped them, before a new boot resets it.
+#[test]
+fn spec_9_2_8_held_presses_are_reported_when_the_link_ends() {
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(40), press(1, 15_000) => []);
+    s.link_down("unplugged");
+    assert_eq!(
+        s.drain_outputs(),
+        vec![
+            left_arrived("CC0001", 1, ms(15), ms(40)),
+            Output::Disconnected {
+                reason: "unplugged".into()
+            },
+        ]
+    );
+    // The unit restarts within the session (a UART bridge keeps the port).
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(40), press(1, 15_000) => []);
+    let rebooted = Hello {
+        boot_id: 2,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    s.on_frame(frame(Message::Hello(rebooted)), ms(50));
+    let out = s.drain_outputs();
+    assert_eq!(
+        out.first(),
+        Some(&left_arrived("CC0001", 1, ms(15), ms(40)))
+    );
+    assert!(
+        matches!(out.get(1), Some(Output::Disconnected { .. })),
+        "{out:?}"
+    );
+    // And a link that times out.
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(40), press(1, 15_000) => []);
+    s.on_tick(ms(1_040));
+    let out = s.drain_outputs();
+    assert_eq!(
+        out.first(),
+        Some(&left_arrived("CC0001", 1, ms(15), ms(40)))
+    );
+    assert!(
+        matches!(out.last(), Some(Output::Disconnected { .. })),
+        "{out:?}"
+    );
 }
 
 fn panel_text(time: &str) -> DisplayState {
