@@ -12,47 +12,39 @@ use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
 use chessclockd::sim::{SimHandle, SimUnits};
-use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
+use rumqttc::{MqttOptions, QoS};
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 mod daemon_support;
 mod hall_support;
+#[path = "hall_support/watch.rs"]
+mod watch;
 use daemon_support::{devices_linked, Bus, Client, Daemon};
 use hall_support::{Broker, WAIT};
+use watch::Seen;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const HALL: &str = "open";
 const HOST: &str = "pi1";
 
-/// A message as a watcher saw it.
-#[derive(Clone, Debug)]
-struct Seen {
-    topic: String,
-    payload: Vec<u8>,
-    retain: bool,
-}
-
-impl Seen {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.payload).unwrap_or(Value::Null)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.payload).into_owned()
-    }
-}
-
-/// An MQTT client of the test: sees everything under `chessclock/#` (it
-/// subscribes again on every ConnAck), and sends commands.
+/// The hall tests' shared watcher on `chessclock/#`, with the waits and
+/// board b1's commands this file uses.
 struct Watcher {
-    client: AsyncClient,
-    seen: mpsc::UnboundedReceiver<Seen>,
-    task: tokio::task::JoinHandle<()>,
+    inner: watch::Watcher,
     next_id: u32,
-    /// Every message seen, in order, and where waits start looking.
-    log: Vec<Seen>,
-    from: usize,
+}
+
+impl std::ops::Deref for Watcher {
+    type Target = watch::Watcher;
+    fn deref(&self) -> &watch::Watcher {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Watcher {
+    fn deref_mut(&mut self) -> &mut watch::Watcher {
+        &mut self.inner
+    }
 }
 
 impl Watcher {
@@ -61,94 +53,20 @@ impl Watcher {
     }
 
     async fn connect_as(broker: &Broker, name: &str, login: Option<(&str, &str)>) -> Watcher {
-        let mut options = MqttOptions::new(name, "127.0.0.1", broker.port);
-        if let Some((user, password)) = login {
-            options.set_credentials(user, password);
-        }
-        Watcher::connect_with(options).await
+        Watcher::connect_with(watch::options(name, broker.port, login)).await
     }
 
-    async fn connect_with(mut options: MqttOptions) -> Watcher {
-        options.set_keep_alive(Duration::from_secs(5));
-        options.set_max_packet_size(1 << 20, 1 << 20);
-        let (client, mut eventloop) = AsyncClient::new(options, 64);
-        let (tx, seen) = mpsc::unbounded_channel();
-        let (up_tx, mut up) = mpsc::unbounded_channel();
-        let subscriber = client.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                match eventloop.poll().await {
-                    Ok(Event::Incoming(Incoming::ConnAck(_))) => {
-                        let _ = subscriber.subscribe("chessclock/#", QoS::AtLeastOnce).await;
-                    }
-                    Ok(Event::Incoming(Incoming::SubAck(_))) => {
-                        let _ = up_tx.send(());
-                    }
-                    Ok(Event::Incoming(Incoming::Publish(p))) => {
-                        let _ = tx.send(Seen {
-                            topic: p.topic,
-                            payload: p.payload.to_vec(),
-                            retain: p.retain,
-                        });
-                    }
-                    Ok(_) => {}
-                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-                }
-            }
-        });
-        tokio::time::timeout(WAIT, up.recv())
-            .await
-            .expect("the watcher subscribed");
+    async fn connect_with(options: MqttOptions) -> Watcher {
         Watcher {
-            client,
-            seen,
-            task,
+            inner: watch::Watcher::connect(options, "chessclock/#", WAIT).await,
             next_id: 0,
-            log: Vec::new(),
-            from: 0,
         }
     }
 
-    /// The first message since the mark (see [`Watcher::mark`]) that
-    /// `ready` accepts, seen already or within [`WAIT`].
+    /// The first message since the mark (see [`watch::Watcher::mark`])
+    /// that `ready` accepts, seen already or within [`WAIT`].
     async fn wait(&mut self, what: &str, ready: impl Fn(&Seen) -> bool) -> Seen {
-        self.wait_for(what, WAIT, ready).await
-    }
-
-    /// From now on, waits look only at messages seen from here on.
-    fn mark(&mut self) {
-        self.from = self.log.len();
-    }
-
-    async fn wait_for(
-        &mut self,
-        what: &str,
-        limit: Duration,
-        ready: impl Fn(&Seen) -> bool,
-    ) -> Seen {
-        if let Some(seen) = self.log[self.from..].iter().find(|seen| ready(seen)) {
-            return seen.clone();
-        }
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            match tokio::time::timeout_at(deadline, self.seen.recv()).await {
-                Ok(Some(seen)) => {
-                    self.log.push(seen.clone());
-                    if ready(&seen) {
-                        return seen;
-                    }
-                }
-                Ok(None) => panic!("{what}: the watcher stopped"),
-                Err(_) => panic!(
-                    "{what}: not seen within {limit:?}; seen instead:\n{}",
-                    self.log[self.from..]
-                        .iter()
-                        .map(|seen| format!("{} {}", seen.topic, seen.text()))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                ),
-            }
-        }
+        self.inner.wait_for(what, WAIT, ready).await
     }
 
     /// Sends a command (raw payload) to board b1 and waits for the reply
@@ -177,12 +95,6 @@ impl Watcher {
         }
         self.send_raw(serde_json::to_vec(&request).unwrap(), Some(&id))
             .await
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 
@@ -679,10 +591,8 @@ async fn with_passwords_and_an_acl_only_the_arbiters_command() {
     );
 
     // A client with a wrong password is refused by the broker.
-    let mut options = MqttOptions::new("stranger", "127.0.0.1", setup.broker.port);
-    options.set_credentials("arbiter", "guess");
-    let (_client, mut eventloop) = AsyncClient::new(options, 8);
-    match tokio::time::timeout(WAIT, eventloop.poll()).await.unwrap() {
+    let options = watch::options("stranger", setup.broker.port, Some(("arbiter", "guess")));
+    match watch::first_connection(options, WAIT).await {
         Err(rumqttc::ConnectionError::ConnectionRefused(code)) => {
             assert_eq!(code, rumqttc::ConnectReturnCode::NotAuthorized)
         }
@@ -791,14 +701,12 @@ async fn over_tls_with_the_halls_ca() {
     .unwrap();
     let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
     let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
-    let mut options = MqttOptions::new("tls-watcher", "127.0.0.1", broker.port);
-    options.set_transport(rumqttc::Transport::tls_with_config(
-        rumqttc::TlsConfiguration::Simple {
-            ca: std::fs::read(&ca).unwrap(),
-            alpn: None,
-            client_auth: None,
-        },
-    ));
+    let options = watch::tls_options(
+        "tls-watcher",
+        broker.port,
+        std::fs::read(&ca).unwrap(),
+        None,
+    );
     let mut watcher = Watcher::connect_with(options).await;
     watcher
         .wait("the state over TLS", |seen| is_state(seen, |_| true))

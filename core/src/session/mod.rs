@@ -885,7 +885,11 @@ impl Session {
             pressed,
             device_time_us,
             arrival: now,
-            release_by: now + SETTLE_HEARTBEATS as Micros * self.config.heartbeat_interval,
+            release_by: now.saturating_add(
+                self.config
+                    .heartbeat_interval
+                    .saturating_mul(SETTLE_HEARTBEATS as Micros),
+            ),
         };
         let queued = self
             .link_first_heartbeat
