@@ -1,12 +1,16 @@
 //! The host's clocks. Intervals and instants use CLOCK_MONOTONIC (never
 //! wall time); wall time is used only to schedule a start (Art. 6.6).
 
+use std::time::Duration;
+
+use nix::sys::time::TimeSpec;
+
 use crate::engine::Micros;
 
 /// Now on CLOCK_MONOTONIC, in microseconds.
 pub fn monotonic_now_us() -> Micros {
     match nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC) {
-        Ok(ts) => ts.tv_sec() * 1_000_000 + ts.tv_nsec() / 1_000,
+        Ok(ts) => micros_of(ts),
         // CLOCK_MONOTONIC cannot fail on Linux; fall back rather than panic.
         Err(_) => 0,
     }
@@ -15,7 +19,56 @@ pub fn monotonic_now_us() -> Micros {
 /// Now on CLOCK_REALTIME, microseconds since the Unix epoch.
 pub fn wall_now_us() -> i64 {
     match nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME) {
-        Ok(ts) => ts.tv_sec() * 1_000_000 + ts.tv_nsec() / 1_000,
+        Ok(ts) => micros_of(ts),
         Err(_) => 0,
+    }
+}
+
+/// Microseconds of a clock reading (never negative: both clocks count up
+/// from boot or 1970). Through `Duration` because `time_t` and `tv_nsec`
+/// are 32 bits on armhf and 64 on arm64 and amd64: one expression for
+/// every Pi.
+fn micros_of(ts: TimeSpec) -> i64 {
+    i64::try_from(Duration::from(ts).as_micros()).unwrap_or(i64::MAX)
+}
+
+/// The `TimeSpec` of instant `us` (µs on its clock; a negative one is 0),
+/// for absolute sleeps and timers. 32-bit `time_t` (armhf) holds 68 years
+/// of CLOCK_MONOTONIC.
+pub fn timespec_of_us(us: i64) -> TimeSpec {
+    TimeSpec::from(Duration::from_micros(u64::try_from(us).unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_go_to_timespecs_and_back_to_the_microsecond() {
+        for us in [
+            0,
+            1,
+            999_999,
+            1_000_000,
+            1_234_567_890_123,
+            4_102_444_800_000_000,
+        ] {
+            let ts = timespec_of_us(us);
+            assert_eq!(micros_of(ts), us, "{us} µs");
+        }
+        assert_eq!(micros_of(timespec_of_us(-5)), 0, "a negative instant is 0");
+    }
+
+    #[test]
+    fn the_clocks_read_plausible_instants() {
+        let a = monotonic_now_us();
+        let b = monotonic_now_us();
+        assert!(a > 0 && b >= a, "{a} then {b}");
+        // After 2020-01-01 and before 2100-01-01.
+        let wall = wall_now_us();
+        assert!(
+            (1_577_836_800_000_000..4_102_444_800_000_000).contains(&wall),
+            "{wall}"
+        );
     }
 }

@@ -17,7 +17,6 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
-use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use tokio::io::unix::AsyncFd;
 
@@ -76,7 +75,7 @@ impl DeadlineTimer {
         let at = at.max(1);
         self.armed = at;
         if let Source::TimerFd(fd) = &self.source {
-            let spec = TimeSpec::new(at / 1_000_000, (at % 1_000_000) * 1_000);
+            let spec = crate::clock::timespec_of_us(at);
             if let Err(error) = fd.get_ref().0.set(
                 Expiration::OneShot(spec),
                 TimerSetTimeFlags::TFD_TIMER_ABSTIME,

@@ -23,7 +23,6 @@
 //! to root; unprivileged users lack `LimitRTPRIO` / `LimitMEMLOCK`).
 
 use nix::sys::mman::{mlockall, MlockAllFlags};
-use nix::sys::time::TimeSpec;
 use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 
 use crate::engine::Micros;
@@ -122,7 +121,7 @@ pub fn prefault_stack(bytes: usize) {
 /// wake-up never accumulates. Returns at once if the deadline has passed.
 pub fn sleep_until(deadline: Micros) {
     let deadline = deadline.max(0);
-    let request = TimeSpec::new(deadline / 1_000_000, (deadline % 1_000_000) * 1_000);
+    let request = crate::clock::timespec_of_us(deadline);
     loop {
         match clock_nanosleep(
             ClockId::CLOCK_MONOTONIC,
