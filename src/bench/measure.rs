@@ -115,6 +115,40 @@ impl BenchOptions {
     }
 }
 
+/// The timing thread's own figures for its timer wake-ups (µs late).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WakeLateness {
+    pub wakeups: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+}
+
+impl WakeLateness {
+    /// From the last "lateness of its deadline wake-ups" line of a daemon
+    /// log (`key=value` fields, as the stderr logger writes them).
+    pub fn from_log(log: &str) -> Option<WakeLateness> {
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("lateness of its deadline wake-ups"))?;
+        let field = |key: &str| -> Option<u64> {
+            let at = line.find(&format!("{key}="))? + key.len() + 1;
+            let digits: String = line[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        };
+        Some(WakeLateness {
+            wakeups: field("wakeups")?,
+            p50_us: field("p50_us")?,
+            p99_us: field("p99_us")?,
+            max_us: field("max_us")?,
+        })
+    }
+}
+
 /// Figures for one board count.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScaleReport {
@@ -134,6 +168,10 @@ pub struct ScaleReport {
     pub latency_ratio_paced_p99: f64,
     /// Lateness of whole-second display changes, ms.
     pub display_late_ms: Summary,
+    /// How late the daemon's timing thread woke for its timer deadlines
+    /// over the whole run, by its own count (its log line at a clean stop);
+    /// `None` when the daemon did not stop cleanly or said nothing.
+    pub timer_wake_late_us: Option<WakeLateness>,
     /// Signed accounting error per injected delay (key: delay ms), ms.
     pub accounting_error_ms: BTreeMap<u64, Summary>,
     /// Absolute value of the same.
@@ -647,6 +685,12 @@ fn run_scale(
         .filter(|p| p.at_us >= steady_from && p.at_us <= steady_until)
         .count();
     let write_bytes_per_press = resources.write_bytes as f64 / steady_presses.max(1) as f64;
+    // A clean stop, so the timing thread reports how late its own timer
+    // wake-ups were over the run: the daemon's share of the lateness.
+    if let Some(daemon) = rig.daemon.take() {
+        daemon.terminate(Duration::from_secs(10));
+    }
+    let timer_wake_late_us = WakeLateness::from_log(&rig.daemon_logs());
     if options.keep {
         eprintln!("chessclock-bench: kept {}", rig.dir.path().display());
         rig.keep_dir();
@@ -665,6 +709,7 @@ fn run_scale(
         latency_ratio_paced_p99: latency_ms.p99 / pty_floor_paced_ms.p99,
         pty_floor_paced_ms,
         display_late_ms: Summary::of(&display),
+        timer_wake_late_us,
         accounting_error_ms: errors.iter().map(|(d, e)| (*d, Summary::of(e))).collect(),
         accounting_abs_error_ms: errors
             .iter()
@@ -806,6 +851,22 @@ pub fn history_mismatches(before: &[serde_json::Value], after: &[serde_json::Val
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_timing_threads_wake_lateness_is_read_from_its_log_line() {
+        let log = "2026-12-02T07:41:22Z  INFO chessclockd::runtime::timing: timing thread done; \
+                   lateness of its deadline wake-ups wakeups=5120 p50_us=61 p99_us=1480 max_us=9031\n";
+        assert_eq!(
+            super::WakeLateness::from_log(log),
+            Some(super::WakeLateness {
+                wakeups: 5120,
+                p50_us: 61,
+                p99_us: 1480,
+                max_us: 9031
+            })
+        );
+        assert_eq!(super::WakeLateness::from_log("nothing\n"), None);
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -195,6 +195,32 @@ fn scale_markdown(report: &BenchReport, out: &mut String) {
             row(&s.display_late_ms, 3)
         );
     }
+    let _ = writeln!(
+        out,
+        "\n| the timing thread's timer wake-ups, late (ms; the daemon's own count) | p50 | p99 | max | n |\n|---|---|---|---|---|"
+    );
+    for s in &report.scale {
+        match &s.timer_wake_late_us {
+            Some(w) => {
+                let _ = writeln!(
+                    out,
+                    "| {} board(s) | {:.3} | {:.3} | {:.3} | {} |",
+                    s.boards,
+                    w.p50_us as f64 / 1e3,
+                    w.p99_us as f64 / 1e3,
+                    w.max_us as f64 / 1e3,
+                    w.wakeups
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "| {} board(s) | (no report: not a clean stop) | | | |",
+                    s.boards
+                );
+            }
+        }
+    }
     let _ = writeln!(out, "\n| resources over the game | seconds | presses | RSS max (MB) | VmHWM (MB) | CPU (% of a core) | wake-ups/s | threads (FIFO) | harness CPU % | unaccounted | ignored | bytes written / press |\n|---|---|---|---|---|---|---|---|---|---|---|---|");
     for s in &report.scale {
         let r = &s.resources;

@@ -309,7 +309,10 @@ impl Rig {
             .env("DBUS_SESSION_BUS_ADDRESS", &self.bus.address)
             .env(
                 "RUST_LOG",
-                std::env::var("CHESSCLOCK_BENCH_DAEMON_LOG").unwrap_or_else(|_| "warn".into()),
+                // The timing thread's info lines say how late its timer
+                // wake-ups were (read by the scale run at its clean stop).
+                std::env::var("CHESSCLOCK_BENCH_DAEMON_LOG")
+                    .unwrap_or_else(|_| "warn,chessclockd::runtime::timing=info".into()),
             )
             .env_remove("NOTIFY_SOCKET")
             .env_remove("WATCHDOG_USEC")
