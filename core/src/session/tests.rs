@@ -844,3 +844,39 @@ fn bad_frames_counted_before_the_link_ends_are_reported_not_lost() {
         ]
     );
 }
+
+/// A HELLO repeated while a press is held (the unit timed the link out and
+/// came back, same boot): the WELCOME starts the count of the link's
+/// heartbeats again, the held press stays held and is placed once the new
+/// link brought four; its resend in the queue after the WELCOME changes
+/// nothing.
+#[test]
+fn spec_9_2_8_a_repeated_hello_keeps_the_held_press_until_four_new_heartbeats() {
+    let mut s = up_session();
+    recv!(s, ms(15), heartbeat(15_000) => []);
+    recv!(s, ms(20), press(1, 5_000) => []);
+    let h = hello(Roles::BUTTONS, "CC0001");
+    recv!(s, ms(100), Message::Hello(h) => [sent(1, welcome())]);
+    recv!(s, ms(101), heartbeat(101_000) => []);
+    recv!(s, ms(102), press(1, 5_000) => []);
+    recv!(s, ms(351), heartbeat(351_000) => [sent(2, Message::HostHeartbeat)]);
+    recv!(s, ms(601), heartbeat(601_000) => [sent(3, Message::HostHeartbeat)]);
+    recv!(s, ms(851), heartbeat(851_000) => [
+        left_arrived("CC0001", 1, ms(5), ms(20)),
+        sent(4, Message::HostHeartbeat),
+    ]);
+    assert_eq!(s.stats().button_events, 1);
+}
+
+/// The hold is bounded: a unit that floods distinct queued presses before
+/// any heartbeat gets its oldest placed (at its arrival: there is no
+/// mapping) as each one beyond the bound comes in.
+#[test]
+fn spec_9_2_8_the_hold_is_bounded() {
+    let mut s = up_session();
+    for event in 0..MAX_HELD as u16 {
+        recv!(s, ms(20), press(event, 1_000 + u64::from(event)) => []);
+    }
+    recv!(s, ms(21), press(MAX_HELD as u16, 2_000) => [left_arrived("CC0001", 0, ms(20), ms(20))]);
+    assert_eq!(s.stats().button_events, 1);
+}
