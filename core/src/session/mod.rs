@@ -23,7 +23,8 @@
 //! * heartbeats both ways; the device is declared lost when no valid frame
 //!   arrived for [`SessionConfig::link_timeout`];
 //! * every BUTTON frame of the welcomed unit is reported with the unit's
-//!   serial, resent ones included: which events are new, repeated or ahead
+//!   serial, resent ones included (but the resends of a press still held,
+//!   below): which events are new, repeated or ahead
 //!   of a missing one is decided in one place, the board core's record of
 //!   the unit's events (SPEC §7.2), which survives replugs and restarts;
 //! * a press is reported at its device timestamp mapped to host time by
@@ -59,8 +60,8 @@ use std::fmt;
 
 use chessclock_protocol::timesync::{ClockSync, EventObservation};
 use chessclock_protocol::{
-    ids, Button, Capabilities, DisplayState, Frame, FrameError, Hello, Leds, Message, NakCode,
-    Roles, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
+    event_before, ids, Button, Capabilities, DisplayState, Frame, FrameError, Hello, Leds, Message,
+    NakCode, Roles, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_LINK_TIMEOUT_MS, PROTOCOL_VERSION,
 };
 
 use crate::engine::{Micros, MS};
@@ -71,7 +72,7 @@ use crate::engine::{Micros, MS};
 pub const SETTLE_HEARTBEATS: u32 = 4;
 
 /// Presses held at most; beyond, the oldest is placed at once (a unit
-/// queues far fewer, SPEC.md 7.1).
+/// queues at least 16, 32 recommended: SPEC.md 7.3).
 const MAX_HELD: usize = 64;
 
 /// What a configured device is for on its board.
@@ -270,7 +271,8 @@ pub enum Output {
     Refused { hello: Hello, refusal: Refusal },
     /// No HELLO within [`SessionConfig::hello_timeout`]: close, retry later.
     HandshakeTimeout,
-    /// A BUTTON frame of the welcomed unit `serial`, resent ones too: the
+    /// A BUTTON frame of the welcomed unit `serial`, resent ones too (but
+    /// not the resends of a press still held, SPEC.md 9.2 item 8): the
     /// runtime keeps the record of which events it committed (SPEC §7.2)
     /// and answers duplicates.
     Button {
@@ -319,7 +321,8 @@ impl ErrorCounts {
 pub struct SessionStats {
     pub frames_received: u64,
     pub frames_sent: u64,
-    /// BUTTON frames reported (resent ones included).
+    /// BUTTON frames reported (resent ones included; not the resends of a
+    /// press still held, SPEC.md 9.2 item 8).
     pub button_events: u64,
     pub handshakes: u64,
     /// HELLOs refused (each answered with its NAK, SPEC.md 6.1).
@@ -374,8 +377,19 @@ pub struct Session {
     link_first_heartbeat: Option<u64>,
     /// DEVICE_HEARTBEATs this link brought (since its WELCOME).
     link_heartbeats: u32,
-    /// Presses waiting for the mapping to settle, oldest first.
+    /// Presses waiting for the mapping to settle, in event order.
     held: VecDeque<HeldPress>,
+    /// Events placed ahead of the hold because it was full (this link): a
+    /// resend of one is a duplicate for the board core, reported at once
+    /// rather than held again.
+    evicted: Vec<u16>,
+    /// Events of the current device boot reported and not acknowledged yet.
+    awaiting_ack: VecDeque<u16>,
+    /// Events of a previous boot still awaiting the runtime's ACK when the
+    /// unit came back with a new boot: that ACK would reach the new boot,
+    /// which numbers its own events from its own start, and acknowledge a
+    /// press of its own the host may not have. Swallowed once each.
+    stale_acks: Vec<u16>,
     tx_seq: u8,
     /// Serial of the device last welcomed.
     serial: Option<String>,
@@ -409,6 +423,9 @@ impl Session {
             link_first_heartbeat: None,
             link_heartbeats: 0,
             held: VecDeque::new(),
+            evicted: Vec::new(),
+            awaiting_ack: VecDeque::new(),
+            stale_acks: Vec::new(),
             tx_seq: 0,
             serial: None,
             display: None,
@@ -634,6 +651,12 @@ impl Session {
                 }
             }
             DeviceCommand::Ack { event } => {
+                if let Some(i) = self.stale_acks.iter().position(|&e| e == event) {
+                    self.stale_acks.swap_remove(i);
+                    return;
+                }
+                // Cumulative (SPEC.md 7.3): it covers every earlier event.
+                self.awaiting_ack.retain(|&e| event_before(event, e));
                 if up {
                     self.send(Message::Ack { event }, now);
                 }
@@ -774,15 +797,18 @@ impl Session {
         let serial = hello.serial.as_str().to_owned();
         let boot = (serial.clone(), hello.boot_id);
         if self.sync_boot.as_ref() != Some(&boot) {
-            // Another device or a new boot: its clock has another origin.
+            // Another device or a new boot: its clock has another origin,
+            // and the ACKs still due to the old one are not for it.
             self.sync.reset();
             self.sync_boot = Some(boot);
+            self.stale_acks = std::mem::take(&mut self.awaiting_ack).into();
         }
         self.serial = Some(serial);
         // The unit sends its heartbeat and then its queue after every
         // WELCOME (SPEC.md 6.1), a repeated one too.
         self.link_first_heartbeat = None;
         self.link_heartbeats = 0;
+        self.evicted.clear();
         self.link = LinkState::Up {
             hello,
             last_rx: now,
@@ -895,25 +921,44 @@ impl Session {
             .link_first_heartbeat
             .is_none_or(|first| device_time_us < first);
         let unsettled = self.link_heartbeats < SETTLE_HEARTBEATS;
-        if !self.held.is_empty() || (queued && unsettled) {
-            // A resend of a press already held says nothing new.
-            if !self.held.iter().any(|p| p.event == event) {
-                if self.held.len() >= MAX_HELD {
-                    if let Some(oldest) = self.held.pop_front() {
-                        self.place(oldest);
-                    }
-                }
-                self.held.push_back(press);
-            }
+        let hold =
+            (!self.held.is_empty() || (queued && unsettled)) && !self.evicted.contains(&event);
+        if !hold {
+            self.place(press);
             return;
         }
-        self.place(press);
+        // A resend of a press already held says nothing new.
+        if self.held.iter().any(|p| p.event == event) {
+            return;
+        }
+        if self.held.len() >= MAX_HELD {
+            if let Some(oldest) = self.held.pop_front() {
+                if self.evicted.len() < MAX_HELD {
+                    self.evicted.push(oldest.event);
+                }
+                self.place(oldest);
+            }
+        }
+        // In event order (a lost first send puts an event's resend behind
+        // later ones), so the board core meets them as it expects them.
+        let at = self
+            .held
+            .iter()
+            .position(|p| event_before(event, p.event))
+            .unwrap_or(self.held.len());
+        self.held.insert(at, press);
     }
 
     /// Reports a press at its device instant mapped by the clock as it is
     /// now, never later than its arrival.
     fn place(&mut self, press: HeldPress) {
         self.stats.button_events += 1;
+        if !self.awaiting_ack.contains(&press.event) {
+            if self.awaiting_ack.len() >= MAX_HELD {
+                self.awaiting_ack.pop_front();
+            }
+            self.awaiting_ack.push_back(press.event);
+        }
         let at = self
             .sync
             .to_host(press.device_time_us, press.arrival)

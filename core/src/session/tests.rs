@@ -879,4 +879,91 @@ fn spec_9_2_8_the_hold_is_bounded() {
     }
     recv!(s, ms(21), press(MAX_HELD as u16, 2_000) => [left_arrived("CC0001", 0, ms(20), ms(20))]);
     assert_eq!(s.stats().button_events, 1);
+    // The placed press's resend is a duplicate for the board core: reported
+    // at once, not held again (which would push the next one out).
+    recv!(s, ms(30), press(0, 1_000) => [left_arrived("CC0001", 0, ms(30), ms(30))]);
+    assert_eq!(s.stats().button_events, 2);
+}
+
+/// The held presses are kept in event order: a press whose first send was
+/// lost comes in after the next one, and both go to the board core in the
+/// order it expects them (SPEC.md 7.2).
+#[test]
+fn spec_9_2_8_held_presses_are_placed_in_event_order() {
+    let mut s = up_session();
+    recv!(s, ms(10), heartbeat(10_000) => []);
+    recv!(s, ms(31), press(2, 6_000) => []);
+    recv!(s, ms(32), press(1, 5_000) => []);
+    recv!(s, ms(260), heartbeat(260_000) => [sent(1, Message::HostHeartbeat)]);
+    recv!(s, ms(510), heartbeat(510_000) => [sent(2, Message::HostHeartbeat)]);
+    recv!(s, ms(760), heartbeat(760_000) => [
+        left_arrived("CC0001", 1, ms(5), ms(32)),
+        left_arrived("CC0001", 2, ms(6), ms(31)),
+        sent(3, Message::HostHeartbeat),
+    ]);
+}
+
+/// At the deadline the held press and every press waiting behind it are
+/// placed, in order.
+#[test]
+fn spec_9_2_8_the_deadline_frees_the_presses_behind_the_held_one_too() {
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(21), press(1, 5_000) => []);
+    recv!(s, ms(31), press(2, 30_000) => []);
+    for at in [260, 510, 760, 1_010] {
+        s.on_tick(ms(at));
+    }
+    s.drain_outputs();
+    assert_eq!(s.next_deadline(), Some(ms(1_021)));
+    tick!(s, ms(1_021) => [
+        left_arrived("CC0001", 1, ms(5), ms(21)),
+        left_arrived("CC0001", 2, ms(30), ms(31)),
+    ]);
+}
+
+/// The shell replacing the link (a new port for the unit) reports the
+/// presses held on the old one first.
+#[test]
+fn spec_9_2_8_a_replaced_link_reports_what_it_held() {
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(40), press(1, 15_000) => []);
+    s.link_up(ms(100));
+    assert_eq!(
+        s.drain_outputs(),
+        vec![
+            left_arrived("CC0001", 1, ms(15), ms(40)),
+            Output::Disconnected {
+                reason: "link replaced".into()
+            },
+        ]
+    );
+}
+
+/// SPEC.md 9.2 item 8: the ACK still due to a press of a boot that is gone
+/// (the unit came back with a new boot id) is not sent to the new boot,
+/// which numbers its own events from its own start: it would acknowledge a
+/// press of its own the host may not have. The new boot's own ACK goes out.
+#[test]
+fn spec_9_2_8_an_ack_due_to_an_old_boot_is_not_sent_to_the_new_one() {
+    let mut s = up_session();
+    recv!(s, ms(15), heartbeat(15_000) => []);
+    recv!(s, ms(20), press(1, 5_000) => []);
+    let rebooted = Hello {
+        boot_id: 2,
+        ..hello(Roles::BUTTONS, "CC0001")
+    };
+    recv!(s, ms(50), Message::Hello(rebooted) => [
+        left_arrived("CC0001", 1, ms(5), ms(20)),
+        Output::Disconnected { reason: "device restarted (HELLO with a new boot id)".into() },
+        sent(1, welcome()),
+        Output::Connected(rebooted),
+    ]);
+    // The old boot's press committed: its ACK goes nowhere.
+    command!(s, ms(60), DeviceCommand::Ack { event: 1 } => []);
+    // The new boot's press 1, live: placed at once, acknowledged.
+    recv!(s, ms(61), heartbeat(1_000) => []);
+    recv!(s, ms(63), press(1, 3_000) => [left_arrived("CC0001", 1, ms(63), ms(63))]);
+    command!(s, ms(70), DeviceCommand::Ack { event: 1 } => [sent(2, Message::Ack { event: 1 })]);
 }
