@@ -66,14 +66,13 @@ use chessclock_protocol::{
 
 use crate::engine::{Micros, MS};
 
+mod hold;
+use hold::{HeldPress, Hold, MAX_HELD};
+
 /// Heartbeats of its own link a press queued before the link came up waits
 /// for (SPEC.md 9.2 item 8): the first comes at once after WELCOME, so four
 /// take three heartbeat intervals (750 ms by default).
 pub const SETTLE_HEARTBEATS: u32 = 4;
-
-/// Presses held at most; beyond, the oldest is placed at once (a unit
-/// queues at least 16, 32 recommended: SPEC.md 7.3).
-const MAX_HELD: usize = 64;
 
 /// What a configured device is for on its board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -349,19 +348,6 @@ pub enum LinkState {
     Refused,
 }
 
-/// A BUTTON frame waiting for the time mapping to settle.
-#[derive(Clone, Debug)]
-struct HeldPress {
-    serial: String,
-    event: u16,
-    button: Button,
-    pressed: bool,
-    device_time_us: u64,
-    arrival: Micros,
-    /// Placed by then whatever the heartbeats did.
-    release_by: Micros,
-}
-
 /// The host side of one device link (see the module docs).
 #[derive(Debug)]
 pub struct Session {
@@ -377,12 +363,8 @@ pub struct Session {
     link_first_heartbeat: Option<u64>,
     /// DEVICE_HEARTBEATs this link brought (since its WELCOME).
     link_heartbeats: u32,
-    /// Presses waiting for the mapping to settle, in event order.
-    held: VecDeque<HeldPress>,
-    /// Events placed ahead of the hold because it was full (this link): a
-    /// resend of one is a duplicate for the board core, reported at once
-    /// rather than held again.
-    evicted: Vec<u16>,
+    /// Presses waiting for the mapping to settle.
+    hold: Hold,
     /// Events of the current device boot reported and not acknowledged yet.
     awaiting_ack: VecDeque<u16>,
     /// Events of a previous boot still awaiting the runtime's ACK when the
@@ -422,8 +404,7 @@ impl Session {
             sync_boot: None,
             link_first_heartbeat: None,
             link_heartbeats: 0,
-            held: VecDeque::new(),
-            evicted: Vec::new(),
+            hold: Hold::default(),
             awaiting_ack: VecDeque::new(),
             stale_acks: Vec::new(),
             tx_seq: 0,
@@ -693,7 +674,7 @@ impl Session {
             }
             LinkState::Down | LinkState::Refused => {}
         }
-        if self.held.front().is_some_and(|p| now >= p.release_by) {
+        if self.hold.due().is_some_and(|due| now >= due) {
             self.release_held();
         }
         if self.unreported_errors > 0 && now >= self.error_report_due() {
@@ -717,8 +698,7 @@ impl Session {
             LinkState::Down | LinkState::Refused => None,
         };
         let errors = (self.unreported_errors > 0).then(|| self.error_report_due());
-        let held = self.held.front().map(|p| p.release_by);
-        [link, errors, held].into_iter().flatten().min()
+        [link, errors, self.hold.due()].into_iter().flatten().min()
     }
 
     fn error_report_due(&self) -> Micros {
@@ -808,7 +788,7 @@ impl Session {
         // WELCOME (SPEC.md 6.1), a repeated one too.
         self.link_first_heartbeat = None;
         self.link_heartbeats = 0;
-        self.evicted.clear();
+        self.hold.new_link();
         self.link = LinkState::Up {
             hello,
             last_rx: now,
@@ -922,31 +902,14 @@ impl Session {
             .is_none_or(|first| device_time_us < first);
         let unsettled = self.link_heartbeats < SETTLE_HEARTBEATS;
         let hold =
-            (!self.held.is_empty() || (queued && unsettled)) && !self.evicted.contains(&event);
+            (!self.hold.is_empty() || (queued && unsettled)) && !self.hold.was_evicted(event);
         if !hold {
             self.place(press);
             return;
         }
-        // A resend of a press already held says nothing new.
-        if self.held.iter().any(|p| p.event == event) {
-            return;
+        if let Some(oldest) = self.hold.hold(press) {
+            self.place(oldest);
         }
-        if self.held.len() >= MAX_HELD {
-            if let Some(oldest) = self.held.pop_front() {
-                if self.evicted.len() < MAX_HELD {
-                    self.evicted.push(oldest.event);
-                }
-                self.place(oldest);
-            }
-        }
-        // In event order (a lost first send puts an event's resend behind
-        // later ones), so the board core meets them as it expects them.
-        let at = self
-            .held
-            .iter()
-            .position(|p| event_before(event, p.event))
-            .unwrap_or(self.held.len());
-        self.held.insert(at, press);
     }
 
     /// Reports a press at its device instant mapped by the clock as it is
@@ -973,9 +936,9 @@ impl Session {
         });
     }
 
-    /// Places every held press, oldest first.
+    /// Places every held press, in event order.
     fn release_held(&mut self) {
-        while let Some(press) = self.held.pop_front() {
+        for press in self.hold.take_all() {
             self.place(press);
         }
     }

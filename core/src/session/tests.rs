@@ -967,3 +967,27 @@ fn spec_9_2_8_an_ack_due_to_an_old_boot_is_not_sent_to_the_new_one() {
     recv!(s, ms(63), press(1, 3_000) => [left_arrived("CC0001", 1, ms(63), ms(63))]);
     command!(s, ms(70), DeviceCommand::Ack { event: 1 } => [sent(2, Message::Ack { event: 1 })]);
 }
+
+/// Event order is not arrival order: the deadline is the earliest of all
+/// held presses, not the first in order's.
+#[test]
+fn spec_9_2_8_the_deadline_is_the_earliest_held_arrivals() {
+    let mut s = up_session();
+    recv!(s, ms(20), heartbeat(20_000) => []);
+    recv!(s, ms(31), press(2, 6_000) => []);
+    recv!(s, ms(200), press(1, 5_000) => []);
+    assert_eq!(s.next_deadline(), Some(ms(260)), "the host heartbeat");
+    tick!(s, ms(260) => [sent(1, Message::HostHeartbeat)]);
+    recv!(s, ms(510), press(2, 6_000) => [sent(2, Message::HostHeartbeat)]);
+    recv!(s, ms(760), press(2, 6_000) => [sent(3, Message::HostHeartbeat)]);
+    recv!(s, ms(1_010), press(2, 6_000) => [sent(4, Message::HostHeartbeat)]);
+    assert_eq!(
+        s.next_deadline(),
+        Some(ms(1_031)),
+        "press 2's, not press 1's"
+    );
+    tick!(s, ms(1_031) => [
+        left_arrived("CC0001", 1, ms(5), ms(200)),
+        left_arrived("CC0001", 2, ms(6), ms(31)),
+    ]);
+}
