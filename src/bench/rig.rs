@@ -447,15 +447,7 @@ impl Rig {
             serde_json::from_str(&self.board_call(board, async |b| b.history().await)?)?;
         let state: Value =
             serde_json::from_str(&self.board_call(board, async |b| b.state().await)?)?;
-        let events = match history {
-            Value::Array(events) => events,
-            Value::Object(map) => map
-                .get("events")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let events = history_events(history);
         let epoch = state["game_epoch_us"]
             .as_i64()
             .ok_or_else(|| anyhow!("board {board}: the state has no game_epoch_us"))?;
@@ -496,4 +488,18 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
 pub fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The events of a D-Bus history answer: a bare array, or an object with
+/// an `events` array (anything else: none).
+pub fn history_events(history: Value) -> Vec<Value> {
+    match history {
+        Value::Array(events) => events,
+        Value::Object(map) => map
+            .get("events")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }

@@ -408,15 +408,7 @@ fn accounted_in_store(rig: &mut Rig) -> anyhow::Result<Vec<(String, u64)>> {
             let history: Value = serde_json::from_str(
                 &rig.board_call(&board, async move |b| b.game_history(id).await)?,
             )?;
-            let events = match history {
-                Value::Array(events) => events,
-                Value::Object(map) => map
-                    .get("events")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let events = rig::history_events(history);
             all.extend(
                 analysis::accounted_presses(&events)
                     .into_iter()
