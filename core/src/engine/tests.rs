@@ -2,7 +2,7 @@
 //! `tests/engine_*.rs`.
 
 use super::*;
-use crate::timecontrol::parse;
+use crate::timecontrol::{parse, MAX_STAGE};
 
 fn engine(text: &str) -> Engine {
     Engine::new(
@@ -31,4 +31,43 @@ fn time_going_backwards_is_refused() {
         e.apply(9, Input::Pause),
         Err(EngineError::TimeWentBackwards { now: 9, last: 10 })
     );
+}
+
+/// A clock left running through a repeating stage under "at the flag" (a
+/// restored game after a long power cut, a replay line years later) gets
+/// stage flags up to the control's last possible stage and then a loss
+/// flag: a bounded number of expiries, where it used to be a million (1.4 s
+/// and 678 MB for a replay found by the fuzzer).
+#[test]
+fn a_repeating_stage_under_flag_advance_ends_at_the_last_possible_stage() {
+    let settings = Settings {
+        stage_advance: StageAdvance::Flag,
+        ..Settings::default()
+    };
+    let mut e = Engine::new(MatchControl::same(parse("2/10:2/130").unwrap()), settings);
+    e.apply(0, Input::Start).unwrap();
+    let years = 121_012_600_000 * MS;
+    e.apply(years, Input::Press(Side::White)).unwrap();
+    let s = e.state(years);
+    assert_eq!(s.white.stage, MAX_STAGE);
+    assert_eq!(s.white.remaining, Some(0));
+    assert_eq!(s.flags, vec![Side::White]);
+    // 10 s, then 130 s for each of the stages 2..=MAX_STAGE
+    let last_flag = (10 + 130 * i64::from(MAX_STAGE - 1)) * 1_000 * MS;
+    let notices: Vec<&Notice> = e.history().iter().flat_map(|h| &h.notices).collect();
+    // each stage flag: the flag and both sides' stage changes
+    assert!(
+        notices.len() <= 3 * MAX_STAGE as usize,
+        "{} notices",
+        notices.len()
+    );
+    assert!(notices.contains(&&Notice::FlagFell {
+        side: Side::White,
+        at: last_flag,
+        stage: MAX_STAGE,
+        last_stage: true,
+    }));
+    // the press after the loss flag still counts (plain sudden death in
+    // the repeating stage: no freeze)
+    assert_eq!(s.white.moves, 1);
 }

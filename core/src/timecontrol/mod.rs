@@ -141,14 +141,20 @@ impl TimeControl {
     }
 
     /// Whether 1-based `stage` is the last one (all remaining moves must be
-    /// completed in it). A repeating last field has no last stage. Special
+    /// completed in it). A repeating last field repeats up to [`MAX_STAGE`],
+    /// which is then the last stage: no game gets there by its moves (a side
+    /// has at most [`MAX_MOVES`]), and stage flags under "at the flag" end
+    /// there, so letting a clock run for days through a repeating one-second
+    /// stage costs a bounded number of flags, not millions. Special
     /// controls: byo-yomi and Canadian overtime are in their last stage from
     /// stage 2 (overtime) on; hourglass and upcount have only one stage.
     pub fn is_last_stage(&self, stage: u32) -> bool {
         match self {
             TimeControl::Stages(stages) => match stages.last() {
                 None => true,
-                Some(last) => stage as usize >= stages.len() && last.moves.is_none(),
+                Some(last) => {
+                    stage as usize >= stages.len() && (last.moves.is_none() || stage >= MAX_STAGE)
+                }
             },
             TimeControl::ByoYomi { .. } | TimeControl::Canadian { .. } => stage >= 2,
             TimeControl::Hourglass { .. } | TimeControl::Upcount => true,

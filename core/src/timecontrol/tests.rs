@@ -218,6 +218,9 @@ fn stage_bookkeeping() {
     assert_eq!(repeating.moves_by_end_of(2), Some(60));
     assert_eq!(repeating.moves_by_end_of(3), Some(80));
     assert!(!repeating.is_last_stage(7));
+    assert!(!repeating.is_last_stage(MAX_STAGE - 1));
+    assert!(repeating.is_last_stage(MAX_STAGE));
+    assert_eq!(repeating.max_stage(), MAX_STAGE);
     assert_eq!(repeating.stage(9).unwrap().time, s(3600));
 }
 
