@@ -128,10 +128,13 @@ impl WakeLateness {
     /// From the last "lateness of its deadline wake-ups" line of a daemon
     /// log (`key=value` fields, as the stderr logger writes them).
     pub fn from_log(log: &str) -> Option<WakeLateness> {
-        let line = log
-            .lines()
-            .rev()
-            .find(|l| l.contains("lateness of its deadline wake-ups"))?;
+        WakeLateness::from_line(log, "lateness of its deadline wake-ups", "wakeups")
+    }
+
+    /// From the last line of `log` saying `message`, its count in field
+    /// `count_key` (the timing thread's other lateness lines).
+    pub fn from_line(log: &str, message: &str, count_key: &str) -> Option<WakeLateness> {
+        let line = log.lines().rev().find(|l| l.contains(message))?;
         let field = |key: &str| -> Option<u64> {
             let at = line.find(&format!("{key}="))? + key.len() + 1;
             let digits: String = line[at..]
@@ -141,7 +144,7 @@ impl WakeLateness {
             digits.parse().ok()
         };
         Some(WakeLateness {
-            wakeups: field("wakeups")?,
+            wakeups: field(count_key)?,
             p50_us: field("p50_us")?,
             p99_us: field("p99_us")?,
             max_us: field("max_us")?,
@@ -172,6 +175,12 @@ pub struct ScaleReport {
     /// over the whole run, by its own count (its log line at a clean stop);
     /// `None` when the daemon did not stop cleanly or said nothing.
     pub timer_wake_late_us: Option<WakeLateness>,
+    /// From a board's deadline to its display frame's write returning, by
+    /// the daemon's own count: the daemon's share of `display_late_ms`.
+    pub display_write_after_deadline_us: Option<WakeLateness>,
+    /// From a press's arrival to its display frame's write returning, by the
+    /// daemon's own count: the daemon's share of `latency_ms`.
+    pub display_write_after_press_us: Option<WakeLateness>,
     /// Signed accounting error per injected delay (key: delay ms), ms.
     pub accounting_error_ms: BTreeMap<u64, Summary>,
     /// Absolute value of the same.
@@ -690,7 +699,15 @@ fn run_scale(
     if let Some(daemon) = rig.daemon.take() {
         daemon.terminate(Duration::from_secs(10));
     }
-    let timer_wake_late_us = WakeLateness::from_log(&rig.daemon_logs());
+    let logs = rig.daemon_logs();
+    let timer_wake_late_us = WakeLateness::from_log(&logs);
+    let display_write_after_deadline_us = WakeLateness::from_line(
+        &logs,
+        "display frames written after their deadline",
+        "frames",
+    );
+    let display_write_after_press_us =
+        WakeLateness::from_line(&logs, "display frames written after their press", "frames");
     if options.keep {
         eprintln!("chessclock-bench: kept {}", rig.dir.path().display());
         rig.keep_dir();
@@ -710,6 +727,8 @@ fn run_scale(
         pty_floor_paced_ms,
         display_late_ms: Summary::of(&display),
         timer_wake_late_us,
+        display_write_after_deadline_us,
+        display_write_after_press_us,
         accounting_error_ms: errors.iter().map(|(d, e)| (*d, Summary::of(e))).collect(),
         accounting_abs_error_ms: errors
             .iter()
@@ -865,6 +884,24 @@ mod tests {
             })
         );
         assert_eq!(super::WakeLateness::from_log("nothing\n"), None);
+        let log = "INFO chessclockd::runtime::timing: display frames written after their press \
+                   frames=812 p50_us=90 p99_us=420 max_us=2210\n\
+                   INFO chessclockd::runtime::timing: display frames written after their deadline \
+                   frames=3000 p50_us=70 p99_us=350 max_us=5000\n";
+        assert_eq!(
+            super::WakeLateness::from_line(log, "written after their press", "frames"),
+            Some(super::WakeLateness {
+                wakeups: 812,
+                p50_us: 90,
+                p99_us: 420,
+                max_us: 2210
+            })
+        );
+        assert_eq!(
+            super::WakeLateness::from_line(log, "written after their deadline", "frames")
+                .map(|w| w.p99_us),
+            Some(350)
+        );
     }
 
     use super::*;

@@ -23,11 +23,15 @@ use super::{required_roles, DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
 use crate::clock::monotonic_now_us;
 use crate::config::DeviceRef;
 use crate::engine::Micros;
+use crate::runtime::realtime::Lateness;
 
 /// What the manager tells a link task.
 #[derive(Debug)]
 pub(super) enum LinkInput {
-    Command(DeviceCommand),
+    /// A command and when the change it carries was due (a board's
+    /// deadline, a press's arrival): display frames are counted from there
+    /// to their write ([`DisplayWrites`]).
+    Command(DeviceCommand, Due),
     /// Device nodes that appeared (`true`) or went away, in order: one
     /// batch per inotify read, shared by every link (a notice per node per
     /// link made 512 links × 512 new nodes a quarter of a million messages
@@ -46,6 +50,49 @@ pub(super) struct LinkSpec {
     pub min_backoff: Micros,
     pub max_backoff: Micros,
     pub linked: LinkedSerials,
+    pub display_writes: DisplayWrites,
+}
+
+/// When the change a command carries was due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// A board's deadline (a display second change, a flag).
+    Deadline(Micros),
+    /// The arrival of the press that caused it.
+    Press(Micros),
+    /// Anything else (a command, a commit, a reconnect): not counted.
+    Unmeasured,
+}
+
+/// How long display changes took from the instant they were due to their
+/// frame's write to the port returning, after deadlines and after presses:
+/// the daemon's own share of a display's lateness (the wire and the
+/// device's read are not in it). Shared by the links of one
+/// [`super::DeviceManager`], which all run on the timing thread: the lock
+/// is never contended.
+#[derive(Clone, Debug, Default)]
+pub struct DisplayWrites(Arc<Mutex<[Lateness; 2]>>);
+
+impl DisplayWrites {
+    fn record(&self, due: Due, written: Micros) {
+        let mut counts = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match due {
+            Due::Deadline(at) => counts[0].record(written - at),
+            Due::Press(at) => counts[1].record(written - at),
+            Due::Unmeasured => {}
+        }
+    }
+
+    /// Copies of the counts so far: after deadlines, after presses.
+    pub fn lateness(&self) -> [Lateness; 2] {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
 }
 
 /// The serials with a unit up on some link of this host, and which link
@@ -104,6 +151,8 @@ struct Link {
     inputs: UnboundedReceiver<LinkInput>,
     events: UnboundedSender<DeviceEvent>,
     last_open_error: Option<String>,
+    /// When the display command being handled was due (see [`DisplayWrites`]).
+    display_due: Option<Due>,
 }
 
 /// Runs one device link until the manager is dropped.
@@ -136,6 +185,7 @@ pub(super) async fn run(
         inputs,
         events,
         last_open_error: None,
+        display_due: None,
     };
     link.run().await
 }
@@ -206,7 +256,7 @@ impl Link {
             };
             match input {
                 None => return false,
-                Some(LinkInput::Command(command)) => self.command(command),
+                Some(LinkInput::Command(command, _)) => self.command(command),
                 Some(LinkInput::Hotplug(notices)) => {
                     let appeared = notices.iter().filter(|(_, added)| *added).find(
                         |(added_path, _)| match path {
@@ -421,7 +471,10 @@ impl Link {
                     self.session.drain_outputs();
                     return Err(Wake::Shutdown);
                 }
-                Some(LinkInput::Command(command)) => {
+                Some(LinkInput::Command(command, due)) => {
+                    if matches!(command, DeviceCommand::Display(_)) {
+                        self.display_due = Some(due);
+                    }
                     self.session.on_command(command, monotonic_now_us());
                 }
                 Some(LinkInput::Hotplug(notices)) => {
@@ -496,7 +549,13 @@ impl Link {
                         let limit =
                             Duration::from_micros(self.session.config().link_timeout.max(0) as u64);
                         match tokio::time::timeout(limit, port.write_all(&wire[..n])).await {
-                            Ok(Ok(())) => {}
+                            Ok(Ok(())) => {
+                                if matches!(frame.message, Message::Display(_)) {
+                                    if let Some(due) = self.display_due.take() {
+                                        self.spec.display_writes.record(due, monotonic_now_us());
+                                    }
+                                }
+                            }
                             Ok(Err(error)) => {
                                 return self.lost(path, &format!("write failed: {error}"));
                             }
@@ -555,6 +614,8 @@ impl Link {
                     }
                 }
             }
+            // A display the unit already shows sends nothing: not counted.
+            self.display_due = None;
         }
     }
 

@@ -48,6 +48,7 @@ use crate::config::{BoardConfig, DeviceRef};
 use crate::engine::Micros;
 pub use chessclock_core::session;
 pub use chessclock_core::session::{DeviceCommand, DeviceRole};
+pub use link::{DisplayWrites, Due};
 use link::{LinkInput, LinkSpec};
 
 /// A configured device slot: which board, which role.
@@ -117,6 +118,7 @@ struct LinkSpawner {
     options: DeviceOptions,
     candidate_dirs: Vec<PathBuf>,
     linked: link::LinkedSerials,
+    display_writes: DisplayWrites,
     /// The directories the inotify watcher watches.
     watched: Vec<PathBuf>,
 }
@@ -211,6 +213,7 @@ impl DeviceManager {
                 options,
                 candidate_dirs,
                 linked: link::LinkedSerials::default(),
+                display_writes: DisplayWrites::default(),
                 watched,
             }),
         };
@@ -247,6 +250,7 @@ impl DeviceManager {
                 min_backoff: spawner.options.min_backoff,
                 max_backoff: spawner.options.max_backoff,
                 linked: spawner.linked.clone(),
+                display_writes: spawner.display_writes.clone(),
             };
             self.tasks
                 .push(tokio::spawn(link::run(spec, rx, spawner.events.clone())));
@@ -266,6 +270,17 @@ impl DeviceManager {
     /// slot is unknown; a display state is kept and restored on reconnect).
     pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
         self.handle.send(key, command)
+    }
+
+    /// [`DeviceHandle::send_due`].
+    pub fn send_due(&self, key: &DeviceKey, command: DeviceCommand, due: Due) {
+        self.handle.send_due(key, command, due)
+    }
+
+    /// How late, from the instant each was due, the links wrote the display
+    /// frames so far: after deadlines, after presses.
+    pub fn display_writes(&self) -> [crate::runtime::realtime::Lateness; 2] {
+        self.spawner.display_writes.lateness()
     }
 
     /// Hotplug entry point: a device node appeared (udev rule, inotify).
@@ -325,9 +340,16 @@ impl Drop for DeviceManager {
 impl DeviceHandle {
     /// See [`DeviceManager::send`]. Never blocks.
     pub fn send(&self, key: &DeviceKey, command: DeviceCommand) {
+        self.send_due(key, command, Due::Unmeasured)
+    }
+
+    /// [`DeviceHandle::send`] for a change that was due at `due` (monotonic
+    /// µs): a board's deadline, a press's arrival. A display frame's write
+    /// is counted from there ([`DeviceManager::display_writes`]).
+    pub fn send_due(&self, key: &DeviceKey, command: DeviceCommand, due: Due) {
         match self.slots.get(key) {
             Some(link) => {
-                if link.send(LinkInput::Command(command)).is_err() {
+                if link.send(LinkInput::Command(command, due)).is_err() {
                     tracing::debug!(board = %key.board, device = %key.role, "device task stopped; command dropped");
                 }
             }

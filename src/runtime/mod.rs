@@ -130,6 +130,29 @@ impl DeviceDriver {
         self.backend().send(key, command)
     }
 
+    /// [`DeviceDriver::send`] for a change due at `due` (monotonic µs),
+    /// from which the links count a display frame's write.
+    pub fn send_due(
+        &self,
+        key: &crate::devices::DeviceKey,
+        command: DeviceCommand,
+        due: crate::devices::Due,
+    ) {
+        match self {
+            DeviceDriver::Manager(manager) => manager.send_due(key, command, due),
+            DeviceDriver::Custom(backend) => backend.send(key, command),
+        }
+    }
+
+    /// The links' display write lateness ([`crate::devices::DisplayWrites`]);
+    /// `None` for a custom backend.
+    pub fn display_writes(&self) -> Option<[realtime::Lateness; 2]> {
+        match self {
+            DeviceDriver::Manager(manager) => Some(manager.display_writes()),
+            DeviceDriver::Custom(_) => None,
+        }
+    }
+
     pub fn hotplug(&self, path: &Path, added: bool) {
         if added {
             self.backend().device_added(path)

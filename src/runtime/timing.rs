@@ -26,7 +26,7 @@ use super::deadline::DeadlineTimer;
 use super::store::{Commit, Job, StoreMsg};
 use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::control::Caller;
-use crate::devices::{DeviceEvent, DeviceKey};
+use crate::devices::{DeviceEvent, DeviceKey, Due};
 use crate::eboard::EboardEvent;
 use crate::engine::{Micros, MS};
 use chessclock_core::board::{
@@ -160,7 +160,7 @@ pub struct Timing {
     /// Board id to index, for the devices' events.
     by_id: HashMap<String, usize>,
     /// The boards due in this tick (kept to reuse its allocation).
-    came: Vec<usize>,
+    came: Vec<(usize, Micros)>,
 }
 
 impl Timing {
@@ -321,13 +321,31 @@ impl Timing {
 
     /// One input for one board; its device frames go to the links at once.
     fn handle(&mut self, io: &TimingIo, index: usize, now: Micros, input: BoardInput) {
+        let due = match &input {
+            BoardInput::Device(DeviceInput::Button { arrival, .. }) => Due::Press(*arrival),
+            _ => Due::Unmeasured,
+        };
+        self.handle_due(io, index, now, input, due)
+    }
+
+    /// [`Timing::handle`] for an input whose effects were due at `due` (a
+    /// board's deadline, which the wake-up may have passed): the links count
+    /// the display frames' writes from there.
+    fn handle_due(
+        &mut self,
+        io: &TimingIo,
+        index: usize,
+        now: Micros,
+        input: BoardInput,
+        due: Due,
+    ) {
         let Some(board) = self.boards.get_mut(index) else {
             return;
         };
         let actions = board.handle(now, wall_now_us(), input);
         self.update_deadline(index);
         for (key, command) in self.carry_out(index, actions) {
-            io.devices.send(&key, command);
+            io.devices.send_due(&key, command, due);
         }
     }
 
@@ -356,13 +374,13 @@ impl Timing {
                     if let Some(slot) = self.deadlines.get_mut(index) {
                         *slot = None;
                     }
-                    came.push(index);
+                    came.push((index, due));
                 }
                 _ => break,
             }
         }
-        for &index in &came {
-            self.handle(io, index, now, BoardInput::Tick);
+        for &(index, due) in &came {
+            self.handle_due(io, index, now, BoardInput::Tick, Due::Deadline(due));
         }
         came.clear();
         self.came = came;
@@ -478,6 +496,23 @@ impl Timing {
             max_us = self.lateness.max_us(),
             "timing thread done; lateness of its deadline wake-ups"
         );
+        if let Some([after_deadlines, after_presses]) = io.devices.display_writes() {
+            for (writes, message) in [
+                (
+                    after_deadlines,
+                    "display frames written after their deadline",
+                ),
+                (after_presses, "display frames written after their press"),
+            ] {
+                tracing::info!(
+                    frames = writes.count(),
+                    p50_us = writes.percentile_us(50),
+                    p99_us = writes.percentile_us(99),
+                    max_us = writes.max_us(),
+                    "{message}"
+                );
+            }
+        }
         self.send_store_jobs();
         let _ = self.store.send(StoreMsg::Shutdown);
         // The store commits what is queued, reports and exits (closing the
