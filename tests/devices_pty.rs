@@ -19,7 +19,7 @@ use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef, DisplayRef
 use chessclockd::control::Command;
 use chessclockd::devices::session::SessionConfig;
 use chessclockd::devices::{
-    DeviceCommand, DeviceEvent, DeviceKey, DeviceManager, DeviceOptions, DeviceRole,
+    DeviceCommand, DeviceEvent, DeviceKey, DeviceManager, DeviceOptions, DeviceRole, Due,
 };
 use chessclockd::display::{DisplayConfig, DisplaySide};
 use chessclockd::engine::{Micros, Side, MS, SECOND};
@@ -2104,5 +2104,70 @@ fn spec_8_2_first_flag_goes_with_the_time_given_back() {
             "Black's flag stood first: {fallen:?}"
         );
         runtime.shutdown().await;
+    });
+}
+
+/// The links count each display frame from the instant its change was due
+/// to its write: a deadline's frame and a press's frame in their own
+/// counts, a frame sent without a due instant in neither, and a display
+/// the unit already shows (nothing written) not at all.
+#[test]
+fn display_writes_are_counted_from_the_instant_they_were_due() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("display");
+        let mut device = FakeDevice::plug(&link);
+        let mut h = Harness::start(&[board("b12", None, &[&link])], &[], options(100 * MS));
+        device.handshake(hello(DISPLAY, "CC0012")).await;
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
+        let display = key("b12", DeviceRole::Display(0));
+
+        h.manager
+            .send(&display, DeviceCommand::Display(display_state("5:00")));
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Display(display_state("5:00")))
+        );
+        let deadline = monotonic_now_us() - 30 * MS;
+        h.manager.send_due(
+            &display,
+            DeviceCommand::Display(display_state("4:59")),
+            Due::Deadline(deadline),
+        );
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Display(display_state("4:59")))
+        );
+        let arrival = monotonic_now_us() - 7 * MS;
+        h.manager.send_due(
+            &display,
+            DeviceCommand::Display(display_state("4:58")),
+            Due::Press(arrival),
+        );
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Display(display_state("4:58")))
+        );
+        // The same state again: the unit shows it already, nothing is written.
+        h.manager.send_due(
+            &display,
+            DeviceCommand::Display(display_state("4:58")),
+            Due::Press(arrival),
+        );
+        let written_by = monotonic_now_us();
+        // A later frame proves the link handled the repeat before we look.
+        h.manager
+            .send(&display, DeviceCommand::Display(display_state("4:57")));
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Display(display_state("4:57")))
+        );
+        let [after_deadlines, after_presses] = h.manager.display_writes();
+        assert_eq!((after_deadlines.count(), after_presses.count()), (1, 1));
+        assert!((30 * MS..written_by - deadline).contains(&after_deadlines.max_us()));
+        assert!((7 * MS..written_by - arrival).contains(&after_presses.max_us()));
     });
 }
