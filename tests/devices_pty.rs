@@ -2107,6 +2107,20 @@ fn spec_8_2_first_flag_goes_with_the_time_given_back() {
     });
 }
 
+/// Sends `time` to `slot`'s display, due at `due`; true when the unit
+/// reads exactly that display frame next.
+async fn show(
+    manager: &DeviceManager,
+    device: &mut FakeDevice,
+    slot: &DeviceKey,
+    time: &str,
+    due: Due,
+) -> bool {
+    let state = display_state(time);
+    manager.send_due(slot, DeviceCommand::Display(state), due);
+    device.recv_significant(Duration::from_secs(2)).await == Some(Message::Display(state))
+}
+
 /// The links count each display frame from the instant its change was due
 /// to its write: a deadline's frame and a press's frame in their own
 /// counts, a frame sent without a due instant in neither, and a display
@@ -2124,47 +2138,38 @@ fn display_writes_are_counted_from_the_instant_they_were_due() {
             DeviceEvent::Connected { .. }
         ));
         let display = key("b12", DeviceRole::Display(0));
-
-        h.manager
-            .send(&display, DeviceCommand::Display(display_state("5:00")));
-        assert_eq!(
-            device.recv_significant(Duration::from_secs(2)).await,
-            Some(Message::Display(display_state("5:00")))
-        );
+        assert!(show(&h.manager, &mut device, &display, "5:00", Due::Unmeasured).await);
         let deadline = monotonic_now_us() - 30 * MS;
-        h.manager.send_due(
-            &display,
-            DeviceCommand::Display(display_state("4:59")),
-            Due::Deadline(deadline),
-        );
-        assert_eq!(
-            device.recv_significant(Duration::from_secs(2)).await,
-            Some(Message::Display(display_state("4:59")))
+        assert!(
+            show(
+                &h.manager,
+                &mut device,
+                &display,
+                "4:59",
+                Due::Deadline(deadline)
+            )
+            .await
         );
         let arrival = monotonic_now_us() - 7 * MS;
-        h.manager.send_due(
-            &display,
-            DeviceCommand::Display(display_state("4:58")),
-            Due::Press(arrival),
+        assert!(
+            show(
+                &h.manager,
+                &mut device,
+                &display,
+                "4:58",
+                Due::Press(arrival)
+            )
+            .await
         );
-        assert_eq!(
-            device.recv_significant(Duration::from_secs(2)).await,
-            Some(Message::Display(display_state("4:58")))
-        );
-        // The same state again: the unit shows it already, nothing is written.
+        // The same state again: the unit shows it already, nothing is
+        // written; the frame after it proves the link handled it.
         h.manager.send_due(
             &display,
             DeviceCommand::Display(display_state("4:58")),
             Due::Press(arrival),
         );
         let written_by = monotonic_now_us();
-        // A later frame proves the link handled the repeat before we look.
-        h.manager
-            .send(&display, DeviceCommand::Display(display_state("4:57")));
-        assert_eq!(
-            device.recv_significant(Duration::from_secs(2)).await,
-            Some(Message::Display(display_state("4:57")))
-        );
+        assert!(show(&h.manager, &mut device, &display, "4:57", Due::Unmeasured).await);
         let [after_deadlines, after_presses] = h.manager.display_writes();
         assert_eq!((after_deadlines.count(), after_presses.count()), (1, 1));
         assert!((30 * MS..written_by - deadline).contains(&after_deadlines.max_us()));
