@@ -2162,14 +2162,20 @@ fn display_writes_are_counted_from_the_instant_they_were_due() {
             .await
         );
         // The same state again: the unit shows it already, nothing is
-        // written; the frame after it proves the link handled it.
+        // written, and the instant must not stay for a later frame.
         h.manager.send_due(
             &display,
             DeviceCommand::Display(display_state("4:58")),
             Due::Press(arrival),
         );
         let written_by = monotonic_now_us();
-        assert!(show(&h.manager, &mut device, &display, "4:57", Due::Unmeasured).await);
+        // The unit restarts: its welcome brings the display again, written
+        // without a command behind it, so counted nowhere.
+        device.handshake(hello(DISPLAY, "CC0012")).await;
+        assert_eq!(
+            device.recv_significant(Duration::from_secs(2)).await,
+            Some(Message::Display(display_state("4:58")))
+        );
         let [after_deadlines, after_presses] = h.manager.display_writes();
         assert_eq!((after_deadlines.count(), after_presses.count()), (1, 1));
         assert!((30 * MS..written_by - deadline).contains(&after_deadlines.max_us()));

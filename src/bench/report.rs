@@ -108,7 +108,10 @@ pub fn scale_plot(report: &BenchReport) -> String {
         report
             .scale
             .iter()
-            .filter_map(|s| pick(s).map(|w| (s.boards as f64, w.p99_us as f64 / 1e3)))
+            .filter_map(|s| {
+                let p99 = pick(s)?.p99_us?;
+                Some((s.boards as f64, p99 as f64 / 1e3))
+            })
             .collect::<Vec<_>>()
     };
     let written_after_press_p99 = own_p99(|s| s.display_write_after_press_us.clone());
@@ -164,7 +167,6 @@ fn row(s: &Summary, digits: usize) -> String {
     )
 }
 
-/// The tables of the board-count games.
 /// One table of a lateness the daemon counted itself, per board count.
 fn daemon_lateness_table(
     out: &mut String,
@@ -179,12 +181,18 @@ fn daemon_lateness_table(
     for s in &report.scale {
         match pick(s) {
             Some(w) => {
+                // the daemon's histogram ends at 10 ms
+                let ms = |us: Option<u64>| match (us, w.wakeups) {
+                    (_, 0) => "none".to_owned(),
+                    (Some(us), _) => format!("{:.3}", us as f64 / 1e3),
+                    (None, _) => "> 10".to_owned(),
+                };
                 let _ = writeln!(
                     out,
-                    "| {} board(s) | {:.3} | {:.3} | {:.3} | {} |",
+                    "| {} board(s) | {} | {} | {:.3} | {} |",
                     s.boards,
-                    w.p50_us as f64 / 1e3,
-                    w.p99_us as f64 / 1e3,
+                    ms(w.p50_us),
+                    ms(w.p99_us),
                     w.max_us as f64 / 1e3,
                     w.wakeups
                 );
@@ -200,6 +208,7 @@ fn daemon_lateness_table(
     }
 }
 
+/// The tables of the board-count games.
 fn scale_markdown(report: &BenchReport, out: &mut String) {
     let f = &report.pty_floor_ms;
     let _ = writeln!(out, "| latency (ms) | p50 | p99 | max | n | ratio p50 | ratio p99 | ratio to paced floor p50 | ratio to paced floor p99 |\n|---|---|---|---|---|---|---|---|---|");

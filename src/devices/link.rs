@@ -80,8 +80,8 @@ impl DisplayWrites {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         match due {
-            Due::Deadline(at) => counts[0].record(written - at),
-            Due::Press(at) => counts[1].record(written - at),
+            Due::Deadline(at) => counts[0].record(written.saturating_sub(at)),
+            Due::Press(at) => counts[1].record(written.saturating_sub(at)),
             Due::Unmeasured => {}
         }
     }
@@ -515,6 +515,9 @@ impl Link {
         let mut accumulator = Accumulator::new();
         let mut buf = [0u8; 512];
         let mut wire = [0u8; MAX_WIRE_FRAME];
+        // A link that ended in the middle of a pass may have left one: the
+        // welcome's display resend is not due at that old instant.
+        self.display_due = None;
         self.session.link_up(monotonic_now_us());
         let mut first = true;
         loop {

@@ -22,6 +22,9 @@
 //!   hourglass, byo-yomi and Canadian overtime (the game cannot go on in
 //!   time); never in plain sudden death or upcount. [`Settings::freeze`]
 //!   overrides it;
+//! * under [`StageAdvance::Flag`] a repeating stage's flags advance the
+//!   stage up to [`crate::timecontrol::MAX_STAGE`] (999); a flag there is a
+//!   loss flag, which bounds what one advance of a long-running clock does;
 //! * under [`StageAdvance::Moves`] running out in any stage is a loss flag
 //!   (`last_stage: true`); after a loss flag a side stays at zero, is credited
 //!   nothing, and its presses still count moves and switch the clocks when
@@ -203,7 +206,9 @@ pub enum Notice {
         reason: Ignored,
     },
     /// `side`'s flag fell at exactly `at`, in `stage`. `last_stage` is false
-    /// for a stage flag under [`StageAdvance::Flag`] (the clock runs on).
+    /// for a stage flag under [`StageAdvance::Flag`] (the clock runs on),
+    /// except in a repeating stage's stage [`crate::timecontrol::MAX_STAGE`],
+    /// where it is a loss flag.
     FlagFell {
         side: Side,
         at: Micros,

@@ -55,7 +55,21 @@ fn a_repeating_stage_under_flag_advance_ends_at_the_last_possible_stage() {
     // 10 s, then 130 s for each of the stages 2..=MAX_STAGE
     let last_flag = (10 + 130 * i64::from(MAX_STAGE - 1)) * 1_000 * MS;
     let notices: Vec<&Notice> = e.history().iter().flat_map(|h| &h.notices).collect();
-    // each stage flag: the flag and both sides' stage changes
+    // one stage flag per stage before the last, each with both sides'
+    // stage changes: bounded, whatever the span of time
+    let stage_flags = notices
+        .iter()
+        .filter(|n| {
+            matches!(
+                n,
+                Notice::FlagFell {
+                    last_stage: false,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(stage_flags, MAX_STAGE as usize - 1);
     assert!(
         notices.len() <= 3 * MAX_STAGE as usize,
         "{} notices",

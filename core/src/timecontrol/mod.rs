@@ -141,11 +141,13 @@ impl TimeControl {
     }
 
     /// Whether 1-based `stage` is the last one (all remaining moves must be
-    /// completed in it). A repeating last field repeats up to [`MAX_STAGE`],
-    /// which is then the last stage: no game gets there by its moves (a side
-    /// has at most [`MAX_MOVES`]), and stage flags under "at the flag" end
-    /// there, so letting a clock run for days through a repeating one-second
-    /// stage costs a bounded number of flags, not millions. Special
+    /// completed in it). A repeating last field counts as the last stage
+    /// from [`MAX_STAGE`] on: stage flags under "at the flag" end there (a
+    /// flag in it is a loss flag), so a clock left running for days through
+    /// a repeating one-second stage costs a bounded number of flags, not
+    /// millions. (Under "by moves" every flag is a loss flag anyway; a
+    /// one-move repeating field can still pass stage 999 by its presses.)
+    /// Special
     /// controls: byo-yomi and Canadian overtime are in their last stage from
     /// stage 2 (overtime) on; hourglass and upcount have only one stage.
     pub fn is_last_stage(&self, stage: u32) -> bool {
