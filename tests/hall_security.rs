@@ -180,7 +180,16 @@ async fn a_hall_secured_by_the_generated_files() {
     std::fs::create_dir_all(&pi_dir).unwrap();
     let pi = Pi::start(&pi_dir, &files).await;
 
-    // The hub sees the daemon's retained state and `online` over TLS.
+    // The hub sees the daemon's state over TLS. The daemon may connect
+    // after this first subscriber (then the state arrives live), so the
+    // retained copy is checked by a hub that connects once it is there.
+    let mut first = watcher(&files, "hub", "chessclock/open/#").await;
+    first
+        .wait_for("the state over mqtts://", WAIT, |seen| {
+            seen.topic == topic("b1", "state")
+        })
+        .await;
+    drop(first);
     let mut hub = watcher(&files, "hub", "chessclock/open/#").await;
     let state = hub
         .wait_for("the retained state over mqtts://", WAIT, |seen| {
