@@ -1,0 +1,190 @@
+//! Tests of the round: the running clock extrapolated, wall times, the clock
+//! tags, pairings, results for the exports, and the push (its batches, its
+//! target check, the games it refuses).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+use super::push::refused_games;
+use super::*;
+
+fn state(running: &str, white: i64, at: i64, pgn: Option<&str>) -> Value {
+    json!({
+        "snapshot": {"started": true, "paused": false, "running": running,
+                     "white_remaining_ms": white, "black_remaining_ms": 60_000, "flags": []},
+        "snapshot_wall_ms": at,
+        "state": {"result": null},
+        "pgn": pgn,
+    })
+}
+
+fn games(boards: &BTreeMap<String, Value>, setup: &Setup) -> String {
+    join(&round_games_of(setup, boards))
+}
+
+#[test]
+fn the_running_clock_is_extrapolated() {
+    let payload = state("white", 10_000, 1_000, None);
+    assert_eq!(remaining_at(&payload, "white", 4_500), Some(6_500));
+    assert_eq!(remaining_at(&payload, "black", 4_500), Some(60_000));
+    assert_eq!(remaining_at(&payload, "white", 99_000), Some(0));
+    assert_eq!(clock_text(6_500), "0:00:07");
+    assert_eq!(clock_text(3_600_000), "1:00:00");
+}
+
+#[test]
+fn wall_times_in_iso_and_http_form() {
+    // 2026-11-30T13:02:03.456Z is 1_796_043_723_456 ms.
+    assert_eq!(iso_time(1_796_043_723_456), "2026-11-30T13:02:03.456Z");
+    assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
+    assert_eq!(civil(-1), (1969, 12, 31));
+    assert_eq!(civil(11_016), (2000, 2, 29));
+}
+
+#[test]
+fn the_clock_tags_are_the_snapshots() {
+    let mut boards = BTreeMap::new();
+    boards.insert("b2".to_owned(), state("white", 10_000, 0, None));
+    boards.insert(
+        "b1".to_owned(),
+        state(
+            "black",
+            10_000,
+            1_796_043_723_456,
+            Some("[Event \"Open\"]\n[Round \"?\"]\n[White \"A \\\"B\\\"\"]\n[Result \"*\"]\n[WhiteClock \"9:99:99\"]\n\n1. e4 {[%clk 0:00:10]} *\n"),
+        ),
+    );
+    let setup = Setup {
+        round: Some(3),
+        ..Setup::default()
+    };
+    let text = games(&boards, &setup);
+    // Board order by the number the id ends in: b1 first.
+    let first = text.find("[Board \"b1\"]").unwrap();
+    assert!(first < text.find("[Board \"b2\"]").unwrap(), "{text}");
+    assert!(text.contains("[Event \"Open\"]\n[Round \"3.1\"]\n[White \"A \\\"B\\\"\"]\n[Result \"*\"]\n[WhiteClock \"0:00:10\"]\n[Board \"b1\"]\n[BlackClock \"0:01:00\"]\n[ReferenceTime \"B/2026-11-30T13:02:03.456Z\"]\n[ClockStatus \"running\"]\n\n1. e4 {[%clk 0:00:10]} *\n"), "{text}");
+    assert!(text.contains("[Round \"3.2\"]"), "{text}");
+    assert!(
+        text.contains("[ReferenceTime \"W/1970-01-01T00:00:00.000Z\"]"),
+        "{text}"
+    );
+    assert_eq!(text.matches("[Result ").count(), 2, "{text}");
+
+    // A result: the clocks stop, the movetext ends with it.
+    let mut ended = state("black", 10_000, 5_000, Some("[Result \"*\"]\n\n1. e4 *\n"));
+    ended["state"]["result"] = json!({"result": "0-1", "termination": "normal"});
+    boards.insert("b1".to_owned(), ended);
+    let text = games(&boards, &setup);
+    assert!(text.contains("[Result \"0-1\"]"), "{text}");
+    assert!(
+        text.contains("[ReferenceTime \"1970-01-01T00:00:05.000Z\"]"),
+        "{text}"
+    );
+    assert!(text.contains("[ClockStatus \"stopped\"]"), "{text}");
+    assert!(text.contains("\n1. e4 0-1\n"), "{text}");
+}
+
+#[test]
+fn pairings_name_boards_and_number_rounds() {
+    let pairings = Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 4).unwrap();
+    let mut boards = BTreeMap::new();
+    boards.insert("t2".to_owned(), state("white", 1_000, 0, None));
+    boards.insert(
+        "t1".to_owned(),
+        state("white", 1_000, 0, Some("[White \"Zed\"]\n\n*\n")),
+    );
+    boards.insert("spare".to_owned(), state("white", 1_000, 0, None));
+    let setup = Setup {
+        round: Some(4),
+        pairings: Some(pairings),
+        map: BTreeMap::new(),
+    };
+    let text = games(&boards, &setup);
+    // The board's own name wins; a board without one gets the pairing's.
+    assert!(text.contains("[White \"Zed\"]"), "{text}");
+    assert!(text.contains("[White \"Cid\"]\n[Black \"Dee\"]"), "{text}");
+    assert!(text.contains("[Round \"4.1\"]") && text.contains("[Round \"4.2\"]"));
+    // The spare board, off the pairings, comes last, without a number.
+    assert!(text.rfind("[Board \"spare\"]").unwrap() > text.find("[Board \"t2\"]").unwrap());
+    assert_eq!(text.matches("[Round \"?\"]").count(), 1, "{text}");
+}
+
+#[test]
+fn results_by_the_board_map_and_numbers_needed_for_the_exports() {
+    let mut boards = BTreeMap::new();
+    let mut top = state("white", 1_000, 0, None);
+    top["state"]["result"] = json!({"result": "1/2-1/2", "termination": "agreement"});
+    boards.insert("top".to_owned(), top);
+    boards.insert("b1".to_owned(), state("white", 1_000, 0, None));
+    let setup = Setup {
+        round: Some(1),
+        pairings: Some(Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 1).unwrap()),
+        map: [(2, "top".to_owned())].into_iter().collect(),
+    };
+    let seats = seats(&setup, &boards);
+    assert_eq!(
+        seats.iter().map(|s| (s.id, s.number)).collect::<Vec<_>>(),
+        vec![("b1", Some(1)), ("top", Some(2))]
+    );
+    let rows = rows(&setup, &boards).unwrap();
+    assert_eq!(rows[0].result, None);
+    assert_eq!(rows[1].id.as_deref(), Some("top"));
+    assert_eq!(rows[1].result.as_deref(), Some("1/2-1/2"));
+    assert_eq!(rows[1].termination.as_deref(), Some("agreement"));
+    // A CSV without player numbers cannot give Vega's numbers.
+    assert!(decided(&rows).unwrap_err().contains("white_id"));
+    let numbered = Setup {
+        pairings: Some(
+            Pairings::parse(
+                "board,white,black,white_id,black_id\n1,Ann,Bob,1,2\n2,Cid,Dee,3,4\n",
+                1,
+            )
+            .unwrap(),
+        ),
+        ..setup
+    };
+    let numbered_rows = super::rows(&numbered, &boards).unwrap();
+    assert_eq!(
+        results::vega_res(1, &decided(&numbered_rows).unwrap()),
+        "1 1\n3 4 5\n"
+    );
+    assert!(super::rows(&Setup::default(), &boards).is_none());
+}
+
+#[test]
+fn push_requests_carry_at_most_100_games() {
+    let games: Vec<String> = (0..201)
+        .map(|i| format!("[Event \"{i}\"]\n\n*\n"))
+        .collect();
+    let bodies = requests(&games);
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0].matches("[Event ").count(), 100);
+    assert_eq!(bodies[2].matches("[Event ").count(), 1);
+    assert!(bodies[0].contains("*\n\n[Event \"1\"]"));
+    assert!(requests(&[]).is_empty());
+}
+
+#[test]
+fn a_push_target_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "lip_abc\n").unwrap();
+    let target = PushTarget::new("https://lichess.org/", "AbC123", &token).unwrap();
+    assert_eq!(
+        target.url(),
+        "https://lichess.org/api/broadcast/round/AbC123/push"
+    );
+    assert!(!format!("{target:?}").contains("lip_abc"));
+    assert!(PushTarget::new("ftp://x", "a", &token).is_err());
+    assert!(PushTarget::new("https://lichess.org", "a/b", &token).is_err());
+    std::fs::write(&token, "\n").unwrap();
+    assert!(PushTarget::new("https://lichess.org", "a", &token).is_err());
+    assert!(PushTarget::new("https://lichess.org", "a", &dir.path().join("none")).is_err());
+}
+
+#[test]
+fn refused_games_are_named() {
+    let body = r#"{"games":[{"tags":{"White":"A","Black":"B"},"moves":3},
+                            {"tags":{"White":"C","Black":"D"},"error":"Illegal move"}]}"#;
+    assert_eq!(refused_games(body), vec!["C - D: Illegal move".to_owned()]);
+    assert!(refused_games("not json").is_empty());
+}
