@@ -63,6 +63,7 @@ fn the_daemon_runs_on_its_cpus_and_the_harness_on_its_own() {
             seed: 3,
             daemon_cpus: Some(placement.daemon_cpu_list()),
             rttime_us: None,
+            boot_spread_us: 0,
         },
     )
     .expect("the rig starts with the daemon pinned");

@@ -567,3 +567,39 @@ fn a_combined_unit_has_both_roles_on_one_port_and_its_clock_drifts() {
         "gained {gained} µs over {host_elapsed} µs"
     );
 }
+
+/// A unit with a boot delay keeps its port silent until then: the host that
+/// opened the port at once is welcomed by nothing earlier (the bench spreads
+/// its units' boots with this, so their heartbeats are not in phase).
+#[test]
+fn a_unit_with_a_boot_delay_says_its_first_hello_only_after_it() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = buttons_options(dir.path());
+    options.units[0].boot_delay_us = 300_000;
+    let spawned_us = monotonic_now_us();
+    let units = sim::spawn_units(&options).unwrap();
+    let link = dir.path().join("cc/buttons");
+    // The port is there from the start, as the unit's USB device is.
+    let mut host = Host::open(&link);
+    let hello = host.handshake(250, 1000);
+    let linked_us = monotonic_now_us();
+    assert_eq!(hello.serial.as_str(), "CC0001");
+    assert!(
+        linked_us - spawned_us >= 300_000,
+        "HELLO after {} µs, before the 300 ms boot delay",
+        linked_us - spawned_us
+    );
+    units
+        .wait_until("buttons", WAIT, |s| s.link_state == LinkState::Up)
+        .unwrap();
+    drop(units);
+    let plug = log_lines(&dir.path().join("log.jsonl"))
+        .into_iter()
+        .find(|r| r["kind"] == "plug")
+        .expect("a plug record");
+    assert!(
+        plug["t_us"].as_i64().unwrap() - spawned_us >= 300_000,
+        "{plug}"
+    );
+}

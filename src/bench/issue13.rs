@@ -125,6 +125,7 @@ impl RigBase {
                 seed: self.seed,
                 daemon_cpus: self.placement.map(|p| p.daemon_cpu_list()),
                 rttime_us,
+                boot_spread_us: 0,
             },
         )?;
         std::thread::sleep(Duration::from_secs_f64(self.settle_seconds));

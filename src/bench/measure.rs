@@ -78,6 +78,14 @@ pub struct BenchOptions {
     /// an arbiter would (the clock sync converges meanwhile; see
     /// `accounting_samples` for the first seconds).
     pub settle_seconds: f64,
+    /// The scale run's units boot at random instants within this many ms
+    /// of the start (0: all at once, their heartbeats in phase; see
+    /// [`RigOptions::boot_spread_us`]). One heartbeat interval by default:
+    /// 512 units' heartbeats in phase make the one harness thread that
+    /// plays them all send 512 frames in about 15 ms every 250 ms, and a
+    /// frame it reads meanwhile waits, which real units (each its own
+    /// microcontroller) never do (BENCHMARKS.md, issue 18, fourth session).
+    pub boot_spread_ms: u64,
 }
 
 impl BenchOptions {
@@ -98,6 +106,7 @@ impl BenchOptions {
             seed: 1,
             keep: false,
             settle_seconds: 5.0,
+            boot_spread_ms: 250,
         }
     }
 
@@ -589,6 +598,7 @@ fn run_scale(
             seed: options.seed,
             daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
             rttime_us: None,
+            boot_spread_us: options.boot_spread_ms.saturating_mul(1000),
         },
     )?;
     let ready_us = monotonic_now_us();
@@ -785,6 +795,7 @@ fn run_store(
             seed: options.seed,
             daemon_cpus: placement.map(|p| p.daemon_cpu_list()),
             rttime_us: None,
+            boot_spread_us: 0,
         },
     )?;
     let board = rig::board_id(0);

@@ -304,12 +304,20 @@ pub fn markdown(report: &BenchReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Host: {}. Mode: {}.\n",
+        "Host: {}. Mode: {}.{}\n",
         report.host,
         if report.options.quick {
             "quick"
         } else {
             "full"
+        },
+        if report.options.boot_spread_ms > 0 {
+            format!(
+                " Scale run: units booted at random within {} ms of the start.",
+                report.options.boot_spread_ms
+            )
+        } else {
+            " Scale run: units booted all at once (heartbeats in phase).".to_owned()
         }
     );
     if !report.scale.is_empty() {

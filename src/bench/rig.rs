@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
+use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 use crate::clock::monotonic_now_us;
@@ -158,6 +159,10 @@ pub struct RigOptions {
     /// without a blocking call; the shipped unit's `LimitRTTIME=1s` is
     /// 1,000,000), set by `prlimit` (util-linux), which then execs it.
     pub rttime_us: Option<u64>,
+    /// Each unit boots at a random instant within this many µs of the
+    /// start ([`UnitSpec::boot_delay_us`]; 0: all at once, their heartbeats
+    /// in phase).
+    pub boot_spread_us: u64,
 }
 
 /// The names of board `i`'s units and board id.
@@ -211,11 +216,21 @@ impl Rig {
         std::fs::create_dir_all(&dev)?;
         let sim_log = dir.path().join("sim.jsonl");
         let mut units = Vec::new();
+        let mut boot_rng = rand::rngs::StdRng::seed_from_u64(options.seed);
+        let mut boot_delay = || {
+            if options.boot_spread_us == 0 {
+                0
+            } else {
+                boot_rng.random_range(0..options.boot_spread_us)
+            }
+        };
         for i in 0..options.boards {
             let mut buttons = UnitSpec::new(&buttons_unit(i), UnitKind::Buttons);
             buttons.link = Some(dev.join(buttons_unit(i)));
+            buttons.boot_delay_us = boot_delay();
             let mut display = UnitSpec::new(&display_unit(i), UnitKind::Display);
             display.link = Some(dev.join(display_unit(i)));
+            display.boot_delay_us = boot_delay();
             units.push(buttons);
             units.push(display);
         }

@@ -451,6 +451,7 @@ pub fn run(
             seed: options.seed,
             daemon_cpus: None,
             rttime_us: None,
+            boot_spread_us: 0,
         },
     )?;
     rig.new_games("5400")?;

@@ -58,6 +58,15 @@ enum Mode {
         /// Seconds between the devices connecting and the game start.
         #[arg(long)]
         settle_seconds: Option<f64>,
+        /// Scale run: each simulated unit boots (says its first HELLO) at a
+        /// random instant within this many ms of the start (default 250,
+        /// one heartbeat interval: units that came up at different
+        /// instants, as in a hall). 0: all at once, as units already
+        /// attached when the daemon starts; their heartbeats then stay in
+        /// phase for the whole run and the one harness thread that plays
+        /// all the units sends them in bursts (BENCHMARKS.md).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+        boot_spread_ms: Option<u64>,
         /// Keep each rig's temporary folder (daemon logs, simulator log).
         #[arg(long)]
         keep: bool,
@@ -178,6 +187,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seed,
             keep,
             settle_seconds,
+            boot_spread_ms,
             json,
             plots,
             markdown,
@@ -211,6 +221,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 options.seed = seed;
             }
             options.keep = keep;
+            if let Some(spread) = boot_spread_ms {
+                options.boot_spread_ms = spread;
+            }
             if let Some(only) = only {
                 options.sections = only;
             }

@@ -617,7 +617,8 @@ impl std::fmt::Debug for SimUnits {
 
 /// Creates every unit's PTY (and symlink) now, so errors come back here,
 /// then starts the simulator thread. On return the paths exist and each
-/// unit is already sending HELLO.
+/// unit is already sending HELLO (a unit with a `boot_delay_us`: from
+/// then on).
 pub fn spawn_units(opts: &SimOptions) -> io::Result<SimUnits> {
     if opts.units.is_empty() {
         return Err(io::Error::new(

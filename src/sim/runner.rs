@@ -202,6 +202,10 @@ impl UnitTask {
             powered_off: false,
         };
         if let Some(pty) = plug_pty {
+            let boot_delay = runner.model.spec.boot_delay_us;
+            if boot_delay > 0 {
+                tokio::time::sleep(Duration::from_micros(boot_delay)).await;
+            }
             runner.plug_in(pty, monotonic_now_us());
         }
         loop {

@@ -123,6 +123,11 @@ pub struct UnitSpec {
     pub link: Option<PathBuf>,
     /// HELLO `boot_id` (none: random at start).
     pub boot_id: Option<u32>,
+    /// The unit says its first HELLO this long after the simulator starts
+    /// (0: at once); until then its port is there but silent, as a unit
+    /// still booting. Units that boot at different instants are welcomed
+    /// at different instants, so their heartbeats are not in phase.
+    pub boot_delay_us: u64,
 }
 
 impl UnitSpec {
@@ -154,6 +159,7 @@ impl UnitSpec {
             clock_drift_ppm: 0.0,
             link: None,
             boot_id: None,
+            boot_delay_us: 0,
         }
     }
 
