@@ -603,3 +603,24 @@ fn a_unit_with_a_boot_delay_says_its_first_hello_only_after_it() {
         "{plug}"
     );
 }
+
+/// A unit stopped while it still boots leaves no link behind (the
+/// simulator removes every link it made when it stops).
+#[test]
+fn a_unit_stopped_while_it_boots_removes_its_link() {
+    let _serial = lock();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = buttons_options(dir.path());
+    options.units[0].boot_delay_us = 60_000_000;
+    let units = sim::spawn_units(&options).unwrap();
+    let link = dir.path().join("cc/buttons");
+    assert!(
+        std::fs::symlink_metadata(&link).is_ok(),
+        "the port is there at once"
+    );
+    drop(units);
+    assert!(
+        std::fs::symlink_metadata(&link).is_err(),
+        "the link outlived the unit"
+    );
+}

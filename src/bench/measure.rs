@@ -78,9 +78,9 @@ pub struct BenchOptions {
     /// an arbiter would (the clock sync converges meanwhile; see
     /// `accounting_samples` for the first seconds).
     pub settle_seconds: f64,
-    /// The scale run's units boot at random instants within this many ms
-    /// of the start (0: all at once, their heartbeats in phase; see
-    /// [`RigOptions::boot_spread_us`]). One heartbeat interval by default:
+    /// The scale run's units boot at random instants within this many ms,
+    /// once the daemon holds their ports open (0: all at once, their
+    /// heartbeats in phase; see [`RigOptions::boot_spread_us`]). One heartbeat interval by default:
     /// 512 units' heartbeats in phase make the one harness thread that
     /// plays them all send 512 frames in about 15 ms every 250 ms, and a
     /// frame it reads meanwhile waits, which real units (each its own

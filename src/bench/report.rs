@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::measure::{BenchReport, ScaleReport, WakeLateness};
+use super::measure::{BenchReport, ScaleReport, Section, WakeLateness};
 use super::soak::SoakReport;
 use super::stats::Summary;
 use super::svg::{self, Series};
@@ -311,9 +311,11 @@ pub fn markdown(report: &BenchReport) -> String {
         } else {
             "full"
         },
-        if report.options.boot_spread_ms > 0 {
+        if !report.options.sections.contains(&Section::Scale) {
+            String::new()
+        } else if report.options.boot_spread_ms > 0 {
             format!(
-                " Scale run: units booted at random within {} ms of the start.",
+                " Scale run: units booted at random within {} ms, 1 s after the start.",
                 report.options.boot_spread_ms
             )
         } else {

@@ -159,11 +159,21 @@ pub struct RigOptions {
     /// without a blocking call; the shipped unit's `LimitRTTIME=1s` is
     /// 1,000,000), set by `prlimit` (util-linux), which then execs it.
     pub rttime_us: Option<u64>,
-    /// Each unit boots at a random instant within this many µs of the
-    /// start ([`UnitSpec::boot_delay_us`]; 0: all at once, their heartbeats
-    /// in phase).
+    /// Each unit boots at a random instant within this many µs, from
+    /// [`BOOT_AFTER_US`] on ([`UnitSpec::boot_delay_us`]; 0: all at once,
+    /// at the start, their heartbeats in phase).
     pub boot_spread_us: u64,
 }
+
+/// When units boot at random ([`RigOptions::boot_spread_us`]), none boots
+/// before this many µs after the start: by then the daemon (started
+/// 30-200 ms after the units) holds every port open, so it welcomes each
+/// unit at its own first HELLO. A unit that booted before the open would
+/// be welcomed with all the others at the open (SPEC 6.1 item 4: the
+/// host answers a HELLO waiting in the port at once), in phase with them.
+/// One second plus a spread of at most one second stays within the
+/// host's 3 s wait for a HELLO after the open.
+pub const BOOT_AFTER_US: u64 = 1_000_000;
 
 /// The names of board `i`'s units and board id.
 pub fn board_id(i: usize) -> String {
@@ -221,7 +231,7 @@ impl Rig {
             if options.boot_spread_us == 0 {
                 0
             } else {
-                boot_rng.random_range(0..options.boot_spread_us)
+                BOOT_AFTER_US + boot_rng.random_range(0..options.boot_spread_us)
             }
         };
         for i in 0..options.boards {

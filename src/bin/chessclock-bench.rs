@@ -59,13 +59,14 @@ enum Mode {
         #[arg(long)]
         settle_seconds: Option<f64>,
         /// Scale run: each simulated unit boots (says its first HELLO) at a
-        /// random instant within this many ms of the start (default 250,
-        /// one heartbeat interval: units that came up at different
-        /// instants, as in a hall). 0: all at once, as units already
-        /// attached when the daemon starts; their heartbeats then stay in
-        /// phase for the whole run and the one harness thread that plays
-        /// all the units sends them in bursts (BENCHMARKS.md).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+        /// random instant within this many ms, 1 s after the start, when
+        /// the daemon holds its port open (default 250, one heartbeat
+        /// interval: units that came up at different instants, as in a
+        /// hall). 0: all at once, as units already attached when the
+        /// daemon starts; their heartbeats then stay in phase for the
+        /// whole run and the one harness thread that plays all the units
+        /// sends them in bursts (BENCHMARKS.md). At most 1000.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000))]
         boot_spread_ms: Option<u64>,
         /// Keep each rig's temporary folder (daemon logs, simulator log).
         #[arg(long)]
