@@ -80,11 +80,12 @@ pub struct BenchOptions {
     pub settle_seconds: f64,
     /// The scale run's units boot at random instants within this many ms,
     /// once the daemon holds their ports open (0: all at once, their
-    /// heartbeats in phase; see [`RigOptions::boot_spread_us`]). One heartbeat interval by default:
-    /// 512 units' heartbeats in phase make the one harness thread that
-    /// plays them all send 512 frames in about 15 ms every 250 ms, and a
-    /// frame it reads meanwhile waits, which real units (each its own
-    /// microcontroller) never do (BENCHMARKS.md, issue 18, fourth session).
+    /// heartbeats in phase; see [`RigOptions::boot_spread_us`]). One
+    /// heartbeat interval by default: 512 units' heartbeats in phase make
+    /// the one harness thread that plays them all send 512 frames in about
+    /// 15 ms every 250 ms, and a frame it reads meanwhile waits, which real
+    /// units (each its own microcontroller) never do (BENCHMARKS.md, issue
+    /// 18, fourth session).
     pub boot_spread_ms: u64,
 }
 

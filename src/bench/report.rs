@@ -315,8 +315,9 @@ pub fn markdown(report: &BenchReport) -> String {
             String::new()
         } else if report.options.boot_spread_ms > 0 {
             format!(
-                " Scale run: units booted at random within {} ms, 1 s after the start.",
-                report.options.boot_spread_ms
+                " Scale run: units booted at random within {} ms, {} ms after the start.",
+                report.options.boot_spread_ms,
+                super::rig::BOOT_AFTER_US / 1000
             )
         } else {
             " Scale run: units booted all at once (heartbeats in phase).".to_owned()

@@ -125,8 +125,9 @@ pub struct UnitSpec {
     pub boot_id: Option<u32>,
     /// The unit says its first HELLO this long after the simulator starts
     /// (0: at once); until then its port is there but silent, as a unit
-    /// still booting (its snapshot says plugged: the port is there). Units that boot at different instants are welcomed
-    /// at different instants, so their heartbeats are not in phase.
+    /// still booting (its snapshot says plugged: the port is there).
+    /// Units that boot at different instants are welcomed at different
+    /// instants, so their heartbeats are not in phase.
     pub boot_delay_us: u64,
 }
 
