@@ -289,7 +289,9 @@ export class UsbHost {
       }
       return;
     }
-    if (this.info && ep === this.info.bulkOut) {
+    // The firmware arms its bulk OUT endpoint when configured, before the
+    // host's last set-up requests: remember it whenever it comes.
+    if (ep === this.endpoints.out) {
       this.outArmed = size;
       this.flushOut();
     }
@@ -302,12 +304,12 @@ export class UsbHost {
   }
 
   flushOut() {
-    if (!this.info || this.outArmed === 0 || this.pendingOut.length === 0) {
+    if (!this.configured || this.outArmed === 0 || this.pendingOut.length === 0) {
       return;
     }
     const n = Math.min(this.outArmed, this.pendingOut.length);
     const packet = Uint8Array.from(this.pendingOut.splice(0, n));
     this.outArmed = 0;
-    this.usb.endpointReadDone(this.info.bulkOut, packet);
+    this.usb.endpointReadDone(this.endpoints.out, packet);
   }
 }
