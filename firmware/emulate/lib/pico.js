@@ -576,6 +576,9 @@ export class Pico {
     const high = this.level(i);
     if (pin.rawInputValue !== high) {
       pin.setInputValue(high);
+      // rp2040js re-evaluates the GPIO interrupt only when core 0's view
+      // of it changes; core 1's (PROC1) is evaluated here.
+      this.rp.updateIOInterrupt();
     }
     if (this.levels[i] !== high) {
       this.levels[i] = high;

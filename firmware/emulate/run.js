@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Runs the emulated-firmware tests: the UF2s that firmware/build-uf2 wrote,
+// on rp2040js, first against a scripted host on the emulator's own clock,
+// then through PTY bridges against the real chessclockd. Prints each
+// test, the timing figures, and closes with `N passed, M failed`.
+//
+// Usage: node run.js --uf2-dir DIR --daemon BIN [--only SUBSTRING]
+
+import { parseArgs } from 'node:util';
+import { existsSync } from 'node:fs';
+import { steppedTests } from './tests/stepped.js';
+import { daemonTests } from './tests/daemon.js';
+import { KINDS } from './lib/unit.js';
+
+const { values } = parseArgs({
+  options: {
+    'uf2-dir': { type: 'string' },
+    daemon: { type: 'string' },
+    only: { type: 'string' },
+  },
+});
+
+const uf2Dir = values['uf2-dir'];
+const figures = {};
+const started = Date.now();
+let passed = 0;
+let failed = 0;
+
+function missing() {
+  const gone = Object.keys(KINDS).filter((k) => !existsSync(`${uf2Dir}/chessclock-pico-${k}.uf2`));
+  return gone.length ? `UF2s missing in ${uf2Dir}: ${gone.join(', ')} (run firmware/build-uf2)` : null;
+}
+
+async function run(tests) {
+  for (const { name, fn } of tests) {
+    if (values.only && !name.includes(values.only)) continue;
+    const t = Date.now();
+    try {
+      await fn();
+      passed++;
+      console.log(`ok   ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)\n     ${(e.stack || String(e)).split('\n').slice(0, 6).join('\n     ')}`);
+    }
+  }
+}
+
+const gone = uf2Dir ? missing() : 'no --uf2-dir';
+if (gone) {
+  // Not a skip: without the binaries there is nothing to prove.
+  console.log(`FAIL setup: ${gone}`);
+  failed++;
+} else {
+  await run(steppedTests({ uf2Dir, figures }));
+  if (!values.daemon || !existsSync(values.daemon)) {
+    console.log(`FAIL setup: chessclockd binary not found (${values.daemon})`);
+    failed++;
+  } else {
+    await run(daemonTests({ uf2Dir, daemon: values.daemon, figures }));
+  }
+}
+
+console.log('\nFigures (emulated; see firmware/emulate/README.md for what they can and cannot tell):');
+console.log(JSON.stringify(figures, null, 1));
+console.log(`wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,300 @@
+// The UF2s on the emulator's own clock, against a scripted host: every
+// instant below is exact emulated time, so each check is repeatable and
+// states SPEC.md's numbers (HELLO every 500 ms, heartbeats every H, link
+// timeout T, resends every 100 ms, the 5 ms debounce) against the binary.
+
+import assert from 'node:assert/strict';
+import { Unit, KINDS } from '../lib/unit.js';
+import { HostPeer } from '../lib/hostpeer.js';
+import { ID } from '../lib/protocol.js';
+import { PIN } from '../lib/board.js';
+
+const MS = 1000; // µs
+const ROLE_BITS = { buttons: 1, display: 2, combined: 3 };
+
+/// A distinct flash id per unit: the serial is its hex.
+function uniqueId(n) {
+  return [0xc1, 0x0c, 0x4e, 0x00, 0x00, 0x00, 0x10, n];
+}
+
+function hex(bytes) {
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join('').toUpperCase();
+}
+
+function noFaults(unit) {
+  assert.deepEqual(unit.pico.faults, [], `the chip reported faults: ${unit.pico.faults.join('; ')}`);
+}
+
+function devFrames(unit, name, fromNanos = 0) {
+  return unit.frames.filter((f) => f.dir === 'dev' && f.name === name && f.nanos >= fromNanos);
+}
+
+function intervalsMs(frames) {
+  const out = [];
+  for (let i = 1; i < frames.length; i++) out.push((frames[i].nanos - frames[i - 1].nanos) / 1e6);
+  return out;
+}
+
+/// Runs until `cond()` holds or `limitUs` of emulated time passed, in
+/// steps of `stepUs`; returns whether it held.
+function runUntil(unit, cond, limitUs, stepUs = 1000) {
+  const end = unit.pico.nanos + limitUs * 1000;
+  while (unit.pico.nanos < end) {
+    if (cond()) return true;
+    unit.runFor(stepUs);
+  }
+  return cond();
+}
+
+export function steppedTests({ uf2Dir, figures }) {
+  const tests = [];
+  const test = (name, fn) => tests.push({ name, fn });
+  let n = 0;
+  const make = (kind, opts = {}) => new Unit({ kind, uf2Dir, uniqueId: uniqueId(++n), seed: n, ...opts });
+
+  for (const [kind, k] of Object.entries(KINDS)) {
+    test(`${kind}: boots, enumerates with SPEC section 1's identity and says HELLO every 500 ms`, () => {
+      const id = uniqueId(0x40 + Object.keys(KINDS).indexOf(kind));
+      const u = new Unit({ kind, uf2Dir, uniqueId: id, seed: 7 });
+      u.runFor(1100 * MS);
+      noFaults(u);
+      const e = u.enumerated;
+      assert.ok(e, 'the host finished enumerating it');
+      assert.equal(e.idVendor, 0x1209, 'idVendor is pid.codes');
+      assert.equal(e.idProduct, 0x0001, 'idProduct is the test PID of an unconfigured build');
+      assert.equal(e.deviceClass, 0x02, 'device class CDC');
+      assert.ok(e.interfaces.some((i) => i.class === 0x02 && i.subClass === 0x02), 'a CDC ACM control interface');
+      assert.ok(e.interfaces.some((i) => i.class === 0x0a), 'a CDC data interface');
+      assert.equal(e.interfaces.length, 2, 'one interface pair, nothing else');
+      assert.ok(e.bulkIn > 0 && e.bulkOut > 0, 'bulk IN and OUT endpoints');
+      assert.equal(e.strings.product, `chessclock ${k.role}`);
+      const hellos = devFrames(u, 'HELLO');
+      assert.ok(hellos.length >= 3, `3 HELLOs in 1.1 s, got ${hellos.length}`);
+      const h = hellos[0].fields;
+      assert.equal(h.serial, hex(id), 'the serial is the flash unique id in hex');
+      assert.equal(e.strings.serial, `${k.role}-${h.serial}`, 'iSerialNumber is <role>-<HELLO serial>');
+      assert.equal(e.strings.manufacturer, h.vendor, 'iManufacturer is the HELLO vendor');
+      assert.equal(u.pico.uniqueIdReads, 1, 'the id came from one flash Read Unique ID command');
+      assert.equal(h.protocolVersion, 1);
+      assert.equal(h.roles, ROLE_BITS[k.role]);
+      assert.equal(h.displays, k.panels, 'panels');
+      assert.equal(h.digits, k.display ? (k.chip === 'max7219' ? 8 : 4) : 0, 'digits per panel');
+      assert.equal(h.brightnessLevels, k.display ? (k.chip === 'max7219' ? 16 : 8) : 0, 'brightness levels');
+      assert.equal(!!(h.flags & 0x04), k.buttons, 'the arbiter flag iff it has buttons');
+      assert.equal(h.firstUnackedEvent, 0);
+      for (const gap of intervalsMs(hellos)) {
+        assert.ok(Math.abs(gap - 500) < 0.5, `HELLO interval ${gap} ms, SPEC says 500`);
+      }
+      // Core 1 runs only where there are levers to watch.
+      assert.equal(u.pico.core1Running, k.buttons, 'core 1 started iff the kind has buttons');
+      // Unlinked: the link LEDs are lit (link lost).
+      assert.deepEqual(u.board.leds.link, [true, true], 'link LEDs on while unlinked');
+      figures.boot ??= {};
+      figures.boot[kind] = { firstHelloMs: hellos[0].nanos / 1e6, enumeratedMs: e.atMicros / 1000 };
+    });
+  }
+
+  test('two power-ups of one unit have different boot_ids (ROSC random bit), same serial', () => {
+    const u = make('display');
+    u.runFor(20 * MS);
+    const first = devFrames(u, 'HELLO')[0].fields;
+    u.pico.powerOn();
+    u.runFor(20 * MS);
+    const hellos = devFrames(u, 'HELLO');
+    const second = hellos[hellos.length - 1].fields;
+    assert.equal(second.serial, first.serial);
+    assert.notEqual(second.bootId, first.bootId, 'boot_id must differ per power-up (SPEC 7.1)');
+    noFaults(u);
+  });
+
+  test('buttons: WELCOME links it; heartbeats at once and every H from the WELCOME, stamped with the device clock', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u, { heartbeatMs: 100, linkTimeoutMs: 400 });
+    u.runFor(700 * MS);
+    noFaults(u);
+    const welcome = u.frames.find((f) => f.dir === 'host' && f.name === 'WELCOME');
+    assert.ok(welcome, 'the host welcomed it');
+    const beats = devFrames(u, 'DEVICE_HEARTBEAT');
+    assert.ok(beats.length >= 6, `heartbeats: ${beats.length}`);
+    assert.ok(beats[0].nanos - welcome.nanos < 200_000, 'the first heartbeat follows the WELCOME at once');
+    for (const gap of intervalsMs(beats)) assert.ok(Math.abs(gap - 100) < 0.5, `heartbeat interval ${gap} ms, WELCOME said 100`);
+    for (const b of beats) {
+      const lag = b.nanos / 1000 - b.fields.deviceTimeUs;
+      assert.ok(lag >= 0 && lag < 200, `heartbeat stamp ${b.fields.deviceTimeUs} µs, seen at ${b.nanos / 1000} µs`);
+    }
+    assert.equal(devFrames(u, 'HELLO').length, 1, 'no more HELLO once linked');
+    assert.deepEqual(u.board.leds.link, [false, false], 'link LEDs off while linked');
+    host.silent = true;
+  });
+
+  test('buttons: a bouncing press is stamped at its first edge, sent 5 ms after the last bounce; a 1 ms spike is no press', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    u.board.glitch(0, { us: 1000 });
+    u.runFor(30 * MS);
+    assert.equal(devFrames(u, 'BUTTON').length, 0, 'a 1 ms spike must not become a press');
+    const presses = [];
+    for (const button of [0, 1, 2]) {
+      const at = u.pico.nanos + 1000 * 1000;
+      const edgeUs = u.board.press(button, { atNanos: at, bounceUs: 1400, stepUs: 350 });
+      u.runFor(150 * MS);
+      presses.push({ button, edgeUs, lastBounceUs: edgeUs + 1400 });
+    }
+    noFaults(u);
+    const buttons = devFrames(u, 'BUTTON');
+    assert.equal(buttons.length, 3, `one BUTTON per press, no release events: ${buttons.map((b) => JSON.stringify(b.fields))}`);
+    const stamps = [];
+    buttons.forEach((b, i) => {
+      const p = presses[i];
+      assert.equal(b.fields.event, i, 'events numbered from 0');
+      assert.equal(b.fields.button, p.button, 'left, right, arbiter');
+      assert.equal(b.fields.pressed, true);
+      const edgeToStamp = b.fields.deviceTimeUs - p.edgeUs;
+      assert.ok(edgeToStamp >= 0 && edgeToStamp <= 50, `stamp ${b.fields.deviceTimeUs} µs, first edge ${p.edgeUs} µs`);
+      const sentAfterSettle = b.nanos / 1000 - p.lastBounceUs;
+      assert.ok(sentAfterSettle >= 5000 && sentAfterSettle < 5500, `sent ${sentAfterSettle} µs after the last bounce (debounce 5 ms)`);
+      stamps.push({ edgeToStampUs: edgeToStamp, edgeToSendUs: b.nanos / 1000 - p.edgeUs });
+    });
+    const acks = u.frames.filter((f) => f.dir === 'host' && f.name === 'ACK');
+    assert.equal(acks.length, 3);
+    figures.stepped = { presses: stamps };
+    host.silent = true;
+  });
+
+  test('buttons: an unacknowledged press is resent every 100 ms with the same number and stamp until ACKed', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u, { autoAck: false });
+    u.runFor(300 * MS);
+    const edgeUs = u.board.press(1);
+    u.runFor(420 * MS);
+    const sent = devFrames(u, 'BUTTON');
+    assert.ok(sent.length >= 4, `resends: ${sent.length}`);
+    for (const b of sent) {
+      assert.equal(b.fields.event, 0);
+      assert.equal(b.fields.deviceTimeUs, sent[0].fields.deviceTimeUs, 'a resend carries the same stamp');
+    }
+    assert.ok(sent[0].fields.deviceTimeUs - edgeUs <= 50);
+    for (const gap of intervalsMs(sent)) assert.ok(Math.abs(gap - 100) < 1, `resend interval ${gap} ms, SPEC says 100`);
+    host.send(ID.ACK, [0, 0]);
+    const acked = u.pico.nanos;
+    u.runFor(300 * MS);
+    assert.equal(devFrames(u, 'BUTTON', acked + 1000).length, 0, 'no resend after the ACK');
+    noFaults(u);
+    host.silent = true;
+  });
+
+  test('buttons: link loss after T: HELLO again, presses kept and sent after the next WELCOME, still stamped at their edge', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u, { heartbeatMs: 250, linkTimeoutMs: 1000 });
+    u.runFor(400 * MS);
+    host.silent = true;
+    const lastHostFrame = u.frames.filter((f) => f.dir === 'host').at(-1).nanos;
+    const ok = runUntil(u, () => devFrames(u, 'HELLO', lastHostFrame).length > 0, 1500 * MS);
+    assert.ok(ok, 'HELLO after the link timeout');
+    const hello = devFrames(u, 'HELLO', lastHostFrame)[0];
+    const silenceMs = (hello.nanos - lastHostFrame) / 1e6;
+    assert.ok(silenceMs >= 1000 && silenceMs < 1001, `HELLO ${silenceMs} ms after the last host frame (T = 1000 ms)`);
+    assert.deepEqual(u.board.leds.link, [true, true], 'link LEDs on: link lost');
+    // Pressed while the host is away: queued, not sent in HANDSHAKE.
+    const edgeUs = u.board.press(0);
+    u.runFor(600 * MS);
+    assert.equal(devFrames(u, 'BUTTON').length, 0, 'no BUTTON before a WELCOME');
+    const hellos = devFrames(u, 'HELLO', lastHostFrame);
+    assert.equal(hellos.at(-1).fields.firstUnackedEvent, 0, 'HELLO names the queued event');
+    host.silent = false;
+    runUntil(u, () => devFrames(u, 'BUTTON').length > 0, 1000 * MS);
+    const b = devFrames(u, 'BUTTON')[0];
+    assert.ok(b, 'the queued press is sent after the WELCOME');
+    const welcome = u.frames.filter((f) => f.dir === 'host' && f.name === 'WELCOME').at(-1);
+    const beat = devFrames(u, 'DEVICE_HEARTBEAT', welcome.nanos)[0];
+    assert.ok(beat && beat.nanos <= b.nanos, 'DEVICE_HEARTBEAT first, then the queued event (SPEC 6.1.5)');
+    assert.ok(b.fields.deviceTimeUs - edgeUs <= 50, 'stamped at its first edge, not at the resend');
+    u.runFor(300 * MS);
+    assert.equal(devFrames(u, 'BUTTON').length, 1, 'ACKed at once, no resend');
+    noFaults(u);
+    host.silent = true;
+  });
+
+  test('buttons: a power cycle is a new boot: new boot_id, event numbers and the device clock restart', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    u.board.press(0);
+    u.runFor(100 * MS);
+    const before = devFrames(u, 'HELLO')[0].fields;
+    assert.equal(devFrames(u, 'BUTTON').length, 1);
+    u.pico.powerOn();
+    u.runFor(300 * MS);
+    const after = u.frames.filter((f) => f.dir === 'dev' && f.name === 'HELLO' && f.boot === 2)[0];
+    assert.ok(after, 'HELLO from the new boot');
+    assert.notEqual(after.fields.bootId, before.bootId);
+    assert.equal(after.fields.firstUnackedEvent, 0);
+    assert.ok(after.fields && after.nanos < 20_000_000, 'the new boot says HELLO within 20 ms of power-on');
+    const edgeUs = u.board.press(1);
+    u.runFor(100 * MS);
+    const b = u.frames.filter((f) => f.dir === 'dev' && f.name === 'BUTTON' && f.boot === 2)[0];
+    assert.ok(b, 'a press of the new boot');
+    assert.equal(b.fields.event, 0, 'event numbers restart at 0');
+    assert.ok(b.fields.deviceTimeUs < 1_000_000 && b.fields.deviceTimeUs >= edgeUs, 'the clock restarted at power-on');
+    noFaults(u);
+    host.silent = true;
+  });
+
+  for (const kind of ['display', 'display-max7219', 'one-panel', 'combined', 'combined-max7219']) {
+    const k = KINDS[kind];
+    test(`${kind}: DISPLAY frames reach the ${k.chip.toUpperCase()} modules (read back from the pins), with brightness and icons`, () => {
+      const u = make(kind);
+      const host = new HostPeer(u);
+      u.runFor(300 * MS);
+      const sep = k.chip === 'max7219' ? '.' : ':';
+      const expect = (texts) => texts.slice(0, k.panels).map((t) => t.replace(':', sep));
+      // RUNNING (0x0008, SPEC 8.2) on the right panel, brightness 255: the
+      // brightest level.
+      host.display({ left: { time: '1:00' }, right: { time: '0:59', icons: 0x0008 }, brightness: 255 });
+      u.runFor(50 * MS);
+      assert.deepEqual(u.board.panels, expect(['1:00', '0:59']));
+      if (k.chip === 'tm1637') {
+        assert.deepEqual(u.board.tm.slice(0, k.panels).map((c) => c.brightness), new Array(k.panels).fill(7));
+      } else {
+        assert.deepEqual(u.board.max.modules.map((m) => m.intensity), new Array(k.panels).fill(15));
+        assert.equal(u.board.max.badLatches, 0, 'every MAX7219 latch had 16 bits per module');
+      }
+      const icons = u.board.leds.icons;
+      if (k.panels === 2) assert.deepEqual(icons.slice(0, 4), [false, false, false, true], 'right running LED');
+      host.display({ left: { time: '10:00' }, right: { time: '0:05' }, brightness: 0 });
+      u.runFor(50 * MS);
+      assert.deepEqual(u.board.panels, expect(['10:00', '0:05']));
+      const before = u.board.chipUpdates;
+      host.display({ left: { time: '10:00' }, right: { time: '0:05' }, brightness: 0 });
+      u.runFor(50 * MS);
+      assert.equal(u.board.chipUpdates, before, 'the same picture again writes nothing to the chips');
+      // Host gone: the last times stay, link LEDs on.
+      host.silent = true;
+      u.runFor(1300 * MS);
+      assert.deepEqual(u.board.panels, expect(['10:00', '0:05']), 'the last picture stays after a link loss');
+      assert.deepEqual(u.board.leds.link, [true, true]);
+      noFaults(u);
+    });
+  }
+
+  test('combined: its levers and its panels on one port (both cores busy: bit-banging and a press at once)', () => {
+    const u = make('combined');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    // The press lands while core 0 writes both TM1637 modules.
+    host.display({ left: { time: '5:00' }, right: { time: '5:00' } });
+    const edgeUs = u.board.press(0, { atNanos: u.pico.nanos + 200_000 });
+    u.runFor(100 * MS);
+    const b = devFrames(u, 'BUTTON')[0];
+    assert.ok(b, 'the press is reported');
+    assert.ok(b.fields.deviceTimeUs - edgeUs <= 50, `stamped ${b.fields.deviceTimeUs - edgeUs} µs after its edge while core 0 bit-bangs`);
+    assert.deepEqual(u.board.panels, ['5:00', '5:00']);
+    noFaults(u);
+    host.silent = true;
+  });
+
+  return tests;
+}
+
+export { PIN };
