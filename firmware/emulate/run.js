@@ -61,8 +61,29 @@ if (gone) {
   }
 }
 
-console.log('\nFigures (emulated; see firmware/emulate/README.md for what they can and cannot tell):');
-console.log(JSON.stringify(figures, null, 1));
+function spread(xs) {
+  const v = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (!v.length) return 'none';
+  const f = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+  return `min ${f(v[0])}, median ${f(v[Math.floor(v.length / 2)])}, max ${f(v[v.length - 1])} (${v.length})`;
+}
+
+// The figures, summed up: each is emulated time unless it says wall.
+const stepped = figures.stepped?.presses ?? [];
+const live = Object.values(figures.daemon ?? {}).flatMap((r) => r.presses);
+const linkedLive = live.filter((p) => p.edgeToAckMs != null && p.edgeToAckMs < 1000);
+console.log('\nFigures (see firmware/emulate/README.md for what they can and cannot tell):');
+console.log(`  edge to stamp, µs (scripted host): ${spread(stepped.map((p) => p.edgeToStampUs))}`);
+console.log(`  edge to BUTTON sent, µs (scripted host; 1.4 ms bounce + 5 ms debounce): ${spread(stepped.map((p) => p.edgeToSendUs))}`);
+console.log(`  edge to stamp, µs (with chessclockd): ${spread(live.map((p) => p.edgeToStampUs))}`);
+console.log(`  press (first edge) to ACK, ms, linked presses: ${spread(linkedLive.map((p) => p.edgeToAckMs))}`);
+console.log(`  BUTTON sent to ACK received, ms (bridge + daemon + bridge): ${spread(linkedLive.map((p) => p.buttonToAckMs))}`);
+console.log(`  daemon's accounted instant minus the first edge, µs: ${spread(live.map((p) => p.accountedMinusEdgeUs))}`);
+for (const [name, r] of Object.entries(figures.daemon ?? {})) {
+  const l = r.emulatorBehindWallMs;
+  console.log(`  emulator behind the wall clock, ms (${name}): p50 ${l.p50?.toFixed(2)}, p99 ${l.p99?.toFixed(2)}, max ${l.max.toFixed(2)}`);
+}
+if (process.env.EMULATE_FIGURES_JSON) console.log(JSON.stringify(figures, null, 1));
 console.log(`wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -35,7 +35,10 @@ export class Daemon {
       bus.on('error', reject);
       bus.on('exit', (code) => reject(new Error(`dbus-daemon exited (${code})`)));
     });
-    const displays = board.displays.map((d) => JSON.stringify(d)).join(', ');
+    // A display is a path, or { device, side } for the side a unit shows.
+    const displays = board.displays
+      .map((d) => (typeof d === 'string' ? JSON.stringify(d) : `{ device = ${JSON.stringify(d.device)}, side = ${JSON.stringify(d.side)} }`))
+      .join(', ');
     const config = path.join(dir, 'chessclockd.toml');
     // The [daemon] table of the project's end-to-end tests: the private
     // session bus, state of its own, no real-time priority or locked memory

@@ -131,6 +131,9 @@ export class Realtime {
   }
 
   start() {
+    // Emulated time so far maps to just before now: the set-up before the
+    // start (spawning bridges and the daemon) is not counted as lag.
+    for (const u of this.units) u.t0 = monotonicNs() - u.pico.nanos;
     const tick = () => {
       let lagging = false;
       for (const u of this.units) {
