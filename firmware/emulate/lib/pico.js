@@ -85,8 +85,9 @@ const ROM_FUNCTIONS = [
 /// them); the core's SEV, which rp2040js only logs, is turned into the
 /// event it is on the chip.
 class ChipLogger {
-  constructor(onSev) {
+  constructor(onSev, onFault) {
     this.onSev = onSev;
+    this.onFault = onFault;
     this.warnings = [];
   }
   debug() {}
@@ -98,6 +99,12 @@ class ChipLogger {
   warn(component, message) {
     if (this.warnings.length < 200) {
       this.warnings.push(`${component}: ${message}`);
+    }
+    // An instruction the emulator cannot execute, or an access outside
+    // every memory and peripheral, means the run proves nothing past it.
+    // (Registers of peripherals it does not model, such as VREG, only warn.)
+    if (/not implemented yet|invalid (memory|SIO) address|undefined address/i.test(message)) {
+      this.onFault(`${component}: ${message}`);
     }
   }
   error(component, message) {
@@ -146,7 +153,10 @@ export class Pico {
     this.boots += 1;
     const rp = new RP2040();
     this.rp = rp;
-    this.logger = new ChipLogger(() => this.sev());
+    this.logger = new ChipLogger(
+      () => this.sev(),
+      (what) => this.faults.length < 50 && this.faults.push(what),
+    );
     rp.logger = this.logger;
     rp.loadBootrom(this.buildRom());
     // loadBootrom() erased the flash; write the image after it.

@@ -58,7 +58,11 @@ export class Unit {
   }
 
   log(dir, frame) {
-    const entry = { dir, nanos: this.pico.nanos, boot: this.pico.boots, wallNs: monotonicNs(), ...frame };
+    const wallNs = monotonicNs();
+    const entry = { dir, nanos: this.pico.nanos, boot: this.pico.boots, wallNs, ...frame };
+    // Paced to the wall clock: how late this frame crossed, against the
+    // instant its emulated time stands for.
+    if (this.realtime?.running) entry.lateNs = wallNs - (this.t0 + entry.nanos);
     this.frames.push(entry);
     for (const f of this.listeners) f(entry);
   }
@@ -134,11 +138,16 @@ export class Realtime {
     // Emulated time so far maps to just before now: the set-up before the
     // start (spawning bridges and the daemon) is not counted as lag.
     for (const u of this.units) u.t0 = monotonicNs() - u.pico.nanos;
+    this.running = true;
+    this.startedNs = monotonicNs();
     const tick = () => {
       let lagging = false;
       for (const u of this.units) {
         const { behind, done } = this.catchUp(u, 100_000);
-        if (behind > this.maxLagNs) this.maxLagNs = behind;
+        if (behind > this.maxLagNs) {
+          this.maxLagNs = behind;
+          this.maxLagAtMs = (monotonicNs() - this.startedNs) / 1e6;
+        }
         if (this.lagSamples.length < 100_000) this.lagSamples.push(behind);
         if (!done) lagging = true;
       }
@@ -149,6 +158,7 @@ export class Realtime {
   }
 
   stop() {
+    this.running = false;
     if (this.timer) {
       if (this.timerIsImmediate) clearImmediate(this.timer);
       else clearTimeout(this.timer);

@@ -76,6 +76,12 @@ class Rig {
     const u = new Unit({ kind, uf2Dir: this.uf2Dir, uniqueId: [0xe0, 0x30, 0x1a, 0x7e, 0, 0, 0, id], seed: 100 + id });
     this.units[name] = u;
     await u.plug(this.link(name));
+    // The first emulated milliseconds of a new chip run slowly (V8 warming
+    // up to a fresh emulator, the collector reclaiming earlier ones): run
+    // the boot and the USB enumeration before the wall clock is followed,
+    // so that the pacing's figures are the steady state's. Its HELLO waits
+    // in the PTY as it would in a plugged unit's tty.
+    u.runFor(30_000);
     this.realtime.add(u);
     return u;
   }
@@ -138,7 +144,13 @@ class Rig {
         buttonToAckMs: p.ackNanos != null ? +((p.ackNanos - p.sentNanos) / 1e6).toFixed(3) : null,
         accountedMinusEdgeUs: p.accountedMinusEdgeUs,
       })),
-      emulatorBehindWallMs: { p50: q(0.5), p99: q(0.99), max: r.maxLagNs / 1e6 },
+      emulatorBehindWallMs: { p50: q(0.5), p99: q(0.99), max: r.maxLagNs / 1e6, maxAtMs: r.maxLagAtMs },
+      // How late the units' heartbeats reached the bridge: the daemon's
+      // time mapping takes the earliest, so its offset carries this much
+      // of the emulator's pacing.
+      heartbeatLateUs: Object.values(this.units).flatMap((u) =>
+        u.frames.filter((f) => f.dir === 'dev' && f.name === 'DEVICE_HEARTBEAT' && f.lateNs != null).map((f) => Math.round(f.lateNs / 1000)),
+      ),
       ...extra,
     };
   }
