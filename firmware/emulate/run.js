@@ -80,6 +80,10 @@ console.log(`  press (first edge) to ACK, ms, linked presses: ${spread(linkedLiv
 console.log(`  BUTTON sent to ACK received, ms (bridge + daemon + bridge): ${spread(linkedLive.map((p) => p.buttonToAckMs))}`);
 console.log(`  daemon's accounted instant minus the first edge, µs: ${spread(live.map((p) => p.accountedMinusEdgeUs))}`);
 console.log(`  heartbeat emitted late against the wall clock, µs (the emulator's pacing): ${spread(Object.values(figures.daemon ?? {}).flatMap((r) => r.heartbeatLateUs))}`);
+if (figures.core0Busy) {
+  const b = figures.core0Busy;
+  console.log(`  core 0 busy (buttons unit): ${(b.usbUnconfigured * 100).toFixed(1)} % before a USB host configures it, ${(b.linkedIdle * 100).toFixed(3)} % linked and idle`);
+}
 for (const [name, r] of Object.entries(figures.daemon ?? {})) {
   const l = r.emulatorBehindWallMs;
   console.log(`  emulator behind the wall clock, ms (${name}): p50 ${l.p50?.toFixed(2)}, p99 ${l.p99?.toFixed(2)}, max ${l.max.toFixed(2)} (at ${l.maxAtMs?.toFixed(0)} ms)`);

@@ -118,11 +118,17 @@ class Reader {
     const hi = this.u32();
     return hi * 2 ** 32 + lo;
   }
+  bool() {
+    const v = this.u8();
+    if (v > 1) throw new Error(`boolean byte ${v}`);
+    return v === 1;
+  }
   str(max) {
     const n = this.u8();
     if (n > max) throw new Error(`string of ${n} bytes (max ${max})`);
     this.need(n);
-    const s = Buffer.from(this.b.subarray(this.i, this.i + n)).toString('utf8');
+    // Not UTF-8 is Malformed (SPEC 4.4, rule 6).
+    const s = new TextDecoder('utf-8', { fatal: true }).decode(this.b.subarray(this.i, this.i + n));
     this.i += n;
     return s;
   }
@@ -159,7 +165,7 @@ export function parsePayload(id, payload) {
       };
       break;
     case ID.BUTTON:
-      m = { event: r.u16(), button: r.u8(), pressed: r.u8() === 1, deviceTimeUs: r.u64() };
+      m = { event: r.u16(), button: r.u8(), pressed: r.bool(), deviceTimeUs: r.u64() };
       break;
     case ID.DEVICE_HEARTBEAT:
       m = { deviceTimeUs: r.u64(), status: r.u8() };
