@@ -144,12 +144,15 @@ export class Realtime {
       let lagging = false;
       for (const u of this.units) {
         const { behind, done } = this.catchUp(u, 100_000);
+        if (!done) lagging = true;
+        // The lag that matters is a plugged unit's: one that is unplugged
+        // (rebooting after a power cycle) talks to no one meanwhile.
+        if (!u.bridge) continue;
         if (behind > this.maxLagNs) {
           this.maxLagNs = behind;
           this.maxLagAtMs = (monotonicNs() - this.startedNs) / 1e6;
         }
         if (this.lagSamples.length < 100_000) this.lagSamples.push(behind);
-        if (!done) lagging = true;
       }
       this.timer = lagging ? setImmediate(tick) : setTimeout(tick, 1);
       this.timerIsImmediate = lagging;
