@@ -31,9 +31,14 @@ function missing() {
   return gone.length ? `UF2s missing in ${uf2Dir}: ${gone.join(', ')} (run firmware/build-uf2)` : null;
 }
 
+let unselected = 0;
+
 async function run(tests) {
   for (const { name, fn } of tests) {
-    if (values.only && !name.includes(values.only)) continue;
+    if (values.only && !name.includes(values.only)) {
+      unselected++;
+      continue;
+    }
     const t = Date.now();
     try {
       await fn();
@@ -93,5 +98,6 @@ if (process.env.EMULATE_FIGURES_JSON) {
   console.log(JSON.stringify(figures, null, 1));
 }
 console.log(`wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+if (unselected) console.log(`${unselected} tests not run: not selected by --only ${JSON.stringify(values.only)}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
