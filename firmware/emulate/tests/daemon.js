@@ -64,24 +64,21 @@ class Rig {
     this.units = {};
     this.realtime = new Realtime();
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'chessclock-emulated-'));
-    mkdirSync(path.join(this.dir, 'dev'));
+    mkdirSync(path.join(this.dir, 'dev', 'chessclock'), { recursive: true });
     this.pressLog = [];
-  }
-
-  link(name) {
-    return path.join(this.dir, 'dev', name);
   }
 
   async unit(name, kind, id) {
     const u = new Unit({ kind, uf2Dir: this.uf2Dir, uniqueId: [0xe0, 0x30, 0x1a, 0x7e, 0, 0, 0, id], seed: 100 + id });
     this.units[name] = u;
-    await u.plug(this.link(name));
-    // The first emulated milliseconds of a new chip run slowly (V8 warming
-    // up to a fresh emulator, the collector reclaiming earlier ones): run
-    // the boot and the USB enumeration before the wall clock is followed,
-    // so that the pacing's figures are the steady state's. Its HELLO waits
-    // in the PTY as it would in a plugged unit's tty.
+    // Boot and enumerate before the wall clock is followed (a new chip's
+    // first milliseconds run slowly: its boot spins until configured, see
+    // README "Findings"), then link the PTY where the udev rule would:
+    // /dev/chessclock/<iSerialNumber>, from the emulated descriptor.
     u.runFor(30_000);
+    assert.ok(u.enumerated, `${kind} enumerated`);
+    u.linkPath = path.join(this.dir, 'dev', 'chessclock', u.enumerated.strings.serial);
+    await u.plug(u.linkPath);
     this.realtime.add(u);
     return u;
   }
@@ -203,7 +200,7 @@ export function daemonTests(opts) {
     try {
       const buttons = await rig.unit('buttons', 'buttons', 1);
       const display = await rig.unit('display', 'display', 2);
-      await rig.start({ control: '8', buttons: rig.link('buttons'), displays: [rig.link('display')] });
+      await rig.start({ control: '8', buttons: buttons.linkPath, displays: [display.linkPath] });
       const d = rig.daemon;
       await waitFor('0:08 on both TM1637 modules', () => display.board.panels.join() === '0:08,0:08', WAIT_MS, () => JSON.stringify(display.board.panels));
       await rig.heartbeatsSettled(buttons);
@@ -239,7 +236,7 @@ export function daemonTests(opts) {
       // PTY hangs up, the chip restarts, the daemon links the new boot.
       await buttons.unplug();
       buttons.pico.powerOn();
-      await buttons.plug(rig.link('buttons'));
+      await buttons.plug(buttons.linkPath);
       await waitFor('the new boot linked', () =>
         buttons.frames.some((f) => f.dir === 'host' && f.name === 'WELCOME' && f.boot === 2),
       );
@@ -276,8 +273,8 @@ export function daemonTests(opts) {
       const one = await rig.unit('one', 'one-panel', 5);
       await rig.start({
         control: '60',
-        buttons: rig.link('combined'),
-        displays: [rig.link('combined'), rig.link('max'), { device: rig.link('one'), side: 'white' }],
+        buttons: combined.linkPath,
+        displays: [combined.linkPath, max.linkPath, { device: one.linkPath, side: 'white' }],
       });
       const d = rig.daemon;
       await waitFor('1:00 everywhere', () =>
@@ -315,7 +312,7 @@ export function daemonTests(opts) {
     const rig = new Rig(opts);
     try {
       const unit = await rig.unit('cm', 'combined-max7219', 6);
-      await rig.start({ control: '60', buttons: rig.link('cm'), displays: [rig.link('cm')] });
+      await rig.start({ control: '60', buttons: unit.linkPath, displays: [unit.linkPath] });
       const d = rig.daemon;
       await waitFor('1.00 on both MAX7219 modules', () => unit.board.panels.join() === '1.00,1.00', WAIT_MS, () => JSON.stringify(unit.board.panels));
       await rig.heartbeatsSettled(unit);
