@@ -188,7 +188,7 @@ export class Pico {
     this.patchUnmodelled();
     this.patchPins();
     this.patchReset();
-    rp.adc.channelValues[3] = Math.min(4095, Math.round((this.vsysMv / 3 / 3300) * 4095));
+    this.setVsys(this.vsysMv);
     // Where boot2 leaves the chip: XIP on, VTOR at the vector table.
     const vectors = FLASH_BASE + BOOT2_SIZE;
     this.core0.VTOR = vectors;
@@ -197,6 +197,13 @@ export class Pico {
     for (const f of this.onPowerOn) {
       f(this);
     }
+  }
+
+  /// The supply on VSYS, as the Pico's VSYS/3 divider puts it on ADC3
+  /// (12 bits of the 3.3 V reference).
+  setVsys(mv) {
+    this.vsysMv = mv;
+    this.rp.adc.channelValues[3] = Math.min(4095, Math.round((mv / 3 / 3300) * 4095));
   }
 
   get nanos() {

@@ -319,6 +319,63 @@ export function steppedTests({ uf2Dir, figures }) {
     });
   }
 
+  test('display: BEEP sounds the buzzer pin for its pattern to the microsecond; the alarm switch (GP14 to ground) silences it', () => {
+    const u = make('display');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    const edges = [];
+    u.pico.pinListeners.push((pin, high, nanos) => pin === PIN.buzzer && edges.push({ high, us: nanos / 1000 }));
+    host.send(ID.BEEP, [100, 0, 2]); // 100 ms, twice
+    const sent = u.pico.micros;
+    u.runFor(500 * MS);
+    assert.deepEqual(edges.map((e) => e.high), [true, false, true, false], JSON.stringify(edges));
+    const t = edges.map((e) => e.us - edges[0].us);
+    for (const [i, want] of [0, 100_000, 200_000, 300_000].entries()) {
+      assert.ok(Math.abs(t[i] - want) <= 50, `buzzer edge ${i} at +${t[i]} µs, want +${want}`);
+    }
+    assert.ok(edges[0].us - sent < 200, 'the first beep starts when the BEEP arrives');
+    edges.length = 0;
+    u.pico.drive(PIN.mute, false);
+    u.runFor(10 * MS);
+    host.send(ID.BEEP, [100, 0, 2]);
+    u.runFor(500 * MS);
+    assert.deepEqual(edges, [], 'muted: the buzzer stays off');
+    noFaults(u);
+    host.silent = true;
+  });
+
+  test('buttons: LEDS lights the player and arbiter LEDs (GP6-GP8)', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    host.send(ID.LEDS, [0x05]);
+    u.runFor(5 * MS);
+    assert.deepEqual(u.board.leds.player, [true, false, true]);
+    host.send(ID.LEDS, [0x02]);
+    u.runFor(5 * MS);
+    assert.deepEqual(u.board.leds.player, [false, true, false]);
+    noFaults(u);
+    host.silent = true;
+  });
+
+  test('buttons: a low supply (VSYS 3.3 V on ADC3) is reported in heartbeats and lights the low-power LED; 5 V clears it', () => {
+    const u = make('buttons');
+    u.pico.setVsys(3300);
+    const host = new HostPeer(u);
+    u.runFor(1500 * MS);
+    const low = devFrames(u, 'DEVICE_HEARTBEAT').at(-1);
+    assert.equal(low.fields.status & 1, 1, 'heartbeat status: low power');
+    assert.equal(u.board.leds.lowPower, true, 'low-power LED (GP28) on');
+    u.pico.setVsys(5000);
+    const back = u.pico.nanos;
+    u.runFor(1500 * MS);
+    const beats = devFrames(u, 'DEVICE_HEARTBEAT', back);
+    assert.equal(beats.at(-1).fields.status & 1, 0, 'heartbeat status clear again');
+    assert.equal(u.board.leds.lowPower, false);
+    noFaults(u);
+    host.silent = true;
+  });
+
   test('combined: its levers and its panels on one port (both cores busy: bit-banging and a press at once)', () => {
     const u = make('combined');
     const host = new HostPeer(u);
