@@ -83,6 +83,7 @@ export class UsbHost {
     const usb = this.pico.rp.usbCtrl;
     this.usb = usb;
     this.patchOutAvailable(usb);
+    this.patchInPause(usb);
     this.info = null;
     this.transfers = [];
     this.current = null;
@@ -123,6 +124,46 @@ export class UsbHost {
       dpram.setUint32(offset, dpram.getUint32(offset, true) & ~AVAILABLE, true);
       finish(endpoint, buffer);
     };
+  }
+
+  /// rp2040js takes every IN packet the moment it is armed: its host never
+  /// NAKs. A real host does while nobody reads the tty (cdc-acm stops
+  /// asking for data when the tty layer throttles), and the firmware has a
+  /// path for it (a 20 ms write timeout, the frame dropped, a 0x00 before
+  /// the next one if part of a frame went out). `reading = false` makes
+  /// this host NAK the bulk IN endpoint: the packet stays armed (AVAILABLE
+  /// set) until reading resumes.
+  patchInPause(usb) {
+    const dpram = this.pico.rp.usbDPRAMView;
+    const EP0_IN_BUFFER_CONTROL = 0x80;
+    const AVAILABLE = 1 << 10;
+    this.reading = true;
+    this.heldIn = null;
+    const updated = usb.DPRAMUpdated;
+    usb.DPRAMUpdated = (offset, value) => {
+      const isIn = offset > EP0_IN_BUFFER_CONTROL && offset < 0x100 && (offset & 7) === 0;
+      const ep = (offset - EP0_IN_BUFFER_CONTROL) >> 3;
+      if (isIn && ep === this.endpoints.in && value & AVAILABLE && !this.reading && !usb.hostMode) {
+        this.heldIn = offset;
+        this.naks = (this.naks || 0) + 1;
+        return;
+      }
+      updated(offset, value);
+    };
+    this.release = () => {
+      const offset = this.heldIn;
+      this.heldIn = null;
+      if (offset != null) {
+        const value = dpram.getUint32(offset, true);
+        if (value & AVAILABLE) updated(offset, value);
+      }
+    };
+  }
+
+  /// Whether the host reads the bulk IN endpoint (false: it NAKs).
+  setReading(on) {
+    this.reading = on;
+    if (on) this.release();
   }
 
   enumerate() {

@@ -257,6 +257,30 @@ export function steppedTests({ uf2Dir, figures }) {
     host.silent = true;
   });
 
+  test('buttons: a host that stops reading (NAKs bulk IN for 400 ms): the firmware times out its writes, stays linked, and the press made meanwhile arrives after, stamped at its edge, nothing garbled', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    u.usb.setReading(false);
+    const paused = u.pico.nanos;
+    const edgeUs = u.board.press(0);
+    u.runFor(400 * MS);
+    assert.ok(u.usb.naks >= 1, 'the host NAKed');
+    assert.equal(devFrames(u, 'BUTTON').length, 0, 'nothing crossed while the host did not read');
+    u.usb.setReading(true);
+    const resumed = u.pico.nanos;
+    u.runFor(400 * MS);
+    const b = devFrames(u, 'BUTTON');
+    assert.equal(b.length, 1, 'the press, once');
+    assert.ok(b[0].nanos - resumed < 1_000_000, 'delivered as soon as the host reads again');
+    assert.ok(b[0].fields.deviceTimeUs - edgeUs <= 50, 'stamped at its first edge');
+    assert.ok(devFrames(u, 'DEVICE_HEARTBEAT', resumed).length >= 1, 'heartbeats again after the pause');
+    assert.equal(devFrames(u, 'HELLO', paused).length, 0, 'the link held: the host kept sending');
+    assert.deepEqual(u.frames.filter((f) => f.dir === 'dev' && f.error), [], 'no refused frame from the device');
+    noFaults(u);
+    host.silent = true;
+  });
+
   test('buttons: a power cycle is a new boot: new boot_id, event numbers and the device clock restart', () => {
     const u = make('buttons');
     const host = new HostPeer(u);
