@@ -85,6 +85,10 @@ console.log(`  press (first edge) to ACK, ms, linked presses: ${spread(linkedLiv
 console.log(`  BUTTON sent to ACK received, ms (bridge + daemon + bridge): ${spread(linkedLive.map((p) => p.buttonToAckMs))}`);
 console.log(`  daemon's accounted instant minus the first edge, µs: ${spread(live.map((p) => p.accountedMinusEdgeUs))}`);
 console.log(`  heartbeat emitted late against the wall clock, µs (the emulator's pacing): ${spread(Object.values(figures.daemon ?? {}).flatMap((r) => r.heartbeatLateUs))}`);
+if (figures.replug) {
+  const r = figures.replug;
+  console.log(`  battery unit replugged: HELLO ${r.usbResetToHelloMs} ms after the USB reset, ${r.lastHostFrameToHelloMs} ms after the host's last frame (T = 1000)`);
+}
 if (figures.core0Busy) {
   const b = figures.core0Busy;
   console.log(`  core 0 busy (buttons unit): ${(b.usbUnconfigured * 100).toFixed(1)} % before a USB host configures it, ${(b.linkedIdle * 100).toFixed(3)} % linked and idle`);

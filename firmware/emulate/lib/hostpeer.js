@@ -42,8 +42,16 @@ export class HostPeer {
     this.unit.hostWrite(encodeFrame(id, this.seq++, payload));
   }
 
+  /// A new host session on the port (a reopen, a replug): as SPEC 6.1
+  /// item 4 says, nothing is sent and every frame but HELLO is ignored
+  /// until a HELLO has been answered.
+  newSession() {
+    this.welcomes = 0;
+  }
+
   onFrame(f) {
     if (f.dir !== 'dev' || this.silent) return;
+    if (f.name !== 'HELLO' && this.welcomes === 0) return;
     if (f.name === 'HELLO') {
       this.welcomes++;
       this.send(ID.WELCOME, [1, ...u16(this.heartbeatMs), ...u16(this.linkTimeoutMs)]);

@@ -92,8 +92,11 @@ export class UsbHost {
     this.configured = false;
     this.endpoints = { in: -1, out: -1 };
     this.inBytes = 0;
+    this.detached = false;
     usb.onUSBEnabled = () => usb.resetDevice();
-    usb.onResetReceived = () => this.enumerate();
+    usb.onResetReceived = () => {
+      if (!this.detached) this.enumerate();
+    };
     usb.onEndpointWrite = (ep, buffer) => this.endpointWrite(ep, buffer);
     usb.onEndpointRead = (ep, size) => this.endpointRead(ep, size);
   }
@@ -338,8 +341,35 @@ export class UsbHost {
     }
   }
 
+  /// The cable pulled from a unit that keeps its power (batteries): no
+  /// host on the bus, so every IN packet waits (NAK) and nothing comes.
+  /// rp2040js has no bus-idle suspend, so the firmware notices only at
+  /// `reattach()`, by the bus reset of the new enumeration.
+  detach() {
+    this.detached = true;
+    this.setReading(false);
+    this.pendingOut = [];
+  }
+
+  /// The cable back in: a bus reset and a new enumeration, as a PC does
+  /// on a plug. The packet the firmware had armed is lost with the reset.
+  reattach() {
+    this.detached = false;
+    this.heldIn = null;
+    this.reading = true;
+    this.transfers = [];
+    this.current = null;
+    this.pendingOut = [];
+    this.outArmed = 0;
+    this.configured = false;
+    this.info = null;
+    this.endpoints = { in: -1, out: -1 };
+    this.usb.resetDevice();
+  }
+
   /// Bytes from the host program (the daemon) to the device.
   write(bytes) {
+    if (this.detached) return;
     this.pendingOut.push(...bytes);
     this.flushOut();
   }

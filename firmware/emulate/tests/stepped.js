@@ -281,6 +281,39 @@ export function steppedTests({ uf2Dir, figures }) {
     host.silent = true;
   });
 
+  test('buttons: a battery unit\'s cable out for 600 ms and back: re-enumerated, the same boot says HELLO, its queued press is ACKed with its first-edge stamp', () => {
+    const u = make('buttons');
+    const host = new HostPeer(u);
+    u.runFor(300 * MS);
+    const boot = devFrames(u, 'HELLO')[0].fields.bootId;
+    u.usb.detach();
+    const lastHost = u.frames.filter((f) => f.dir === 'host').at(-1).nanos;
+    const edgeUs = u.board.press(0);
+    u.runFor(600 * MS);
+    host.newSession();
+    u.usb.reattach();
+    const back = u.pico.nanos;
+    runUntil(u, () => devFrames(u, 'HELLO', back).length > 0, 2000 * MS);
+    assert.ok(u.enumerated && u.enumerated.atMicros * 1000 > back, 'enumerated again');
+    const hello = devFrames(u, 'HELLO', back)[0];
+    assert.ok(hello, 'HELLO after the replug');
+    assert.equal(hello.fields.bootId, boot, 'the same boot: the chip kept its power');
+    assert.equal(hello.fields.firstUnackedEvent, 0, 'HELLO names the queued press');
+    // SPEC 3 lets a device take a USB reset for "host gone"; when it does
+    // not, the link timeout T brings the HELLO. Either is within T of the
+    // host's last frame or of the replug.
+    const helloAfterMs = (hello.nanos - Math.max(lastHost, back)) / 1e6;
+    assert.ok(helloAfterMs <= 1001, `HELLO ${helloAfterMs} ms after the replug or the last host frame`);
+    figures.replug = { usbResetToHelloMs: +((hello.nanos - back) / 1e6).toFixed(1), lastHostFrameToHelloMs: +((hello.nanos - lastHost) / 1e6).toFixed(1) };
+    runUntil(u, () => u.frames.some((f) => f.dir === 'host' && f.name === 'ACK'), 1000 * MS);
+    const sent = devFrames(u, 'BUTTON', hello.nanos);
+    assert.ok(sent.length >= 1, 'the press sent after the WELCOME');
+    assert.ok(sent[0].fields.deviceTimeUs - edgeUs <= 50, 'with its first-edge stamp');
+    assert.ok(u.frames.some((f) => f.dir === 'host' && f.name === 'ACK' && f.nanos > hello.nanos), 'and ACKed');
+    noFaults(u);
+    host.silent = true;
+  });
+
   test('buttons: a power cycle is a new boot: new boot_id, event numbers and the device clock restart', () => {
     const u = make('buttons');
     const host = new HostPeer(u);
