@@ -265,7 +265,7 @@ export function daemonTests(opts) {
     }
   });
 
-  test('daemon: a combined unit (buttons and panels on one port) with a MAX7219 display and a one-panel display facing White', async () => {
+  test('daemon: a combined unit (buttons and panels on one port) with a MAX7219 display and a one-panel display facing White; its cable out and back in with a press meanwhile', async () => {
     const rig = new Rig(opts);
     try {
       const combined = await rig.unit('combined', 'combined', 3);
@@ -287,7 +287,19 @@ export function daemonTests(opts) {
       await waitFor('white\'s clock counting on the one-panel unit', () => one.board.panels[0] === '0:59');
       await rig.press(combined, 0);
       await waitFor('black running', () => combined.board.leds.icons[3] && combined.board.leds.player[1]);
-      await rig.press(combined, 1);
+      // The combined unit runs on batteries: its cable out (the PTY hangs
+      // up, no host on its bus), black presses, the cable back in (a new
+      // enumeration, a new PTY at the same link): the same boot, so the
+      // daemon keeps its time mapping and the press is placed at its edge.
+      combined.usb.detach();
+      await combined.unplug();
+      await waitFor('the daemon sees the combined unit gone', () => d.state().then((s) => connected(s, 'buttons') === false));
+      const black = await rig.press(combined, 1, { waitAck: false });
+      await waitFor('the press made on the unplugged unit', () => combined.board.edges.some((e) => e.nanos >= black.edgeNanos));
+      await combined.plug(combined.linkPath);
+      combined.usb.reattach();
+      await rig.acked(black);
+      assert.equal(combined.frames.filter((f) => f.dir === 'dev' && f.name === 'HELLO').at(-1).boot, 1, 'no new boot');
       await d.call('Pause');
       const s = await d.state();
       const w = clockText(s.white.remaining_ms);
