@@ -19,7 +19,12 @@
 // * XIP_CTRL and the ring oscillator are unmodelled: reads of XIP_CTRL's
 //   stream counter return 0 (no stream running) and the ROSC's random bit
 //   comes from a seeded generator, so each power cycle has its own boot_id;
+// * the MPU is absent (reads as all ones, which stops embassy-rp's core 1
+//   at a UDF): its registers are kept per core, not enforced;
+// * UDF/BKPT in the firmware and SYSRESETREQ do nothing: the harness
+//   records them as faults (a test fails on any) and resets on the latter;
 // * pad pull-ups do not drive input levels: a small board model does.
+// (The USB gaps are worked around in usbhost.js.)
 //
 // Time is the emulator's: `nanos` counts from power-on and only advances
 // when the harness runs the chip, so a test steps it exactly.
