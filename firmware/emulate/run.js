@@ -85,6 +85,9 @@ console.log(`  press (first edge) to ACK, ms, linked presses: ${spread(linkedLiv
 console.log(`  BUTTON sent to ACK received, ms (bridge + daemon + bridge): ${spread(linkedLive.map((p) => p.buttonToAckMs))}`);
 console.log(`  daemon's accounted instant minus the first edge, µs: ${spread(live.map((p) => p.accountedMinusEdgeUs))}`);
 console.log(`  heartbeat emitted late against the wall clock, µs (the emulator's pacing): ${spread(Object.values(figures.daemon ?? {}).flatMap((r) => r.heartbeatLateUs))}`);
+for (const [kind, d] of Object.entries(figures.displayUpdate ?? {})) {
+  console.log(`  DISPLAY to the chips (${kind}): first edge ${d.frameToFirstEdgeUs} µs after the frame arrived, ${d.busyMs} ms of bit-banging`);
+}
 if (figures.replug) {
   const r = figures.replug;
   console.log(`  battery unit replugged: HELLO ${r.usbResetToHelloMs} ms after the USB reset, ${r.lastHostFrameToHelloMs} ms after the host's last frame (T = 1000)`);

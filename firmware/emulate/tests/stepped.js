@@ -347,11 +347,22 @@ export function steppedTests({ uf2Dir, figures }) {
       u.runFor(300 * MS);
       const sep = k.chip === 'max7219' ? '.' : ':';
       const expect = (texts) => texts.slice(0, k.panels).map((t) => t.replace(':', sep));
+      // How long the firmware bit-bangs one picture (its delays are timer
+      // busy-waits, so this is the chip's figure too).
+      const chipPins = new Set([...PIN.tm1637.flatMap((m) => [m.clk, m.dio]), PIN.max7219.din, PIN.max7219.clk, PIN.max7219.cs]);
+      const busEdges = [];
+      u.pico.pinListeners.push((pin, high, nanos) => chipPins.has(pin) && busEdges.push(nanos));
+      const sentAt = u.pico.nanos;
       // RUNNING (0x0008, SPEC 8.2) on the right panel, brightness 255: the
       // brightest level.
       host.display({ left: { time: '1:00' }, right: { time: '0:59', icons: 0x0008 }, brightness: 255 });
       u.runFor(50 * MS);
       assert.deepEqual(u.board.panels, expect(['1:00', '0:59']));
+      figures.displayUpdate ??= {};
+      figures.displayUpdate[kind] = {
+        frameToFirstEdgeUs: +((busEdges[0] - sentAt) / 1000).toFixed(1),
+        busyMs: +((busEdges.at(-1) - busEdges[0]) / 1e6).toFixed(3),
+      };
       if (k.chip === 'tm1637') {
         assert.deepEqual(u.board.tm.slice(0, k.panels).map((c) => c.brightness), new Array(k.panels).fill(7));
       } else {
