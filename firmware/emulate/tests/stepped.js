@@ -110,6 +110,11 @@ export function steppedTests({ uf2Dir, figures }) {
       assert.equal(h.digits, k.display ? (k.chip === 'max7219' ? 8 : 4) : 0, 'digits per panel');
       assert.equal(h.brightnessLevels, k.display ? (k.chip === 'max7219' ? 16 : 8) : 0, 'brightness levels');
       assert.equal(!!(h.flags & 0x04), k.buttons, 'the arbiter flag iff it has buttons');
+      // SPEC 8.2: a display SHOULD have FLAG, RUNNING, PAUSED and LINK_LOST,
+      // and SHOULD show NO_BUTTONS; a button unit announces no icons.
+      const SHOULD = 0x0001 | 0x0008 | 0x0010 | 0x0020 | 0x0200;
+      if (k.display) assert.equal(h.icons & SHOULD, SHOULD, `icons 0x${h.icons.toString(16)}`);
+      else assert.equal(h.icons, 0);
       assert.equal(h.firstUnackedEvent, 0);
       for (const gap of intervalsMs(hellos)) {
         assert.ok(Math.abs(gap - 500) < 0.5, `HELLO interval ${gap} ms, SPEC says 500`);
