@@ -1,8 +1,9 @@
 //! The man pages that are not a command's `--help`: `chessclockd(8)` (from
 //! the daemon's own argument definition, [`DaemonArgs`]) and
-//! `chessclockd.toml(5)` (the configuration, key by key). `chessclockctl
-//! man DIR` writes them next to its own pages, so the Debian package gets
-//! every page from one host-built program (see `scripts/build-deb`).
+//! `chessclockd.toml(5)` (the configuration, key by key). `chessclockd
+//! --man DIR` writes them; the repository keeps every program's pages in
+//! `man/` (a test fails when they are stale), and the Debian package ships
+//! those.
 
 use std::path::Path;
 
@@ -65,6 +66,11 @@ pub struct DaemonArgs {
     /// to the running daemon before `systemctl reload chessclockd`.
     #[arg(long, value_name = "FILE", conflicts_with = "demo")]
     pub check_config: Option<std::path::PathBuf>,
+    /// Write this program's man pages, chessclockd(8) and
+    /// chessclockd.toml(5), into DIR and exit (the repository keeps them in
+    /// man/).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["demo", "check_config"])]
+    pub man: Option<std::path::PathBuf>,
 }
 
 /// The configuration file the daemon reads by default.
@@ -216,6 +222,7 @@ pub fn config_page() -> String {
 
 /// Writes `chessclockd.8` and `chessclockd.toml.5` into `dir`.
 pub fn write_daemon_pages(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("chessclockd.8"), daemon_page()?)?;
     std::fs::write(dir.join("chessclockd.toml.5"), config_page())?;
     Ok(())

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::{Button, Icons};
+use chessclock_sim_units::{Direction, LinkState, SimHandle, SimUnits};
 use chessclockd::engine::{Micros, MS, SECOND};
-use chessclockd::sim::{Direction, LinkState, SimHandle, SimUnits};
 use serde_json::Value;
 
 mod daemon_support;
@@ -76,8 +76,8 @@ displays = ["{display}"]
         &self,
         unit: &str,
         timeout: Duration,
-        ready: impl Fn(&chessclockd::sim::UnitSnapshot) -> bool + Send + Sync + 'static,
-    ) -> chessclockd::sim::UnitSnapshot {
+        ready: impl Fn(&chessclock_sim_units::UnitSnapshot) -> bool + Send + Sync + 'static,
+    ) -> chessclock_sim_units::UnitSnapshot {
         let sim = self.sim.clone();
         let unit = unit.to_owned();
         std::thread::spawn(move || sim.wait_until(&unit, timeout, ready))

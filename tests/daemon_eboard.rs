@@ -7,12 +7,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
-use chessclockd::clock::monotonic_now_us;
+use chessclock_sim::dgt::{run_sim, DgtSimOptions, SimScript};
 use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
 use chessclockd::control::{BoardEvent, Caller, Command, ControlHandle, Reply};
 use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
-use chessclockd::eboard::{run_sim, DgtSimOptions, SimScript};
 use chessclockd::engine::Side;
 use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
 use serde_json::Value;

@@ -31,7 +31,7 @@ const NEXT_GAME: &str = "[Event \"Next\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba
     14. Bg5 b4 15. Nb1 h6 16. Bh4 c5 17. dxe5 Nxe4 18. Bxe7 *\n\n";
 
 fn sans(pgn: &str) -> Vec<String> {
-    chessclockd::eboard::sim::pgn_sans(pgn)
+    chessclock_sim::dgt::pgn_sans(pgn)
 }
 
 /// SAN without check marks (python-chess writes its own).

@@ -1,6 +1,6 @@
 //! End to end with an electronic board: the real `chessclockd` binary, a
 //! private dbus-daemon, simulated button and display units on PTYs
-//! (`chessclockd::sim`) and a simulated DGT board on a PTY playing a PGN
+//! (`chessclock_sim_units`) and a simulated DGT board on a PTY playing a PGN
 //! (`eboard::run_sim`). Control `4/60+1:30+1`: four moves in a minute with
 //! one second a move, then thirty seconds more. White forgets to press after
 //! its 3rd move; its press after the 4th move on the board must still add

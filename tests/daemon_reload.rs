@@ -11,8 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
+use chessclock_sim_units::{spawn_units, SimOptions, SimUnits, UnitKind, UnitSpec};
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
-use chessclockd::sim::{spawn_units, SimOptions, SimUnits, UnitKind, UnitSpec};
 use serde_json::Value;
 
 mod daemon_support;
@@ -198,7 +198,7 @@ displays = ["{display}"]
         }
     }
 
-    fn sim(&self) -> chessclockd::sim::SimHandle {
+    fn sim(&self) -> chessclock_sim_units::SimHandle {
         self.units.as_ref().unwrap().handle()
     }
 }

@@ -79,8 +79,8 @@ async fn every_method_reaches_the_runtime_and_properties_follow() {
             vec![board_path("b1"), board_path("b2")]
         );
         let (monotonic_ms, wall_us) = manager.now().await.unwrap();
-        assert!((monotonic_ms - chessclockd::clock::monotonic_now_us() / 1000).abs() < 5_000);
-        assert!((wall_us - chessclockd::clock::wall_now_us()).abs() < 5_000_000);
+        assert!((monotonic_ms - chessclock_host::clock::monotonic_now_us() / 1000).abs() < 5_000);
+        assert!((wall_us - chessclock_host::clock::wall_now_us()).abs() < 5_000_000);
         assert_eq!(manager.version().await.unwrap(), env!("CARGO_PKG_VERSION"));
 
         let b1 = board_proxy(&client, "b1").await;
@@ -99,7 +99,7 @@ async fn every_method_reaches_the_runtime_and_properties_follow() {
         assert_eq!(b1.white_moves().await.unwrap(), 1);
         assert_eq!(b1.white_remaining_ms().await.unwrap(), 179_000);
         let snapshot_ms = b1.snapshot_ms().await.unwrap();
-        assert!((snapshot_ms - chessclockd::clock::monotonic_now_us() / 1000).abs() < 5_000);
+        assert!((snapshot_ms - chessclock_host::clock::monotonic_now_us() / 1000).abs() < 5_000);
 
         b1.pause().await.unwrap();
         assert!(b1.paused().await.unwrap());
@@ -150,7 +150,7 @@ async fn every_method_reaches_the_runtime_and_properties_follow() {
 
         // A scheduled start with a synchronised clock.
         let b2 = board_proxy(&client, "b2").await;
-        let at = chessclockd::clock::wall_now_us() + 60_000_000;
+        let at = chessclock_host::clock::wall_now_us() + 60_000_000;
         b2.start_at(at).await.unwrap();
         b2.start_at_forced(at, true).await.unwrap();
         let h2 = history(&handle, "b2").await;
@@ -311,7 +311,7 @@ async fn scheduled_starts_need_ntp_unless_forced() {
             let (_server, client) = p2p(handle.clone(), test_config(true), ntp).await;
             let b1 = board_proxy(&client, "b1").await;
             let manager = manager_proxy(&client).await;
-            let at = chessclockd::clock::wall_now_us() + 30_000_000;
+            let at = chessclock_host::clock::wall_now_us() + 30_000_000;
             match b1.start_at(at).await {
                 Err(Error::NotSynchronized(message)) => {
                     assert!(message.contains("--force"), "{message}")
@@ -342,7 +342,7 @@ async fn scheduled_starts_need_ntp_unless_forced() {
         )
         .await;
         let b1 = board_proxy(&client, "b1").await;
-        b1.start_at(chessclockd::clock::wall_now_us() + 30_000_000)
+        b1.start_at(chessclock_host::clock::wall_now_us() + 30_000_000)
             .await
             .unwrap();
     })

@@ -221,7 +221,7 @@ async fn scheduled_start_reads_ntp_status_from_timedated() {
         .await;
         let client = bus.connect().await;
         let b1 = board_proxy(&client, "b1").await;
-        let at = chessclockd::clock::wall_now_us() + 60_000_000;
+        let at = chessclock_host::clock::wall_now_us() + 60_000_000;
 
         // No timedated at all: unknown, refused.
         match b1.start_at(at).await {

@@ -1,28 +1,18 @@
-//! Golden tests: the three real DGT recordings in `shared/data/dgt-captures/`
-//! decode to exactly the moves recorded with them.
+//! Golden tests: the three real DGT recordings decode to exactly the moves
+//! recorded with them. The recordings are not in this repository (see
+//! CONTRIBUTING.md, "Real DGT recordings"): this file builds only with the
+//! feature `real-captures`, which `scripts/test` turns on when they are
+//! found, and CI always.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::path::PathBuf;
 
 use chessclockd::eboard::{decode_capture, decode_cli, CaptureFormat};
 
-/// `../shared/data/dgt-captures/` beside the repository (as in CI);
-/// `CHESSCLOCKD_SHARED_DIR` names another `shared/` folder (a git worktree
-/// that does not sit beside it).
+mod real_captures;
+
 fn captures_dir() -> PathBuf {
-    let dir = match std::env::var_os("CHESSCLOCKD_SHARED_DIR") {
-        Some(shared) => PathBuf::from(shared).join("data/dgt-captures"),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../shared/data/dgt-captures/"
-        )),
-    };
-    assert!(
-        dir.is_dir(),
-        "the DGT captures are missing: expected them in {} (the `shared/` folder must sit beside the repository)",
-        dir.display()
-    );
-    dir
+    real_captures::dir()
 }
 
 fn read(name: &str) -> Vec<u8> {

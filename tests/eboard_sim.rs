@@ -4,16 +4,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use chessclock_sim::dgt::{pgn_sans, run_sim, DgtSimOptions, SimScript};
 use chessclockd::eboard::detect::{BoardEvent, DetectorConfig, MoveStatus};
 use chessclockd::eboard::placement::Orientation;
 use chessclockd::eboard::serial::{spawn_with, EboardEvent, ShellConfig};
-use chessclockd::eboard::sim::{pgn_sans, run_sim, DgtSimOptions, SimScript};
-use chessclockd::eboard::CaptureFormat;
 use tokio::sync::mpsc;
+
+#[cfg(feature = "real-captures")]
+mod real_captures;
 
 static PTY: Mutex<()> = Mutex::new(());
 
@@ -166,24 +167,18 @@ async fn simulated_board_plays_a_pgn_turned_round_with_clock_body() {
     )));
 }
 
+/// A real recording (see CONTRIBUTING.md, "Real DGT recordings"): only
+/// with the feature `real-captures`.
+#[cfg(feature = "real-captures")]
 #[test]
 fn simulated_board_replays_a_real_capture() {
     serialised(simulated_board_replays_a_real_capture_body());
 }
 
+#[cfg(feature = "real-captures")]
 async fn simulated_board_replays_a_real_capture_body() {
-    let dir = match std::env::var_os("CHESSCLOCKD_SHARED_DIR") {
-        Some(shared) => PathBuf::from(shared).join("data/dgt-captures"),
-        None => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../shared/data/dgt-captures/"
-        )),
-    };
-    assert!(
-        dir.is_dir(),
-        "the DGT captures are missing: expected them in {} (the `shared/` folder must sit beside the repository)",
-        dir.display()
-    );
+    use chessclockd::eboard::CaptureFormat;
+    let dir = real_captures::dir();
     let want: Vec<String> = std::fs::read_to_string(dir.join("1.uci"))
         .unwrap()
         .split_whitespace()

@@ -8,6 +8,7 @@
 //! 429. Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
@@ -32,7 +33,7 @@ fn token_file(dir: &std::path::Path) -> String {
 }
 
 /// Presses `button` on the simulated unit and waits for its ACK.
-async fn press(sim: &chessclockd::sim::SimHandle, button: Button) {
+async fn press(sim: &chessclock_sim_units::SimHandle, button: Button) {
     let sim = sim.clone();
     tokio::task::spawn_blocking(move || {
         sim.press_returning_instant(Some("buttons"), button)

@@ -9,10 +9,11 @@
 //! wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chessclockd::sim::SimUnits;
+use chessclock_sim_units::SimUnits;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use rumqttc::QoS;

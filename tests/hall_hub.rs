@@ -8,6 +8,7 @@
 //! deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -298,7 +299,7 @@ impl Drop for Driver {
 
 fn spawn_hub(broker: &Broker, port: u16, log: &std::path::Path) -> Hub {
     Hub {
-        child: Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+        child: Command::new(crate::kit::binary("chessclock-hall"))
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
             .args(["--hall", "open", "--listen", &format!("127.0.0.1:{port}")])
             .env("RUST_LOG", "info")

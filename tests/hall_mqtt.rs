@@ -7,11 +7,12 @@
 //! condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
-use chessclockd::sim::{SimHandle, SimUnits};
+use chessclock_sim_units::{SimHandle, SimUnits};
 use rumqttc::{MqttOptions, QoS};
 use serde_json::{json, Value};
 

@@ -12,6 +12,7 @@
 //! a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::time::Duration;
 
 use chessclock_protocol::Button;
@@ -280,7 +281,7 @@ host = "pi1"
             |r| has_class(r, "flag"),
         )
         .await;
-    let seen_ms = chessclockd::clock::wall_now_us() / 1000;
+    let seen_ms = chessclock_host::clock::wall_now_us() / 1000;
     let boards = request(hub.port, "GET", "/boards.json", &[], "")
         .await
         .json();

@@ -6,6 +6,7 @@
 //! Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,7 +31,7 @@ fn fixture(name: &str) -> PathBuf {
 /// Runs `chessclock-hall ARGS`: exit success, stdout, stderr.
 async fn hall(args: Vec<String>) -> (bool, String, String) {
     tokio::task::spawn_blocking(move || {
-        let output = Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+        let output = Command::new(crate::kit::binary("chessclock-hall"))
             .args(&args)
             .output()
             .unwrap();

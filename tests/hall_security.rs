@@ -9,7 +9,8 @@
 //! does (the broker keeps one client's messages in order).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use chessclockd::sim::SimUnits;
+mod kit;
+use chessclock_sim_units::SimUnits;
 use rumqttc::{ConnectReturnCode, ConnectionError, QoS};
 use serde_json::{json, Value};
 

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
-use chessclockd::clock::monotonic_now_us;
 use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
 use chessclockd::control::{
     BoardEvent, Caller, Command, ControlError, ControlHandle, FindingKind, Reply, StateMode,

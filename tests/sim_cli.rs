@@ -2,6 +2,7 @@
 //! what the host (this test) shows; the JSON Lines log records it all.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 mod sim_host;
 
 use std::path::Path;
@@ -34,7 +35,7 @@ impl Sim {
     fn start(dir: &Path, script: &str, script_name: &str) -> Sim {
         let script_path = dir.join(script_name);
         std::fs::write(&script_path, script).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_chessclock-sim"))
+        let child = Command::new(crate::kit::binary("chessclock-sim"))
             .arg("run")
             .args(["--unit", "buttons=buttons,serial=CC0001"])
             .args(["--unit", "display=display,serial=CC0002,drift-ppm=50"])
@@ -173,7 +174,7 @@ fn a_bad_script_is_refused_before_anything_starts() {
         "{stderr}"
     );
     assert!(!dir.path().join("buttons").exists());
-    let bad_unit = Command::new(env!("CARGO_BIN_EXE_chessclock-sim"))
+    let bad_unit = Command::new(crate::kit::binary("chessclock-sim"))
         .args(["run", "--unit", "x=toaster"])
         .output()
         .unwrap();

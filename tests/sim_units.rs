@@ -7,9 +7,11 @@ mod sim_host;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{Button, DisplayState, Icons, Message, Roles, Text};
-use chessclockd::clock::monotonic_now_us;
-use chessclockd::sim::{self, Direction, LinkState, LogTarget, SimOptions, UnitKind, UnitSpec};
+use chessclock_sim_units::{
+    self as sim, Direction, LinkState, LogTarget, SimOptions, UnitKind, UnitSpec,
+};
 use sim_host::{eventually, log_lines, Host, WAIT};
 
 /// PTY-heavy tests run one at a time.

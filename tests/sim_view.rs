@@ -7,8 +7,8 @@ mod sim_host;
 use std::sync::Mutex;
 
 use chessclock_protocol::{DisplayState, Icons, Leds, Message, Text};
-use chessclockd::sim::view::{render, Tone, ViewStatus};
-use chessclockd::sim::{self, SimOptions};
+use chessclock_sim_units::view::{render, Tone, ViewStatus};
+use chessclock_sim_units::{self as sim, SimOptions};
 use sim_host::{Host, WAIT};
 
 static SERIAL: Mutex<()> = Mutex::new(());

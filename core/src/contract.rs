@@ -12,6 +12,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Side;
+// The snapshot is a view of a board, defined with the other views; the
+// contract carries it (the arrow goes one way: contract -> views).
+pub use crate::views::{BoardSnapshot, DeviceLink, HistoryRow};
 
 /// Who asked: the uid from D-Bus credentials and, where known, the
 /// person's name (the account name of the uid, or the arbiter's name a hall
@@ -193,41 +196,6 @@ pub enum ControlError {
     Internal(String),
 }
 
-/// A device's link, as shown on D-Bus and in the CLI.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeviceLink {
-    /// `buttons`, `display`, `eboard`.
-    pub role: String,
-    /// Path or `serial:...` from the config.
-    pub name: String,
-    pub connected: bool,
-    /// HELLO serial number once known.
-    pub serial: Option<String>,
-}
-
-/// Everything a board's D-Bus properties show, as of `snapshot_ms`
-/// (the daemon's monotonic milliseconds). Clients extrapolate the running
-/// side's time from the snapshot.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BoardSnapshot {
-    pub board: String,
-    pub control: String,
-    pub snapshot_ms: i64,
-    pub started: bool,
-    pub running: Option<Side>,
-    pub paused: bool,
-    pub white_remaining_ms: i64,
-    pub black_remaining_ms: i64,
-    pub white_moves: u32,
-    pub black_moves: u32,
-    pub white_stage: u32,
-    pub black_stage: u32,
-    /// Fallen flags, first fallen first.
-    pub flags: Vec<Side>,
-    pub devices: Vec<DeviceLink>,
-    pub arbiter_called: bool,
-}
-
 /// Something that happened on a board, broadcast to every control surface.
 ///
 /// Serialises (for the hall's event topic) as an object with the variant's
@@ -301,7 +269,7 @@ pub enum BoardEvent {
     /// it (`caller_uid`, `caller_name`) and both clocks after it.
     Recorded {
         board: String,
-        row: Box<crate::views::HistoryRow>,
+        row: Box<HistoryRow>,
     },
 }
 
@@ -416,4 +384,31 @@ impl StateHealth {
         }
         lines
     }
+}
+
+/// `SetResult`'s arguments as a command: `1-0`, `0-1`, `1/2-1/2` or `*`,
+/// and a termination (empty: `normal`).
+pub fn result_command(result: &str, termination: &str) -> Result<Command, String> {
+    let parsed = match result {
+        "*" => None,
+        other => Some(crate::eboard::GameResult::parse(other).ok_or_else(|| {
+            format!("result `{other}`: expected 1-0, 0-1, 1/2-1/2 or * (to withdraw it)")
+        })?),
+    };
+    let termination = match termination {
+        "" => None,
+        text => Some(crate::eboard::Termination::parse(text).ok_or_else(|| {
+            format!(
+                "termination `{text}`: expected normal, resignation, agreement, time forfeit, \
+                 rules infraction, adjudication, abandoned, death or emergency"
+            )
+        })?),
+    };
+    if parsed.is_none() && termination.is_some() {
+        return Err("a withdrawn result (*) takes no termination".into());
+    }
+    Ok(Command::SetResult {
+        result: parsed,
+        termination,
+    })
 }

@@ -15,7 +15,10 @@
 //! * [`session`]: one serial device's protocol session, host side;
 //! * [`eboard`]: a DGT board's protocol, move detection and the Laws checks
 //!   it makes possible, the live PGN;
-//! * [`journal`]: the format of a game's stored events.
+//! * [`journal`]: the format of a game's stored events;
+//! * [`timetext`]: times and durations as arbiters type them;
+//! * [`contract`]: the commands, replies and events between a control
+//!   surface and the boards' owner, and [`views`], what readers see.
 
 pub mod board;
 pub mod clocktext;
@@ -27,4 +30,5 @@ pub mod journal;
 pub mod session;
 pub mod time;
 pub mod timecontrol;
+pub mod timetext;
 pub mod views;

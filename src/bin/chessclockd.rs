@@ -18,12 +18,12 @@ use tokio::signal::unix::{signal, SignalKind};
 use std::sync::{Arc, Mutex};
 
 use chessclock_core::views::StateView;
+use chessclock_sim_units::view::board::DemoInfo;
+use chessclock_sim_units::view::BoardPanel;
+use chessclock_sim_units::BoardHost;
 use chessclockd::config::{BoardConfig, BusKind, ButtonSide, Config, DeviceRef};
 use chessclockd::control::{Caller, Command, ControlHandle, Reply};
-use chessclockd::runtime::{run, RunOptions};
-use chessclockd::sim::view::board::DemoInfo;
-use chessclockd::sim::view::BoardPanel;
-use chessclockd::sim::BoardHost;
+use chessclockd::daemon::{run, RunOptions};
 
 use chessclockd::manpages::{DaemonArgs as Args, DEFAULT_CONFIG};
 
@@ -33,11 +33,23 @@ fn main() -> ExitCode {
     if let Some(path) = &args.check_config {
         return check_config(path);
     }
+    if let Some(dir) = &args.man {
+        return match chessclockd::manpages::write_daemon_pages(dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!(
+                    "chessclockd: cannot write the man pages into {}: {error}",
+                    dir.display()
+                );
+                ExitCode::FAILURE
+            }
+        };
+    }
     let interactive = args.demo && std::io::stdout().is_terminal();
     if interactive {
         // The terminal view owns the screen: logs go to a file.
         init_file_logging(&demo_state_dir(&args), args.verbose);
-    } else if let Err(error) = chessclockd::logging::init(args.verbose) {
+    } else if let Err(error) = chessclock_host::logging::init(args.verbose) {
         eprintln!("chessclockd: cannot set up logging: {error}");
     }
     // The control loop, D-Bus and the readers: no deadline is kept here (the
@@ -177,7 +189,7 @@ fn init_file_logging(dir: &Path, verbosity: u8) {
         return;
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(chessclockd::logging::default_directive(verbosity))
+        tracing_subscriber::EnvFilter::new(chessclock_host::logging::default_directive(verbosity))
     });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -227,7 +239,7 @@ impl Drop for PrivateBus {
 }
 
 async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
-    use chessclockd::sim::{spawn_units, SimOptions};
+    use chessclock_sim_units::{spawn_units, SimOptions};
 
     let shutdown = shutdown_signal()?;
     let state_dir = demo_state_dir(&args);
@@ -344,7 +356,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     let (view, idle_units) = if interactive {
         let host = Arc::clone(&host);
         let view = std::thread::spawn(move || {
-            let result = chessclockd::sim::run_demo(units, host.as_ref(), &|| false);
+            let result = chessclock_sim_units::run_demo(units, host.as_ref(), &|| false);
             let _ = stop_tx.send(());
             result
         });

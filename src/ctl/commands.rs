@@ -209,7 +209,8 @@ pub async fn run(ctx: &Ctx<'_>, command: Cmd) -> Result<(), CtlError> {
             termination,
         } => {
             let termination = termination.unwrap_or_default();
-            crate::dbus::board::result_command(&result, &termination).map_err(CtlError::Usage)?;
+            chessclock_core::contract::result_command(&result, &termination)
+                .map_err(CtlError::Usage)?;
             let id = ctx.resolve(&board).await?;
             api(
                 &id,
@@ -454,7 +455,7 @@ async fn start(
         Some(text) => {
             let spec = time::StartTime::parse(text).map_err(CtlError::Usage)?;
             Some(
-                spec.resolve(crate::clock::wall_now_us())
+                spec.resolve(chessclock_host::clock::wall_now_us())
                     .map_err(CtlError::Usage)?,
             )
         }
@@ -579,7 +580,7 @@ impl AdjustRequest {
         stage: Option<u32>,
     ) -> Result<AdjustRequest, CtlError> {
         let time = |option: &str, text: &str| -> Result<i64, CtlError> {
-            let ms = time::parse_clock_ms(text)
+            let ms = chessclock_core::timetext::parse_clock_ms(text)
                 .map_err(|e| CtlError::Usage(format!("--{option} {e}")))?;
             if ms > MAX_TIME_MS {
                 return Err(CtlError::Usage(format!(

@@ -1,25 +1,25 @@
 //! `chessclockctl --hall URL watch`: the hall's boards as the hub
 //! (`chessclock-hall`) knows them, read from its `/boards.json` over HTTP
-//! and drawn by `watch`'s own view ([`super::watch::render`]).
+//! and drawn by `watch`'s own view (`watch::render`).
 //!
 //! Promises: the hub's answer is outside input: a board whose state cannot
 //! be read, or whose host is offline, becomes a line saying so, never a
 //! panic; each board's clocks are advanced from the daemon's snapshot to
 //! the moment of reading (the hub may hold a state minutes old while a
-//! clock runs); the client is hyper's (already in the tree through axum),
+//! clock runs); the client is hyper's,
 //! plain HTTP only (the hub serves the hall's own network).
 
 use std::time::Duration;
 
-use axum::body::Bytes;
 use chessclock_core::views::StateView;
 use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
-use super::watch::{advance, Row};
+use super::rows::{advance, Row};
 use super::CtlError;
 
 /// How long one request to the hub may take.
@@ -40,7 +40,7 @@ pub fn base_url(text: &str) -> Result<String, CtlError> {
     }
     let rest = rest.trim_end_matches('/');
     let url = format!("http://{rest}");
-    let uri: axum::http::Uri = format!("{url}/boards.json")
+    let uri: hyper::Uri = format!("{url}/boards.json")
         .parse()
         .map_err(|e| CtlError::Usage(format!("--hall {text}: not a URL: {e}")))?;
     if rest.is_empty() || uri.host().is_none_or(str::is_empty) {
@@ -73,7 +73,7 @@ impl HubClient {
     /// `GET PATH` as JSON.
     pub async fn get_json(&self, path: &str) -> Result<Value, CtlError> {
         let url = format!("{}{path}", self.base);
-        let uri: axum::http::Uri = url
+        let uri: hyper::Uri = url
             .parse()
             .map_err(|e| CtlError::Usage(format!("{url}: not a URL: {e}")))?;
         let fail = |why: String| CtlError::Api(format!("cannot read {url}: {why}"));
@@ -102,7 +102,10 @@ impl HubClient {
     /// The hub's boards as the view's rows, as of now.
     pub async fn rows(&self) -> Result<Vec<Row>, CtlError> {
         let boards = self.get_json("/boards.json").await?;
-        Ok(rows(&boards, crate::clock::wall_now_us().div_euclid(1000)))
+        Ok(rows(
+            &boards,
+            chessclock_host::clock::wall_now_us().div_euclid(1000),
+        ))
     }
 }
 

@@ -15,6 +15,7 @@ pub mod commands;
 pub mod echo;
 pub mod hall;
 pub mod output;
+pub mod rows;
 pub mod time;
 pub mod watch;
 
@@ -354,7 +355,7 @@ pub enum Cmd {
         shell: clap_complete::Shell,
     },
     /// Write man pages into a directory: chessclockctl(1) and one page per
-    /// command, chessclockd(8), chessclockd.toml(5).
+    /// command (the daemon's own: `chessclockd --man DIR`).
     Man {
         /// Where the pages go.
         dir: PathBuf,
@@ -861,7 +862,6 @@ pub fn write_man_pages(dir: &std::path::Path) -> Result<(), CtlError> {
         clap_mangen::Man::new(sub).render(&mut page)?;
         std::fs::write(dir.join(format!("{name}.1")), page)?;
     }
-    crate::manpages::write_daemon_pages(dir)?;
     Ok(())
 }
 

@@ -3,7 +3,8 @@
 //! urgent first (an arbiter call, a flag, a dead device, low time...), in
 //! colour, with a bell when a player calls the arbiter; it fits 80 columns.
 //!
-//! The view is a pure function of [`Row`]s ([`render`]): any source of
+//! The view is a pure function of [`Row`]s ([`render`], the rows of
+//! [`super::rows`]): any source of
 //! State views can feed it (the daemons over D-Bus here; another source,
 //! such as a hall hub, only has to produce [`Row`]s: `--hall URL` reads
 //! the hub's, see [`super::hall`]). Between updates the
@@ -32,6 +33,7 @@ use zbus::{MatchRule, MessageStream};
 
 use super::hall::HubClient;
 use super::output::{side_time, start_text, state_text};
+pub use super::rows::{advance, Row};
 use super::time::LocalTime;
 use super::{connect, CtlError, Ctx, Target};
 use crate::dbus::client::ManagerProxy;
@@ -44,20 +46,6 @@ pub struct Options {
     pub bell: bool,
     /// Colour the urgent lines.
     pub color: bool,
-}
-
-/// One line of the view: a board of a source, or a source that cannot be
-/// read.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Row {
-    /// The host (empty for the local daemon).
-    pub source: String,
-    pub board: String,
-    /// The board's State view, as of `age_ms` ago.
-    pub view: Option<StateView>,
-    pub age_ms: i64,
-    /// Why the source cannot be read.
-    pub error: Option<String>,
 }
 
 /// How a line is drawn.
@@ -83,38 +71,6 @@ pub struct Line {
 
 /// Below this a running clock is "low time" (an urgent line).
 const LOW_TIME_MS: i64 = 60_000;
-
-/// The view advanced by `ms` of the running clock (and the countdown to a
-/// scheduled start), as the daemon would show it then.
-pub fn advance(view: &StateView, ms: i64) -> StateView {
-    let mut view = view.clone();
-    let ms = ms.max(0);
-    view.t = view.t.saturating_add(ms);
-    if let Some(side) = view.running {
-        let own = match side {
-            Side::White => &mut view.white,
-            Side::Black => &mut view.black,
-        };
-        let delay = own.delay_left_ms.unwrap_or(0).max(0);
-        own.used_ms = own.used_ms.saturating_add(ms);
-        if let Some(remaining) = own.remaining_ms.as_mut() {
-            *remaining = remaining.saturating_sub((ms - delay).max(0));
-        }
-        if let Some(delay_left) = own.delay_left_ms.as_mut() {
-            *delay_left = (*delay_left - ms).max(0);
-        }
-        if view.hourglass {
-            let other = match side {
-                Side::White => &mut view.black,
-                Side::Black => &mut view.white,
-            };
-            if let Some(remaining) = other.remaining_ms.as_mut() {
-                *remaining = remaining.saturating_add(ms);
-            }
-        }
-    }
-    view
-}
 
 /// How urgent a row is (0: most) and what needs the arbiter, in words.
 fn urgency(row: &Row) -> (u8, Tone, String) {

@@ -238,33 +238,6 @@ pub fn adjust_command(
 }
 
 /// A scheduled start must be a plausible instant not in the past.
-/// `SetResult`'s arguments as a command: `1-0`, `0-1`, `1/2-1/2` or `*`,
-/// and a termination (empty: `normal`).
-pub fn result_command(result: &str, termination: &str) -> Result<Command, String> {
-    let parsed = match result {
-        "*" => None,
-        other => Some(crate::eboard::GameResult::parse(other).ok_or_else(|| {
-            format!("result `{other}`: expected 1-0, 0-1, 1/2-1/2 or * (to withdraw it)")
-        })?),
-    };
-    let termination = match termination {
-        "" => None,
-        text => Some(crate::eboard::Termination::parse(text).ok_or_else(|| {
-            format!(
-                "termination `{text}`: expected normal, resignation, agreement, time forfeit, \
-                 rules infraction, adjudication, abandoned, death or emergency"
-            )
-        })?),
-    };
-    if parsed.is_none() && termination.is_some() {
-        return Err("a withdrawn result (*) takes no termination".into());
-    }
-    Ok(Command::SetResult {
-        result: parsed,
-        termination,
-    })
-}
-
 pub fn validate_start_time(unix_time_usec: i64, now_usec: i64) -> Result<(), Error> {
     // One second of slack for the call's own transit.
     if unix_time_usec < now_usec - 1_000_000 {
@@ -604,7 +577,8 @@ impl Board {
         #[zbus(connection)] connection: &Connection,
     ) -> Result<(), Error> {
         let caller = self.context.authorize(connection, &header).await?;
-        let command = result_command(&result, &termination).map_err(Error::InvalidArgument)?;
+        let command = chessclock_core::contract::result_command(&result, &termination)
+            .map_err(Error::InvalidArgument)?;
         self.handle.call(&self.id, command, caller).await?;
         Ok(())
     }

@@ -87,8 +87,8 @@ impl Manager {
     #[zbus(out_args("monotonic_ms", "unix_time_usec"))]
     fn now(&self, #[zbus(header)] _header: Header<'_>) -> (i64, i64) {
         (
-            crate::clock::monotonic_now_us() / 1000,
-            crate::clock::wall_now_us(),
+            chessclock_host::clock::monotonic_now_us() / 1000,
+            chessclock_host::clock::wall_now_us(),
         )
     }
 

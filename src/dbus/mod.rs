@@ -201,7 +201,7 @@ impl Context {
             .get(&(board.to_owned(), kind.to_owned()))
             .copied()
             .unwrap_or(1);
-        let now = crate::clock::monotonic_now_us();
+        let now = chessclock_host::clock::monotonic_now_us();
         match reads.limiter.admit(caller, estimate as u64, now) {
             Ok(()) => Ok(estimate),
             Err(wait) => Err(Error::RateLimited(format!(
@@ -263,7 +263,7 @@ impl Context {
         force: bool,
     ) -> Result<Caller, Error> {
         let caller = self.authorize(connection, header).await?;
-        board::validate_start_time(unix_time_usec, crate::clock::wall_now_us())?;
+        board::validate_start_time(unix_time_usec, chessclock_host::clock::wall_now_us())?;
         self.ntp
             .check_scheduled_start(self.live().require_ntp, force)
             .await?;

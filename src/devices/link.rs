@@ -20,10 +20,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use super::port::Port;
 use super::session::{role_names, Output, Refusal, Session, SessionConfig};
 use super::{required_roles, DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
-use crate::clock::monotonic_now_us;
 use crate::config::DeviceRef;
 use crate::engine::Micros;
-use crate::runtime::realtime::Lateness;
+use crate::lateness::Lateness;
+use chessclock_host::clock::monotonic_now_us;
 
 /// What the manager tells a link task.
 #[derive(Debug)]

@@ -279,7 +279,7 @@ impl DeviceManager {
 
     /// How late, from the instant each was due, the links wrote the display
     /// frames so far: after deadlines, after presses.
-    pub fn display_writes(&self) -> [crate::runtime::realtime::Lateness; 2] {
+    pub fn display_writes(&self) -> [crate::lateness::Lateness; 2] {
         self.spawner.display_writes.lateness()
     }
 

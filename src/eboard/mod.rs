@@ -1,7 +1,7 @@
 //! DGT electronic boards: the host side of DGT's serial protocol, move
 //! detection with `shakmaty`, the Laws checks an electronic board makes
 //! possible (Art. 6.2a1, 6.4, 6.9), a live PGN with clock times, offline
-//! decoding of captures, the serial shell and a simulated board.
+//! decoding of captures and the serial shell.
 //!
 //! **DGT's notice:** DGT's protocol documentation states that the DGT board
 //! protocol may not be used commercially without DGT's written permission.
@@ -12,20 +12,19 @@
 //! re-exported here ([`protocol`] parser, [`placement`], [`session`] link
 //! state machine, [`detect`] move detection, [`laws`], [`pgn`], [`decode`],
 //! [`follower`]); the thin shells are here: [`serial`], the tokio task on a
-//! real port; [`sim`], a simulated board on a PTY; [`files`], the PGN file
-//! and capture files.
+//! real port; [`files`], the PGN file and capture files. A simulated board
+//! on a PTY is the simulator's (`chessclock-sim dgt`, `crates/sim`).
 //!
 //! How the board core drives a board (the serial task's events, the
 //! follower's inputs and actions) is the contract in the module docs of
-//! `chessclock_core::eboard` ("How the board core uses it"); until the
-//! board core lands, `src/runtime/timing/follow.rs` carries it out.
+//! `chessclock_core::eboard` ("How the board core uses it"); the board
+//! core (`core/src/board`) carries it out on the timing thread.
 
 pub use chessclock_core::eboard::{
     decode, detect, follower, laws, link, pgn, placement, protocol, session,
 };
 pub mod files;
 pub mod serial;
-pub mod sim;
 
 pub use chessclock_core::eboard::{
     can_checkmate, decode_capture, flag_report, render_moves, BoardEvent, CaptureFormat,
@@ -35,4 +34,3 @@ pub use chessclock_core::eboard::{
 };
 pub use files::{decode_cli, write_atomic};
 pub use serial::{spawn, EboardHandle};
-pub use sim::{run_sim, run_sim_cli, DgtSim, DgtSimArgs, DgtSimOptions, SimScript};

@@ -19,7 +19,7 @@ use tokio_serial::{DataBits, FlowControl, Parity, SerialPort, SerialPortBuilderE
 use super::detect::{BoardEvent, DetectorConfig, MoveDetector};
 pub use super::link::{EboardCommand, EboardEvent};
 use super::session::{DgtSession, SessionConfig, SessionOutput};
-use crate::clock::monotonic_now_us;
+use chessclock_host::clock::monotonic_now_us;
 
 /// DGT boards talk at 9600 baud.
 pub const BAUD: u32 = 9600;

@@ -1,6 +1,6 @@
 //! The hall: every board of this daemon on the event's MQTT broker
-//! (`[hall]` in the config; off without it). The topics and payloads are in
-//! [`message`].
+//! (`[hall]` in the config; off without it). The topics and payloads are
+//! the hall's protocol, `chessclock_hall_proto::message`.
 //!
 //! One task on the main (control) runtime, never the timing thread, owns
 //! the MQTT client ([`rumqttc`]); a second task polls the client's event
@@ -40,30 +40,19 @@
 //!   `state.restart`) gets one `restart` event on its event topic, QoS 1
 //!   and buffered like the others, with how long the daemon was down.
 
-pub mod hub;
-pub mod message;
-pub mod pairings;
-pub mod results;
-pub mod round;
-
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
-use rumqttc::{
-    AsyncClient, Event, EventLoop, Incoming, LastWill, MqttOptions, Outgoing, QoS,
-    TlsConfiguration, Transport,
-};
-use serde::Deserialize;
+use chessclock_hall_proto::client::client_options;
+use rumqttc::{AsyncClient, Event, EventLoop, Incoming, LastWill, Outgoing, QoS};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::clock::{monotonic_now_us, wall_now_us};
-use crate::config::{check_topic_level, BrokerAddress, HallConfig};
+use crate::config::{check_topic_level, HallConfig};
 use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlHandle, Reply};
+use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
-use self::message::{
-    parse_command, ClockMapping, EventPayload, HostEvent, HostEventPayload, ReplyPayload,
+use chessclock_hall_proto::message::{
+    self, parse_command, ClockMapping, EventPayload, HostEvent, HostEventPayload, ReplyPayload,
     StatePayload, Topics, SCHEMA,
 };
 
@@ -73,34 +62,11 @@ const CLIENT_CAPACITY: usize = 256;
 const COMMAND_QUEUE: usize = 64;
 /// Replies remembered to answer a repeated request id again.
 const ANSWERED: usize = 256;
-/// The largest packet sent or taken.
-const MAX_PACKET: usize = 1024 * 1024;
 /// The first wait before connecting again; doubled up to [`MAX_RETRY`].
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(4);
 /// How long a stop waits for `offline` to be sent.
 const STOP_WAIT: Duration = Duration::from_secs(2);
-
-/// The `[hall] credentials` file.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Credentials {
-    username: String,
-    password: String,
-}
-
-/// Reads a credentials file (`username = "..."`, `password = "..."`).
-fn read_credentials(path: &Path) -> anyhow::Result<Credentials> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("the credentials file: cannot read {}", path.display()))?;
-    toml::from_str(&text).map_err(|error| {
-        anyhow::anyhow!(
-            "the credentials file {}: {} (expected `username = \"...\"` and `password = \"...\"`)",
-            path.display(),
-            error.message().trim()
-        )
-    })
-}
 
 /// This host's name: `[hall] host`, else the system's host name.
 fn host_name(config: &HallConfig) -> String {
@@ -113,41 +79,6 @@ fn host_name(config: &HallConfig) -> String {
         Ok(()) => system.to_owned(),
         Err(_) => "chessclockd".to_owned(),
     }
-}
-
-/// The MQTT client's options for a broker URL (`mqtt://` or `mqtts://`
-/// with the CA file), a credentials file and a keepalive: a clean
-/// session, packets up to 1 MiB.
-pub fn client_options(
-    broker: &str,
-    client_id: String,
-    credentials: Option<&Path>,
-    ca: Option<&Path>,
-    keepalive_seconds: u16,
-) -> anyhow::Result<MqttOptions> {
-    let address = BrokerAddress::parse(broker).map_err(anyhow::Error::msg)?;
-    let mut options = MqttOptions::new(client_id, address.host.clone(), address.port);
-    options
-        .set_keep_alive(Duration::from_secs(u64::from(keepalive_seconds.max(1))))
-        .set_clean_session(true)
-        .set_max_packet_size(MAX_PACKET, MAX_PACKET);
-    if let Some(path) = credentials {
-        let credentials = read_credentials(path)?;
-        options.set_credentials(credentials.username, credentials.password);
-    }
-    if address.tls {
-        let Some(path) = ca else {
-            anyhow::bail!("the mqtts:// broker {broker} needs a CA file");
-        };
-        let ca = std::fs::read(path)
-            .with_context(|| format!("the CA file: cannot read {}", path.display()))?;
-        options.set_transport(Transport::tls_with_config(TlsConfiguration::Simple {
-            ca,
-            alpn: None,
-            client_auth: None,
-        }));
-    }
-    Ok(options)
 }
 
 /// The running hall connection.

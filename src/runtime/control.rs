@@ -24,13 +24,13 @@ use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use super::store::StoreReader;
 use super::timing::{ControlMsg, TimingMsg};
-use crate::clock::monotonic_now_us;
 use crate::config::Config;
 use crate::control::{BoardEvent, Command, ControlError, Reply, Request};
 use crate::eboard::EboardHandle;
 use chessclock_core::board::{Board, BoardCommand, GameSpec};
 use chessclock_core::journal::StoredGame;
 use chessclock_core::views::{BoardModel, GameHeader, GameSummary, HistoryRow};
+use chessclock_host::clock::monotonic_now_us;
 
 /// What readers see of one board.
 #[derive(Default)]

@@ -20,8 +20,8 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use tokio::io::unix::AsyncFd;
 
-use crate::clock::monotonic_now_us;
 use crate::engine::Micros;
+use chessclock_host::clock::monotonic_now_us;
 
 struct TimerFdRaw(TimerFd);
 
@@ -75,7 +75,7 @@ impl DeadlineTimer {
         let at = at.max(1);
         self.armed = at;
         if let Source::TimerFd(fd) = &self.source {
-            let spec = crate::clock::timespec_of_us(at);
+            let spec = chessclock_host::clock::timespec_of_us(at);
             if let Err(error) = fd.get_ref().0.set(
                 Expiration::OneShot(spec),
                 TimerSetTimeFlags::TFD_TIMER_ABSTIME,

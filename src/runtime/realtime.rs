@@ -121,7 +121,7 @@ pub fn prefault_stack(bytes: usize) {
 /// wake-up never accumulates. Returns at once if the deadline has passed.
 pub fn sleep_until(deadline: Micros) {
     let deadline = deadline.max(0);
-    let request = crate::clock::timespec_of_us(deadline);
+    let request = chessclock_host::clock::timespec_of_us(deadline);
     loop {
         match clock_nanosleep(
             ClockId::CLOCK_MONOTONIC,
@@ -131,66 +131,6 @@ pub fn sleep_until(deadline: Micros) {
             Err(nix::errno::Errno::EINTR) => continue,
             Ok(_) | Err(_) => return,
         }
-    }
-}
-
-/// Wake-up lateness of the absolute sleeps: a fixed histogram (10 µs
-/// buckets up to 10 ms), no allocation on the timing thread.
-#[derive(Clone, Debug)]
-pub struct Lateness {
-    buckets: [u32; 1000],
-    overflow: u32,
-    count: u64,
-    max: i64,
-}
-
-impl Default for Lateness {
-    fn default() -> Self {
-        Lateness {
-            buckets: [0; 1000],
-            overflow: 0,
-            count: 0,
-            max: 0,
-        }
-    }
-}
-
-impl Lateness {
-    const BUCKET: i64 = 10;
-
-    pub fn record(&mut self, late_us: i64) {
-        let late_us = late_us.max(0);
-        self.count += 1;
-        self.max = self.max.max(late_us);
-        match self.buckets.get_mut((late_us / Self::BUCKET) as usize) {
-            Some(bucket) => *bucket += 1,
-            None => self.overflow += 1,
-        }
-    }
-
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    pub fn max_us(&self) -> i64 {
-        self.max
-    }
-
-    /// The upper edge of the bucket holding the `percent`-th percentile, µs
-    /// (`None` with no samples or beyond 10 ms).
-    pub fn percentile_us(&self, percent: u64) -> Option<i64> {
-        if self.count == 0 {
-            return None;
-        }
-        let rank = (self.count * percent).div_ceil(100).max(1);
-        let mut seen = 0u64;
-        for (index, bucket) in self.buckets.iter().enumerate() {
-            seen += u64::from(*bucket);
-            if seen >= rank {
-                return Some((index as i64 + 1) * Self::BUCKET);
-            }
-        }
-        None
     }
 }
 
@@ -217,7 +157,7 @@ pub fn one_malloc_arena() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::monotonic_now_us;
+    use chessclock_host::clock::monotonic_now_us;
 
     #[test]
     fn sleeps_until_an_absolute_instant() {
@@ -227,19 +167,5 @@ mod tests {
         assert!(monotonic_now_us() >= deadline);
         // A past deadline returns at once.
         sleep_until(start);
-    }
-
-    #[test]
-    fn lateness_percentiles() {
-        let mut lateness = Lateness::default();
-        assert_eq!(lateness.percentile_us(50), None);
-        for late in [5, 15, 15, 95, 20_000] {
-            lateness.record(late);
-        }
-        assert_eq!(lateness.count(), 5);
-        assert_eq!(lateness.max_us(), 20_000);
-        assert_eq!(lateness.percentile_us(50), Some(20));
-        assert_eq!(lateness.percentile_us(80), Some(100));
-        assert_eq!(lateness.percentile_us(100), None);
     }
 }

@@ -24,7 +24,6 @@ use tokio::sync::mpsc as tokio_mpsc;
 
 use super::deadline::DeadlineTimer;
 use super::store::{Commit, Job, StoreMsg};
-use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::control::Caller;
 use crate::devices::{DeviceEvent, DeviceKey, Due};
 use crate::eboard::EboardEvent;
@@ -35,6 +34,7 @@ use chessclock_core::board::{
 use chessclock_core::contract::BoardEvent;
 use chessclock_core::eboard::EboardCommand;
 use chessclock_core::views::{BoardModel, GameHeader, HistoryRow};
+use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
 /// Longest wait without a wake-up (the watchdog heartbeat).
 const MAX_WAIT: Micros = 500 * MS;
@@ -146,7 +146,7 @@ pub struct Timing {
     store: mpsc::Sender<StoreMsg>,
     control: tokio_mpsc::UnboundedSender<ControlMsg>,
     heartbeat: Arc<AtomicU64>,
-    lateness: super::realtime::Lateness,
+    lateness: crate::lateness::Lateness,
     /// Records for the store, sent after the device links had their turn.
     store_jobs: Vec<Job>,
     /// Each board's [`Board::next_deadline`] as of its last input (a board
@@ -177,7 +177,7 @@ impl Timing {
             store,
             control,
             heartbeat,
-            lateness: super::realtime::Lateness::default(),
+            lateness: crate::lateness::Lateness::default(),
             store_jobs: Vec::new(),
             deadlines: Vec::with_capacity(boards.len()),
             due: BinaryHeap::with_capacity(boards.len()),

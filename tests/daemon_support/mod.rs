@@ -170,10 +170,10 @@ pub fn daemon_table(state: &Path) -> String {
 
 /// The demo's simulated units (a button unit and a display unit), their
 /// PTY links in `dir` as `dev-buttons` and `dev-display`.
-pub fn demo_units(dir: &Path) -> chessclockd::sim::SimUnits {
-    let mut options = chessclockd::sim::SimOptions::demo();
+pub fn demo_units(dir: &Path) -> chessclock_sim_units::SimUnits {
+    let mut options = chessclock_sim_units::SimOptions::demo();
     for unit in &mut options.units {
         unit.link = Some(dir.join(format!("dev-{}", unit.name)));
     }
-    chessclockd::sim::spawn_units(&options).expect("simulated units")
+    chessclock_sim_units::spawn_units(&options).expect("simulated units")
 }

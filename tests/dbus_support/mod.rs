@@ -87,7 +87,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
                     },
                     history: vec![],
                     scheduled: None,
-                    created_wall_us: chessclockd::clock::wall_now_us(),
+                    created_wall_us: chessclock_host::clock::wall_now_us(),
                 },
             )
         })
@@ -102,7 +102,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
 }
 
 fn now_ms() -> i64 {
-    chessclockd::clock::monotonic_now_us() / 1000
+    chessclock_host::clock::monotonic_now_us() / 1000
 }
 
 fn parse_control(control: &str) -> Result<i64, ControlError> {
@@ -439,7 +439,7 @@ fn record(board: &mut FakeBoard, request: &Request) {
         Command::Note { text } => note(text),
         other => note(&format!("fake runtime: {}", other.name())),
     };
-    let wall = chessclockd::clock::wall_now_us();
+    let wall = chessclock_host::clock::wall_now_us();
     board.history.push(HistoryRow {
         event,
         t_ms: 0,
@@ -484,7 +484,7 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         }
     };
     let now = now_ms();
-    let wall_ms = chessclockd::clock::wall_now_us() / 1000;
+    let wall_ms = chessclock_host::clock::wall_now_us() / 1000;
     StateView {
         t: now,
         running: snap.running,

@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{
     encode, Accumulator, Button, Capabilities, DisplayState, Feed, Frame, Hello, Icons, Leds,
     Message, NakCode, Panel, Roles, Text, MAX_WIRE_FRAME, PROTOCOL_VERSION,
 };
-use chessclockd::clock::monotonic_now_us;
 use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef, DisplayRef};
 use chessclockd::control::Command;
 use chessclockd::devices::session::SessionConfig;

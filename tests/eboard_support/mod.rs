@@ -1,6 +1,6 @@
 //! End to end with an electronic board, shared by the e-board test files:
 //! the real `chessclockd` binary on a private dbus-daemon, simulated button
-//! and display units (`chessclockd::sim`) and a simulated DGT board playing
+//! and display units (`chessclock_sim_units`) and a simulated DGT board playing
 //! PGN games on a PTY (`eboard::run_sim`); and the PGN read back by two
 //! independent tools, python-chess and pgn-extract (installed by
 //! `scripts/setup-debian`; a missing one fails the test loudly).
@@ -13,9 +13,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::Button;
-use chessclockd::eboard::sim::SimMoveEvent;
-use chessclockd::eboard::{run_sim, DgtSim, DgtSimOptions, SimScript};
-use chessclockd::sim::{spawn_units, SimHandle, SimOptions, SimUnits};
+use chessclock_sim::dgt::SimMoveEvent;
+use chessclock_sim::dgt::{run_sim, DgtSim, DgtSimOptions, SimScript};
+use chessclock_sim_units::{spawn_units, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
 use crate::daemon_support::{devices_linked, Bus, Client, Daemon};
@@ -321,7 +321,7 @@ pub fn placements_of(sans: &[String]) -> Vec<String> {
 
 /// The placements after each half-move of a PGN's first game.
 pub fn placements(pgn: &str) -> Vec<String> {
-    placements_of(&chessclockd::eboard::sim::pgn_sans(pgn))
+    placements_of(&chessclock_sim::dgt::pgn_sans(pgn))
 }
 
 /// `H:MM:SS` of milliseconds, rounded up to the second (PGN `%clk`).

@@ -41,7 +41,7 @@ impl Hub {
     /// Starts the hub on `port` with `more` arguments (e.g.
     /// `--passwords FILE`); returns once it listens.
     pub async fn start(broker: &Broker, port: u16, log: &Path, more: &[&str]) -> Hub {
-        let child = Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+        let child = Command::new(crate::kit::binary("chessclock-hall"))
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
             .args(["--hall", "open", "--listen", &format!("127.0.0.1:{port}")])
             .args(more)
@@ -68,7 +68,7 @@ impl Drop for Hub {
 /// `chessclock-hall passwd` (the password on standard input).
 pub fn add_arbiter(file: &Path, user: &str, password: &str) {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+    let mut child = Command::new(crate::kit::binary("chessclock-hall"))
         .arg("passwd")
         .arg(file)
         .arg(user)

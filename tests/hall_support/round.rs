@@ -38,7 +38,7 @@ impl Hub {
     pub async fn start(broker_port: u16, dir: &std::path::Path, extra: &[&str]) -> Hub {
         let port = free_port();
         let log = dir.join(format!("hub-{port}.log"));
-        let child = Command::new(env!("CARGO_BIN_EXE_chessclock-hall"))
+        let child = Command::new(crate::kit::binary("chessclock-hall"))
             .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
             .args(["--hall", HALL, "--listen", &format!("127.0.0.1:{port}")])
             .args(extra)

@@ -86,7 +86,7 @@ impl Host {
             Ok(0) | Err(_) => return false,
             Ok(_) => {}
         }
-        let at_us = chessclockd::clock::monotonic_now_us();
+        let at_us = chessclock_host::clock::monotonic_now_us();
         let mut buf = [0u8; 1024];
         let n = match self.port.read(&mut buf) {
             Ok(0) => {

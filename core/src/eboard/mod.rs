@@ -83,7 +83,7 @@
 //!     then [`Follower::end_restore`]: the command that makes the shell
 //!     follow the same game (`Resume { moves, finished }`).
 //!
-//! Today `src/runtime/timing/follow.rs` in the daemon does exactly this.
+//! The board core does exactly this: `core/src/board/follow.rs`.
 
 pub mod decode;
 pub mod detect;

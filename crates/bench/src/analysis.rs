@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::stats::Summary;
-use crate::engine::{Micros, SECOND};
+use chessclock_core::engine::{Micros, SECOND};
 
 /// A press as the simulated button unit made it.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,4 +1,4 @@
-//! The three figures issue 13 asks of the bench, each measured on a rig of
+//! The clock at its edges, three figures, each measured on a rig of
 //! its own (one board, the real daemon, simulated units):
 //!
 //! - [`late_flag`]: presses made in the last 200 ms before the pressing
@@ -29,12 +29,12 @@ use super::analysis::{self, Beside, LatePressOutcome, RestartCharge, TruePress};
 use super::placement::Placement;
 use super::rig::{self, Binaries, Rig, RigOptions};
 use super::stats::Summary;
-use crate::clock::monotonic_now_us;
-use crate::engine::{MS, SECOND};
+use chessclock_core::engine::{MS, SECOND};
+use chessclock_host::clock::monotonic_now_us;
 
 /// How much of each measurement to run.
 #[derive(Clone, Debug, Serialize)]
-pub struct Issue13Options {
+pub struct EdgeOptions {
     /// Late presses before a flag: games played, one press each.
     pub late_trials: usize,
     /// The sudden-death control of those games, seconds.
@@ -61,9 +61,9 @@ pub struct Issue13Options {
     pub kill_repetitions: usize,
 }
 
-impl Issue13Options {
-    pub fn full() -> Issue13Options {
-        Issue13Options {
+impl EdgeOptions {
+    pub fn full() -> EdgeOptions {
+        EdgeOptions {
             late_trials: 30,
             late_initial_seconds: 2,
             late_window_ms: 200,
@@ -77,13 +77,13 @@ impl Issue13Options {
         }
     }
 
-    pub fn quick() -> Issue13Options {
-        Issue13Options {
+    pub fn quick() -> EdgeOptions {
+        EdgeOptions {
             late_trials: 8,
             flood_phase_seconds: 5.0,
             flood_rounds: 1,
             kill_repetitions: 3,
-            ..Issue13Options::full()
+            ..EdgeOptions::full()
         }
     }
 }
@@ -226,7 +226,7 @@ fn delay_band(delay_ms: u64) -> &'static str {
 pub fn late_flag(
     binaries: &Binaries,
     base: &RigBase,
-    options: &Issue13Options,
+    options: &EdgeOptions,
 ) -> anyhow::Result<LateFlagReport> {
     let mut rig = base.start(binaries, false, None)?;
     let board = rig::board_id(0);
@@ -446,7 +446,7 @@ fn spawn_readers(
                                 answered.fetch_add(1, Ordering::Relaxed);
                                 bytes.fetch_add(text.len() as u64, Ordering::Relaxed);
                             }
-                            Err(crate::dbus::error::Error::RateLimited(_)) => {
+                            Err(chessclockd::dbus::error::Error::RateLimited(_)) => {
                                 limited.fetch_add(1, Ordering::Relaxed);
                             }
                             Err(_) => {
@@ -510,7 +510,7 @@ fn press_for(
 pub fn reader_flood(
     binaries: &Binaries,
     base: &RigBase,
-    options: &Issue13Options,
+    options: &EdgeOptions,
 ) -> anyhow::Result<FloodReport> {
     let mut rig = base.start(binaries, true, options.flood_rttime_us)?;
     if let Some(placement) = &base.placement {
@@ -691,7 +691,7 @@ pub struct KillReport {
 pub fn kill_charge(
     binaries: &Binaries,
     base: &RigBase,
-    options: &Issue13Options,
+    options: &EdgeOptions,
 ) -> anyhow::Result<KillReport> {
     let mut rig = base.start(binaries, false, None)?;
     let board = rig::board_id(0);

@@ -41,7 +41,7 @@ use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text, PROTOCOL_VER
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::runtime::store::{commit_batch, Job, Store};
+use chessclockd::runtime::store::{commit_batch, Job, Store};
 
 /// A round after the second may end this much above the second's RSS and
 /// memory still counts as flat (allocator and SQLite page cache noise).
@@ -304,7 +304,7 @@ fn command(command: BoardCommand) -> BoardInput {
 /// The size of the database file (`suffix` "") or its WAL ("-wal") in
 /// `dir`, bytes.
 fn file_bytes(dir: &Path, suffix: &str) -> u64 {
-    std::fs::metadata(dir.join(format!("{}{suffix}", crate::runtime::store::DB_FILE)))
+    std::fs::metadata(dir.join(format!("{}{suffix}", chessclockd::runtime::store::DB_FILE)))
         .map_or(0, |m| m.len())
 }
 
@@ -369,7 +369,7 @@ pub fn run(options: &EventOptions, progress: &mut dyn FnMut(&str)) -> anyhow::Re
     let mut opened = Store::open_state(&dir)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(options.seed);
     let clock = Clock {
-        t0: crate::clock::monotonic_now_us(),
+        t0: chessclock_host::clock::monotonic_now_us(),
         // 2026-12-04T09:00:00Z, a Friday morning.
         wall0: 1_796_374_800_000_000,
     };
@@ -537,7 +537,7 @@ pub fn run(options: &EventOptions, progress: &mut dyn FnMut(&str)) -> anyhow::Re
         memory_flat: growth <= FLAT_MARGIN_KB as i64,
         rounds: report_rounds,
         games,
-        load_average: super::issue13::load_average(),
+        load_average: super::edges::load_average(),
         state_dir: dir,
     })
 }

@@ -42,10 +42,10 @@ use super::analysis;
 use super::procfs::{self, ProcSample, Usage};
 use super::rig::{read_jsonl, Binaries, Bus};
 use super::stats::Summary;
-use crate::clock::monotonic_now_us;
-use crate::engine::SECOND;
-use crate::sim::{LogTarget, SimOptions, SimUnits, UnitKind, UnitSpec};
+use chessclock_core::engine::SECOND;
+use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::Button;
+use chessclock_sim_units::{LogTarget, SimOptions, SimUnits, UnitKind, UnitSpec};
 
 /// Presses this close before the broker goes down are left out of press
 /// to page: their states may be in flight when it dies (µs).
@@ -487,7 +487,7 @@ pub fn run(
         units.push(display);
     }
     let sim_log = dir.path().join("sim.jsonl");
-    let sim: SimUnits = crate::sim::spawn_units(&SimOptions {
+    let sim: SimUnits = chessclock_sim_units::spawn_units(&SimOptions {
         units,
         log: Some(LogTarget::File(sim_log.clone())),
         log_sent: false,

@@ -3,8 +3,8 @@
 //! and display units on PTYs ([`rig`]). [`measure`] produces the figures of
 //! BENCHMARKS.md (latency against a bare PTY round trip, accounting
 //! accuracy under injected delays, display timing, resources, scale, state
-//! store, and issue 13's late presses before a flag, reader flood and time
-//! charged across kill -9: [`issue13`]) as a JSON report with SVG plots
+//! store, and the clock at its edges: late presses before a flag, a reader flood and
+//! the time charged across kill -9: [`edges`]) as a JSON report with SVG plots
 //! ([`svg`]); [`soak`] survives
 //! unplugs, kill -9, line noise and malformed D-Bus calls and counts what
 //! was lost (must be nothing). Driven by the `chessclock-bench` binary and
@@ -14,10 +14,10 @@
 //! counts (lost presses, mismatches, crashes).
 
 pub mod analysis;
+pub mod edges;
 pub mod event;
 pub mod floor;
 pub mod hall;
-pub mod issue13;
 pub mod measure;
 pub mod placement;
 pub mod procfs;

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use chessclockd::bench::{measure, report, rig::Binaries, soak};
+use chessclock_bench::{measure, report, rig::Binaries, soak};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -144,7 +144,7 @@ enum Mode {
         json: Option<PathBuf>,
     },
     /// The hall: many daemons on one broker and one hub (issue 16).
-    Hall(chessclockd::bench::hall::HallArgs),
+    Hall(chessclock_bench::hall::HallArgs),
 }
 
 fn main() -> ExitCode {
@@ -228,7 +228,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(only) = only {
                 options.sections = only;
             }
-            let i13 = &mut options.issue13;
+            let i13 = &mut options.edges;
             if let Some(n) = late_trials {
                 i13.late_trials = n;
             }
@@ -303,8 +303,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Mode::Hall(args) => chessclockd::bench::hall::main(&binaries, args, &mut progress)
-            .map(|()| ExitCode::SUCCESS),
+        Mode::Hall(args) => {
+            chessclock_bench::hall::main(&binaries, args, &mut progress).map(|()| ExitCode::SUCCESS)
+        }
         Mode::Event {
             rounds,
             boards,
@@ -312,13 +313,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             state_dir,
             json,
         } => {
-            let options = chessclockd::bench::event::EventOptions {
+            let options = chessclock_bench::event::EventOptions {
                 rounds,
                 boards: boards.max(1),
                 seed,
                 state_dir,
             };
-            let result = chessclockd::bench::event::run(&options, &mut progress)?;
+            let result = chessclock_bench::event::run(&options, &mut progress)?;
             write_or_print(json.as_ref(), &serde_json::to_string_pretty(&result)?)?;
             Ok(if result.memory_flat {
                 ExitCode::SUCCESS

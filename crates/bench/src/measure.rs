@@ -3,7 +3,7 @@
 //! accounting at 0 ms delay), then the same presses with delivery delays
 //! injected (accounting accuracy), then the state store (commit rate and
 //! restart-to-restored time of a 200-move game), then issue 13's three
-//! figures ([`super::issue13`]). `sections` chooses which of these run.
+//! figures ([`super::edges`]). `sections` chooses which of these run.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -14,13 +14,13 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::analysis::{self, TruePress};
-use super::issue13::{self, FloodReport, Issue13Options, KillReport, LateFlagReport, RigBase};
+use super::edges::{self, EdgeOptions, FloodReport, KillReport, LateFlagReport, RigBase};
 use super::placement::Placement;
 use super::procfs::{self, ProcSample, Usage};
 use super::rig::{self, Binaries, Rig, RigOptions};
 use super::stats::Summary;
-use crate::clock::monotonic_now_us;
-use crate::engine::SECOND;
+use chessclock_core::engine::SECOND;
+use chessclock_host::clock::monotonic_now_us;
 
 /// The parts of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -54,8 +54,10 @@ pub struct BenchOptions {
     pub quick: bool,
     /// The parts to run (default: all).
     pub sections: Vec<Section>,
-    /// How much of issue 13's measurements.
-    pub issue13: Issue13Options,
+    /// How much of the edge measurements ([`super::edges`]); `issue13` in
+    /// the report, the key since the first reports.
+    #[serde(rename = "issue13")]
+    pub edges: EdgeOptions,
     pub board_counts: Vec<usize>,
     /// Length of the steady game per board count, seconds.
     pub game_seconds: f64,
@@ -94,7 +96,7 @@ impl BenchOptions {
         BenchOptions {
             quick: false,
             sections: Section::ALL.to_vec(),
-            issue13: Issue13Options::full(),
+            edges: EdgeOptions::full(),
             board_counts: vec![1, 8, 32],
             game_seconds: 60.0,
             delay_seconds: 15.0,
@@ -119,7 +121,7 @@ impl BenchOptions {
             settle_seconds: 2.0,
             floor_rounds: 500,
             store_moves: 200,
-            issue13: Issue13Options::quick(),
+            edges: EdgeOptions::quick(),
             ..BenchOptions::full()
         }
     }
@@ -334,22 +336,22 @@ pub fn run(
         settle_seconds: options.settle_seconds,
         keep: options.keep,
     };
-    let i13 = &options.issue13;
+    let i13 = &options.edges;
     let late_flag = if wants(Section::LateFlag) {
         progress("issue 13: late presses before a flag");
-        Some(issue13::late_flag(binaries, &base, i13).context("the late-press run")?)
+        Some(edges::late_flag(binaries, &base, i13).context("the late-press run")?)
     } else {
         None
     };
     let reader_flood = if wants(Section::ReaderFlood) {
         progress("issue 13: reader flood");
-        Some(issue13::reader_flood(binaries, &base, i13).context("the reader-flood run")?)
+        Some(edges::reader_flood(binaries, &base, i13).context("the reader-flood run")?)
     } else {
         None
     };
     let kill_charge = if wants(Section::KillCharge) {
         progress("issue 13: time charged across kill -9");
-        Some(issue13::kill_charge(binaries, &base, i13).context("the kill -9 run")?)
+        Some(edges::kill_charge(binaries, &base, i13).context("the kill -9 run")?)
     } else {
         None
     };

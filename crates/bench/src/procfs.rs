@@ -76,7 +76,7 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
         .and_then(|io| status_field(&io, "write_bytes"))
         .unwrap_or(0);
     Some(ProcSample {
-        at_us: crate::clock::monotonic_now_us(),
+        at_us: chessclock_host::clock::monotonic_now_us(),
         rss_kb: status_field(&status, "VmRSS").unwrap_or(0),
         hwm_kb: status_field(&status, "VmHWM").unwrap_or(0),
         cpu_ticks: stat_cpu_ticks(&stat)?,

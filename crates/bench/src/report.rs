@@ -354,7 +354,7 @@ pub fn markdown(report: &BenchReport) -> String {
             st.events_before, st.events_after, st.mismatches
         );
     }
-    issue13_markdown(report, &mut out);
+    edges_markdown(report, &mut out);
     let _ = writeln!(
         out,
         "\n| target | limit | measured | met |\n|---|---|---|---|"
@@ -373,7 +373,7 @@ pub fn markdown(report: &BenchReport) -> String {
 }
 
 /// The tables of issue 13's three figures (those that ran).
-fn issue13_markdown(report: &BenchReport, out: &mut String) {
+fn edges_markdown(report: &BenchReport, out: &mut String) {
     if let Some(late) = &report.late_flag {
         let _ = writeln!(
             out,

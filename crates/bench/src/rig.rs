@@ -12,9 +12,9 @@ use anyhow::{anyhow, bail, Context};
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
-use crate::clock::monotonic_now_us;
-use crate::dbus::client::{BoardProxy, ManagerProxy};
-use crate::sim::{LogTarget, SimHandle, SimOptions, SimUnits, UnitKind, UnitSpec};
+use chessclock_host::clock::monotonic_now_us;
+use chessclock_sim_units::{LogTarget, SimHandle, SimOptions, SimUnits, UnitKind, UnitSpec};
+use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 
 /// Where the binaries under test are.
 #[derive(Clone, Debug)]
@@ -25,7 +25,10 @@ pub struct Binaries {
 
 impl Binaries {
     /// `chessclockd` and `chessclockctl` in the folder of the running
-    /// executable (how cargo lays out `target/<profile>/`).
+    /// executable (how cargo lays out `target/<profile>/`). They are
+    /// another package's binaries, so a test of this crate finds them there
+    /// once built (`cargo build --bins`, as `scripts/test` does first): a
+    /// missing one is an error that says so.
     pub fn beside_current_exe() -> anyhow::Result<Binaries> {
         let exe = std::env::current_exe().context("cannot find the running executable")?;
         let dir = exe
@@ -37,10 +40,20 @@ impl Binaries {
         } else {
             dir
         };
-        Ok(Binaries {
+        let binaries = Binaries {
             daemon: dir.join("chessclockd"),
             ctl: dir.join("chessclockctl"),
-        })
+        };
+        for binary in [&binaries.daemon, &binaries.ctl] {
+            if !binary.is_file() {
+                bail!(
+                    "{} is missing: build the daemon's binaries first (`cargo build --bins`; \
+                     scripts/test does)",
+                    binary.display()
+                );
+            }
+        }
+        Ok(binaries)
     }
 }
 
@@ -244,7 +257,7 @@ impl Rig {
             units.push(buttons);
             units.push(display);
         }
-        let sim = crate::sim::spawn_units(&SimOptions {
+        let sim = chessclock_sim_units::spawn_units(&SimOptions {
             units,
             log: Some(LogTarget::File(sim_log.clone())),
             log_sent: options.log_sent,
@@ -382,10 +395,10 @@ impl Rig {
     pub fn board_call<T>(
         &mut self,
         board: &str,
-        f: impl AsyncFnOnce(BoardProxy<'static>) -> Result<T, crate::dbus::error::Error>,
+        f: impl AsyncFnOnce(BoardProxy<'static>) -> Result<T, chessclockd::dbus::error::Error>,
     ) -> anyhow::Result<T> {
         let conn = self.connection()?;
-        let path = crate::dbus::board_path(board);
+        let path = chessclockd::dbus::board_path(board);
         self.rt.block_on(async move {
             let proxy = BoardProxy::builder(&conn)
                 .path(path)
@@ -495,7 +508,7 @@ impl Rig {
 pub async fn own_board_proxy(address: &str, board: &str) -> anyhow::Result<BoardProxy<'static>> {
     let conn = zbus::connection::Builder::address(address).build().await?;
     Ok(BoardProxy::builder(&conn)
-        .path(crate::dbus::board_path(board))
+        .path(chessclockd::dbus::board_path(board))
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
         .await?)

@@ -43,8 +43,8 @@ use super::analysis;
 use super::measure::history_mismatches;
 use super::rig::{self, Binaries, Rig, RigOptions};
 use super::stats::Summary;
-use crate::clock::monotonic_now_us;
-use crate::sim::Direction;
+use chessclock_host::clock::monotonic_now_us;
+use chessclock_sim_units::Direction;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct SoakOptions {
@@ -248,8 +248,8 @@ struct Unplugged {
 
 /// Calls that must be refused: (tool, arguments after the address).
 fn malformed_calls(address: &str, board: &str) -> Vec<(String, Vec<String>)> {
-    let service = crate::dbus::BUS_NAME;
-    let path = crate::dbus::board_path(board);
+    let service = chessclockd::dbus::BUS_NAME;
+    let path = chessclockd::dbus::board_path(board);
     let iface = "org.chessclockd.ChessClock1.Board";
     let busctl = |args: &[&str]| {
         let mut all = vec![
@@ -575,7 +575,7 @@ pub fn run(
                 // until the link is up again (plus a margin for the
                 // back-off).
                 let _ = rig.sim().wait_until(&unit, Duration::from_secs(10), |s| {
-                    s.plugged && s.link_state == crate::sim::LinkState::Up
+                    s.plugged && s.link_state == chessclock_sim_units::LinkState::Up
                 });
                 let linked = monotonic_now_us();
                 unplug_cycles.push((linked - from) as f64 / 1e3);
@@ -844,7 +844,7 @@ pub fn run(
     let logs = rig.daemon_logs();
     report.crashes += logs.matches("panicked").count();
     report.seconds = start.elapsed().as_secs_f64();
-    report.load_average = super::issue13::load_average();
+    report.load_average = super::edges::load_average();
     if report.presses_sent == 0 {
         return Err(anyhow!("the soak made no presses"));
     }

@@ -3,10 +3,8 @@
 //! CPUs, and the harness thread only on its own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::path::PathBuf;
-
-use chessclockd::bench::placement::Placement;
-use chessclockd::bench::rig::{Binaries, Rig, RigOptions};
+use chessclock_bench::placement::Placement;
+use chessclock_bench::rig::{Binaries, Rig, RigOptions};
 
 /// The CPUs of a `Cpus_allowed_list` such as `1`, `0-3` or `0,2-3`.
 fn cpu_list(text: &str) -> Vec<usize> {
@@ -50,10 +48,7 @@ fn the_daemon_runs_on_its_cpus_and_the_harness_on_its_own() {
     .join()
     .unwrap();
 
-    let binaries = Binaries {
-        daemon: PathBuf::from(env!("CARGO_BIN_EXE_chessclockd")),
-        ctl: PathBuf::from(env!("CARGO_BIN_EXE_chessclockctl")),
-    };
+    let binaries = Binaries::beside_current_exe().expect("the daemon's binaries");
     let rig = Rig::start(
         &binaries,
         &RigOptions {

@@ -4,9 +4,9 @@
 //! result are in the state database, in the order they were played.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+use chessclock_bench::event::{self, EventOptions, FLAT_MARGIN_KB};
 use chessclock_core::eboard::GameResult;
 use chessclock_core::journal::StoredEvent;
-use chessclockd::bench::event::{self, EventOptions, FLAT_MARGIN_KB};
 use chessclockd::runtime::store::{StoreReader, DB_FILE};
 
 #[test]

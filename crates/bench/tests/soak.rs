@@ -4,18 +4,14 @@
 //! (the long soak: `chessclock-bench soak --long`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use chessclockd::bench::rig::Binaries;
-use chessclockd::bench::soak::{self, SoakOptions};
+use chessclock_bench::rig::Binaries;
+use chessclock_bench::soak::{self, SoakOptions};
 
 #[test]
 fn short_soak_loses_nothing_outside_unplugged_windows() {
-    let binaries = Binaries {
-        daemon: PathBuf::from(env!("CARGO_BIN_EXE_chessclockd")),
-        ctl: PathBuf::from(env!("CARGO_BIN_EXE_chessclockctl")),
-    };
+    let binaries = Binaries::beside_current_exe().expect("the daemon's binaries");
     let options = SoakOptions {
         seconds: 6.0,
         ..SoakOptions::short()
@@ -30,7 +26,7 @@ fn short_soak_loses_nothing_outside_unplugged_windows() {
         .recv_timeout(Duration::from_secs(180))
         .expect("the soak finishes within 3 minutes")
         .expect("the soak runs");
-    eprintln!("{}", chessclockd::bench::report::soak_markdown(&report));
+    eprintln!("{}", chessclock_bench::report::soak_markdown(&report));
     // Every kind of fault happened.
     assert!(report.unplugs >= 1, "{report:?}");
     assert!(report.kills >= 1, "{report:?}");

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlError, Reply};
-use crate::engine::Side;
+use chessclock_core::contract::{BoardEvent, BoardSnapshot, Caller, Command, ControlError, Reply};
+use chessclock_core::engine::Side;
 
 /// The payload schema's version (the `schema` field of every payload).
 pub const SCHEMA: u32 = 1;
@@ -416,7 +416,7 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
         }
         HallCommand::SetTags { tags } => {
             for (name, value) in &tags {
-                crate::eboard::follower::check_tag(name, value)?;
+                chessclock_core::eboard::follower::check_tag(name, value)?;
             }
             Command::SetTags {
                 tags: tags.into_iter().collect(),
@@ -425,7 +425,10 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
         HallCommand::SetResult {
             result,
             termination,
-        } => crate::dbus::board::result_command(&result, termination.as_deref().unwrap_or(""))?,
+        } => chessclock_core::contract::result_command(
+            &result,
+            termination.as_deref().unwrap_or(""),
+        )?,
         HallCommand::State => Command::State,
         HallCommand::History => Command::History,
         HallCommand::Snapshot => Command::Snapshot,

@@ -23,6 +23,29 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::Argon2;
 use rand::Rng;
 
+/// Failed logins of one address or user name before it must wait.
+pub const LOGIN_FAILURES: usize = 5;
+/// The window in which failed logins count.
+pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
+/// How arbiters are let in: the password file's users, their sessions and
+/// the failed logins.
+pub struct Access {
+    pub passwords: Passwords,
+    pub sessions: Sessions,
+    pub failures: Failures,
+}
+
+impl Access {
+    /// Sessions of `lifetime`; [`LOGIN_FAILURES`] per [`LOGIN_WINDOW`].
+    pub fn new(passwords: Passwords, lifetime: Duration) -> Access {
+        Access {
+            passwords,
+            sessions: Sessions::new(lifetime),
+            failures: Failures::new(LOGIN_FAILURES, LOGIN_WINDOW),
+        }
+    }
+}
+
 /// The longest user name taken.
 pub const MAX_USER: usize = 64;
 

@@ -1,20 +1,20 @@
-//! `chessclock-hall`, the hub: one per event. It subscribes to the hall's
-//! board states, the daemons' replies and hosts' `online` topics on the
-//! broker and serves, over HTTP (axum):
-//! * `/`: the arbiters' page, every board in a row (see [`page`]); the
+//! The hub's state: what it knows of the hall, kept from the broker. It
+//! subscribes to the hall's board states, the daemons' replies and hosts'
+//! `online` topics ([`follow`]); [`crate::http`] serves it, over HTTP (axum):
+//! * `/`: the arbiters' page, every board in a row (see `crate::page`); the
 //!   running clocks tick in the browser from each state's snapshot (no
 //!   reload); logged-in arbiters correct boards from it;
 //! * `/spectator`: the same boards read-only, without arbiter matters;
 //! * `/events`: server-sent events, one `message` per change, its data
 //!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
-//!   state payload as published, see [`super::message::StatePayload`]) or
+//!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
 //!   `{"type": "host", "host", "online", "last_seen_ms"}`; every known
 //!   board and host first, then changes; `/public/events` the same for
-//!   spectators ([`page::public_view`]);
+//!   spectators (`crate::page::public_view`);
 //! * `/boards.json`: every board's latest state, every host's status and
 //!   when it was last heard of, and the boards most urgent first;
-//! * `/api/...`: login, logout and the arbiters' commands ([`page`]);
-//! * `/round.pgn` and the round's other routes: see [`super::round`].
+//! * `/api/...`: login, logout and the arbiters' commands (`crate::page`);
+//! * `/round.pgn` and the round's other routes: see [`crate::round`].
 //!
 //! Promises: the hub never trusts a payload's shape (a malformed state is
 //! kept as it came, and shown as far as it can be); it subscribes again on
@@ -22,49 +22,39 @@
 //! arbiter's session with its CSRF token, named with the arbiter and a
 //! fresh id, and its reply (or its absence) is what the page is told.
 
-// Sibling files of this module (`src/hall/`), declared here so that the
-// hall's module list stays as it is.
-#[path = "auth.rs"]
-pub mod auth;
-#[path = "page.rs"]
-pub mod page;
-
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
-use axum::Router;
 use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
+use crate::auth::Access;
+use crate::round::{Desk, RoundSource};
+
 /// What the hub knows.
 #[derive(Default)]
-pub(super) struct Known {
+pub(crate) struct Known {
     /// Board id -> its latest state payload.
-    pub(super) boards: BTreeMap<String, Value>,
+    pub(crate) boards: BTreeMap<String, Value>,
     /// Board id -> when the hub received its latest state (wall ms).
-    received: BTreeMap<String, i64>,
+    pub(crate) received: BTreeMap<String, i64>,
     /// Host -> `online` / `offline`.
-    hosts: BTreeMap<String, String>,
+    pub(crate) hosts: BTreeMap<String, String>,
     /// Host -> when the hub last heard of it (wall ms): its `online`, or a
     /// state of one of its boards.
-    seen: BTreeMap<String, i64>,
+    pub(crate) seen: BTreeMap<String, i64>,
 }
 
 /// The hub's shared state.
 pub struct Hub {
     hall: String,
     known: Mutex<Known>,
-    pub(super) changes: broadcast::Sender<String>,
-    desk: super::round::Desk,
+    pub(crate) changes: broadcast::Sender<String>,
+    desk: Desk,
     /// Arbiters' logins: `None` without a password file (read-only page).
-    access: Option<page::Access>,
+    pub(crate) access: Option<Access>,
     /// The broker connection, once `follow` runs.
     mqtt: Mutex<Option<AsyncClient>>,
     /// Commands sent and waiting for their reply, by request id.
@@ -78,13 +68,13 @@ impl Hub {
     }
 
     /// A hub whose arbiters log in with `access`.
-    pub fn with_access(hall: &str, access: Option<page::Access>) -> Arc<Hub> {
+    pub fn with_access(hall: &str, access: Option<Access>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(1024);
         Arc::new(Hub {
             hall: hall.to_owned(),
             known: Mutex::new(Known::default()),
             changes,
-            desk: super::round::Desk::default(),
+            desk: Desk::default(),
             access,
             mqtt: Mutex::new(None),
             pending: Mutex::new(HashMap::new()),
@@ -97,11 +87,11 @@ impl Hub {
     }
 
     /// The round: its settings and the broadcast push's status.
-    pub fn desk(&self) -> &super::round::Desk {
+    pub fn desk(&self) -> &Desk {
         &self.desk
     }
 
-    pub(super) fn known(&self) -> std::sync::MutexGuard<'_, Known> {
+    pub(crate) fn known(&self) -> std::sync::MutexGuard<'_, Known> {
         // A panic while holding the lock cannot leave `Known` half-changed
         // (each change is one insert or remove): keep going.
         self.known
@@ -119,7 +109,11 @@ impl Hub {
     /// reply or a host's status (an empty payload removes a state or a
     /// status, as a retained deletion does).
     pub fn take(&self, topic: &str, payload: &[u8]) {
-        self.take_at(topic, payload, crate::clock::wall_now_us().div_euclid(1000))
+        self.take_at(
+            topic,
+            payload,
+            chessclock_host::clock::wall_now_us().div_euclid(1000),
+        )
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
@@ -193,7 +187,7 @@ impl Hub {
     }
 
     /// Every known board and host, as the `/events` messages that tell them.
-    fn everything(&self) -> Vec<String> {
+    pub(crate) fn everything(&self) -> Vec<String> {
         let known = self.known();
         let hosts = known.hosts.iter().map(|(host, status)| {
             json!({"type": "host", "host": host, "online": status == "online",
@@ -294,106 +288,32 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
     }
 }
 
-/// The hub's HTTP routes.
-pub fn router(hub: Arc<Hub>) -> Router {
-    Router::new()
-        .route("/", get(page::arbiters))
-        .route("/spectator", get(page::spectators))
-        .route("/hall.js", get(page::script))
-        .route("/hall.css", get(page::style))
-        .route("/events", get(events))
-        .route("/public/events", get(public_events))
-        .route("/boards.json", get(boards))
-        .route("/public/boards.json", get(public_boards))
-        .route("/api/session", get(page::session))
-        .route("/api/login", post(page::login))
-        .route("/api/logout", post(page::logout))
-        .route("/api/command", post(page::command))
-        .merge(super::round::routes())
-        .with_state(hub)
+/// A read of the boards' latest states (the hub's lock, held while it
+/// lives).
+pub struct BoardsRead<'a>(std::sync::MutexGuard<'a, Known>);
+
+impl std::ops::Deref for BoardsRead<'_> {
+    type Target = BTreeMap<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0.boards
+    }
 }
 
-/// Serves `router` on `address` until `shutdown` completes.
-pub async fn serve(
-    hub: Arc<Hub>,
-    address: SocketAddr,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|error| anyhow::anyhow!("cannot listen on {address}: {error}"))?;
-    tracing::info!(%address, "hub: serving the arbiters' page");
-    // The client's address: failed logins are counted per address.
-    axum::serve(
-        listener,
-        router(hub).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
-    Ok(())
-}
+impl RoundSource for Hub {
+    type Boards<'a> = BoardsRead<'a>;
 
-async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
-    let now = crate::clock::wall_now_us().div_euclid(1000);
-    let known = hub.known();
-    let urgent = page::urgent_order(&known.boards, &known.hosts, now);
-    axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
-                      "last_seen_ms": known.seen, "urgent": urgent}))
-}
+    fn desk(&self) -> &Desk {
+        &self.desk
+    }
 
-async fn public_boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
-    let known = hub.known();
-    let boards: BTreeMap<&String, Value> = known
-        .boards
-        .iter()
-        .map(|(board, payload)| (board, page::public_view(payload)))
-        .collect();
-    axum::Json(json!({ "boards": boards }))
-}
+    fn boards(&self) -> BoardsRead<'_> {
+        BoardsRead(self.known())
+    }
 
-async fn events(
-    State(hub): State<Arc<Hub>>,
-) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
-    stream(&hub, Some)
-}
-
-async fn public_events(
-    State(hub): State<Arc<Hub>>,
-) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
-    stream(&hub, page::public_message)
-}
-
-/// The `/events` stream, each message passed through `view` (`None`:
-/// left out).
-fn stream(
-    hub: &Hub,
-    view: fn(String) -> Option<String>,
-) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
-    // Subscribed before the first picture is taken: nothing falls between.
-    let changes = hub.changes.subscribe();
-    let first: std::collections::VecDeque<String> =
-        hub.everything().into_iter().filter_map(view).collect();
-    let stream = futures_util::stream::unfold(
-        (first, changes),
-        move |(mut first, mut changes)| async move {
-            if let Some(data) = first.pop_front() {
-                return Some((Ok(SseEvent::default().data(data)), (first, changes)));
-            }
-            loop {
-                match changes.recv().await {
-                    Ok(data) => {
-                        if let Some(data) = view(data) {
-                            return Some((Ok(SseEvent::default().data(data)), (first, changes)));
-                        }
-                    }
-                    // Behind, or the hub stops: the stream ends; the page
-                    // reconnects (EventSource does) and gets everything again.
-                    Err(_) => return None,
-                }
-            }
-        },
-    );
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    fn changes(&self) -> broadcast::Receiver<String> {
+        self.changes.subscribe()
+    }
 }
 
 #[cfg(test)]

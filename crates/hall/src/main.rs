@@ -1,7 +1,7 @@
 //! `chessclock-hall`: the hall's hub. Follows every board of a hall on the
 //! event's MQTT broker and serves the arbiters' page, a live event stream
-//! and the round's PGN over HTTP (see `chessclockd::hall::hub`), and can push
-//! the round to a lichess broadcast (see `chessclockd::hall::round`). Stops
+//! and the round's PGN over HTTP (see the library's `hub` and `http`), and can push
+//! the round to a lichess broadcast (see `round`). Stops
 //! on SIGINT or SIGTERM. `chessclock-hall pairings` sends a round's
 //! pairings to the hall's boards and exits; `chessclock-hall passwd FILE
 //! USER` adds an arbiter to a password file (the password read from
@@ -80,7 +80,7 @@ fn passwd(file: &std::path::Path, user: &str) -> ExitCode {
     }
     let password = line.strip_suffix('\n').unwrap_or(&line);
     let password = password.strip_suffix('\r').unwrap_or(password);
-    match chessclockd::hall::hub::auth::set_password(file, user, password) {
+    match chessclock_hall::auth::set_password(file, user, password) {
         Ok(()) => {
             println!("{user}: password set in {}", file.display());
             ExitCode::SUCCESS
@@ -97,14 +97,14 @@ fn main() -> ExitCode {
     if let Some(Sub::Passwd { file, user }) = &args.command {
         return passwd(file, user);
     }
-    if let Err(error) = chessclockd::logging::init(args.verbose) {
+    if let Err(error) = chessclock_host::logging::init(args.verbose) {
         eprintln!("chessclock-hall: cannot set up logging: {error}");
     }
     let hall = args.hall.clone().unwrap_or_default();
     if let Some(Sub::Round(round_cli::Sub::Pairings(pairings))) = args.command {
         return round_cli::pairings(pairings, &args.broker, &hall, args.credentials, args.ca);
     }
-    if let Err(error) = chessclockd::config::check_topic_level("--hall", &hall) {
+    if let Err(error) = chessclock_hall_proto::broker::check_topic_level("--hall", &hall) {
         eprintln!("chessclock-hall: {error}");
         return ExitCode::FAILURE;
     }
@@ -128,7 +128,8 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args, hall: String) -> anyhow::Result<()> {
-    use chessclockd::hall::{client_options, hub};
+    use chessclock_hall::{auth, http, hub};
+    use chessclock_hall_proto::client::client_options;
     let options = client_options(
         &args.broker,
         format!("chessclock-hall-{hall}-{}", std::process::id()),
@@ -138,7 +139,7 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
     )?;
     let access = match &args.passwords {
         Some(file) => {
-            let passwords = hub::auth::Passwords::load(file).map_err(anyhow::Error::msg)?;
+            let passwords = auth::Passwords::load(file).map_err(anyhow::Error::msg)?;
             if passwords.is_empty() {
                 anyhow::bail!(
                     "the password file {} has no arbiter: add one with `chessclock-hall passwd {} USER`",
@@ -147,7 +148,7 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
                 );
             }
             tracing::info!(arbiters = passwords.len(), "hub: arbiters may log in");
-            Some(hub::page::Access::new(
+            Some(auth::Access::new(
                 passwords,
                 std::time::Duration::from_secs(args.session_hours * 3600),
             ))
@@ -164,7 +165,7 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
             _ = terminate.recv() => {}
         }
     };
-    let served = hub::serve(hub, args.listen, shutdown).await;
+    let served = http::serve(hub, args.listen, shutdown).await;
     follower.abort();
     if let Some(pusher) = pusher {
         pusher.abort();
@@ -182,9 +183,9 @@ mod round_cli {
     use std::time::Duration;
 
     use anyhow::Context;
-    use chessclockd::hall::hub::Hub;
-    use chessclockd::hall::pairings::{parse_board_map, Pairings};
-    use chessclockd::hall::round::{self, PushTarget, Sending};
+    use chessclock_hall::hub::Hub;
+    use chessclock_hall::pairings::{parse_board_map, Pairings};
+    use chessclock_hall::round::{self, PushTarget, Sending};
 
     #[derive(clap::Args, Debug)]
     pub struct RoundArgs {
@@ -314,20 +315,21 @@ mod round_cli {
         ca: Option<PathBuf>,
     ) -> anyhow::Result<bool> {
         let hall = hall.to_owned();
-        chessclockd::config::check_topic_level("--hall", &hall).map_err(anyhow::Error::msg)?;
+        chessclock_hall_proto::broker::check_topic_level("--hall", &hall)
+            .map_err(anyhow::Error::msg)?;
         let (path, text) = match (&args.trf, &args.csv) {
             (Some(path), _) => (path, read(path, "the TRF file")?),
             (None, Some(path)) => (path, read(path, "the CSV file")?),
             (None, None) => anyhow::bail!("give --trf FILE or --csv FILE"),
         };
         let pairings = if args.trf.is_some() {
-            chessclockd::hall::pairings::parse_trf(&text, args.round)
+            chessclock_hall::pairings::parse_trf(&text, args.round)
         } else {
-            chessclockd::hall::pairings::parse_csv(&text, args.round)
+            chessclock_hall::pairings::parse_csv(&text, args.round)
         }
         .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
         let map = board_map(args.boards.as_deref())?;
-        let options = chessclockd::hall::client_options(
+        let options = chessclock_hall_proto::client::client_options(
             broker,
             format!("chessclock-hall-pairings-{}", std::process::id()),
             credentials.as_deref(),

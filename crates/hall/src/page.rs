@@ -32,13 +32,9 @@ use axum::response::{Html, IntoResponse, Response};
 use rand::Rng;
 use serde_json::{json, Value};
 
-use super::auth::{Failures, Passwords, Sessions};
-use super::{CommandOutcome, Hub};
+use crate::auth::Session;
+use crate::hub::{CommandOutcome, Hub};
 
-/// Failed logins of one address or user name before it must wait.
-pub const LOGIN_FAILURES: usize = 5;
-/// The window in which failed logins count.
-pub const LOGIN_WINDOW: Duration = Duration::from_secs(60);
 /// How long the hub waits for a daemon's reply to a command.
 pub const REPLY_WAIT: Duration = Duration::from_secs(5);
 /// The session cookie's name.
@@ -52,25 +48,6 @@ const ARBITERS_HTML: &str = include_str!("page/arbiters.html");
 const SPECTATORS_HTML: &str = include_str!("page/spectators.html");
 const SCRIPT: &str = include_str!("page/hall.js");
 const STYLE: &str = include_str!("page/hall.css");
-
-/// How arbiters are let in: the password file's users, their sessions and
-/// the failed logins.
-pub struct Access {
-    pub passwords: Passwords,
-    pub sessions: Sessions,
-    pub failures: Failures,
-}
-
-impl Access {
-    /// Sessions of `lifetime`; [`LOGIN_FAILURES`] per [`LOGIN_WINDOW`].
-    pub fn new(passwords: Passwords, lifetime: Duration) -> Access {
-        Access {
-            passwords,
-            sessions: Sessions::new(lifetime),
-            failures: Failures::new(LOGIN_FAILURES, LOGIN_WINDOW),
-        }
-    }
-}
 
 /// What arbiters are told when the hub has no password file.
 const NO_ARBITERS: &str = "arbiters are not enabled on this hub: make a password file with \
@@ -87,7 +64,7 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
     let state = &payload["state"];
     let running = snapshot["running"].as_str();
     let left = running
-        .and_then(|side| super::super::round::remaining_at(payload, side, now_ms))
+        .and_then(|side| crate::round::remaining_at(payload, side, now_ms))
         .unwrap_or(i64::MAX);
     let flags = snapshot["flags"].as_array().is_some_and(|f| !f.is_empty());
     let device_lost = snapshot["devices"]
@@ -271,7 +248,7 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The logged-in session of a request, if any.
-fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, super::auth::Session)> {
+fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
     let access = hub.access.as_ref()?;
     let token = cookie_token(headers)?;
     let session = access.sessions.get(&token, Instant::now())?;
@@ -279,7 +256,7 @@ fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, super::auth::Se
 }
 
 /// Whether the request's CSRF token is the session's.
-fn csrf_ok(headers: &HeaderMap, session: &super::auth::Session) -> bool {
+fn csrf_ok(headers: &HeaderMap, session: &Session) -> bool {
     headers
         .get("x-csrf-token")
         .and_then(|v| v.to_str().ok())
@@ -448,7 +425,7 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
         Err(response) => return response,
     };
     let board = body["board"].as_str().unwrap_or("").to_owned();
-    if let Err(error) = crate::config::check_topic_level("board", &board) {
+    if let Err(error) = chessclock_hall_proto::broker::check_topic_level("board", &board) {
         return refusal(StatusCode::BAD_REQUEST, &error);
     }
     if !hub.known().boards.contains_key(&board) {
@@ -504,7 +481,7 @@ pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, Str
             request["side"] = json!(side);
             let time = body["time"].as_str().map(str::trim).unwrap_or("");
             if !time.is_empty() {
-                let ms = crate::ctl::time::parse_clock_ms(time)?;
+                let ms = chessclock_core::timetext::parse_clock_ms(time)?;
                 let max = chessclock_core::timecontrol::MAX_TIME / 1000;
                 if ms > max {
                     return Err(format!(

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use nix::sys::time::TimeSpec;
 
-use crate::engine::Micros;
+use chessclock_core::time::Micros;
 
 /// Now on CLOCK_MONOTONIC, in microseconds.
 pub fn monotonic_now_us() -> Micros {

@@ -23,7 +23,7 @@ use crossterm::{cursor, queue, terminal};
 use super::script::Script;
 use super::view::{render, BoardPanel, Canvas, Tone, ViewStatus};
 use super::{ScriptRun, SimHandle, SimUnits};
-use crate::clock::monotonic_now_us;
+use chessclock_host::clock::monotonic_now_us;
 
 /// What a key does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -51,7 +51,7 @@ pub use log::LogTarget;
 pub use script::{Script, ScriptError};
 pub use unit::{LinkState, UnitKind, UnitSnapshot, UnitSpec};
 
-use crate::clock::monotonic_now_us;
+use chessclock_host::clock::monotonic_now_us;
 use log::LogSink;
 use runner::{UnitCommand, UnitTask};
 use script::{Action, Condition, When};

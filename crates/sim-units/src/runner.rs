@@ -21,7 +21,7 @@ use super::faults::{Direction, Faults, Window};
 use super::log::{button_name, frame_error_name, message_json, LogSink};
 use super::pty::{point_link, remove_link, Pty};
 use super::unit::{ActivityLog, LinkState, PressRefused, UnitModel, UnitSnapshot};
-use crate::clock::monotonic_now_us;
+use chessclock_host::clock::monotonic_now_us;
 
 /// Unwritten bytes kept for a port nobody reads.
 const MAX_BACKLOG: usize = 4096;

@@ -36,9 +36,9 @@ use rand::{Rng, SeedableRng};
 use shakmaty::san::SanPlus;
 use shakmaty::{CastlingSide, Chess, File as BoardFile, Move, Position, Role, Square};
 
-use super::decode::{capture_reads, CaptureFormat};
-use super::placement::{code_of, index_of, Orientation, Placement};
-use super::protocol::{
+use chessclock_core::eboard::decode::{capture_reads, CaptureFormat};
+use chessclock_core::eboard::placement::{code_of, index_of, Orientation, Placement};
+use chessclock_core::eboard::protocol::{
     command, encode_board_dump, encode_field_update, encode_message, message_id, Message, Parsed,
     Parser,
 };
@@ -591,9 +591,11 @@ pub fn capture_plan(
 
 fn reencode(message: &Message) -> Vec<u8> {
     match message {
-        Message::BwTime(super::protocol::BwTime::Ack(d)) => encode_message(message_id::BWTIME, d),
-        Message::BwTime(super::protocol::BwTime::Reading(r)) => {
-            let face = |f: &super::protocol::ClockFace| {
+        Message::BwTime(chessclock_core::eboard::protocol::BwTime::Ack(d)) => {
+            encode_message(message_id::BWTIME, d)
+        }
+        Message::BwTime(chessclock_core::eboard::protocol::BwTime::Reading(r)) => {
+            let face = |f: &chessclock_core::eboard::protocol::ClockFace| {
                 let bcd = |v: u8| ((v / 10) << 4) | (v % 10);
                 let flags = (u8::from(f.flag_blocked) * 0x10)
                     | (u8::from(f.bonus_indicator) * 0x20)
@@ -795,13 +797,13 @@ fn reset_gestures(from: &Placement) -> Vec<(Square, u8)> {
     let mut out = Vec::new();
     for index in 0..64 {
         if from.0[index] != 0 && from.0[index] != Placement::START.0[index] {
-            out.push((super::placement::square_of(index), 0));
+            out.push((chessclock_core::eboard::placement::square_of(index), 0));
         }
     }
     for index in 0..64 {
         if Placement::START.0[index] != 0 && from.0[index] != Placement::START.0[index] {
             out.push((
-                super::placement::square_of(index),
+                chessclock_core::eboard::placement::square_of(index),
                 Placement::START.0[index],
             ));
         }

@@ -2,8 +2,8 @@
 //!
 //! `chessclock-sim interactive` draws the units in the terminal and maps keys
 //! to buttons; `chessclock-sim run` runs headless (optionally a script) until
-//! the script ends or SIGINT/SIGTERM. See `chessclockd::sim` for the
-//! behaviour and `chessclockd::sim::script` for the script format.
+//! the script ends or SIGINT/SIGTERM. See `chessclock_sim_units` for the
+//! behaviour and its `script` module for the script format.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use chessclockd::sim::{self, LogTarget, Script, SimOptions, SimUnits, UnitKind, UnitSpec};
+use chessclock_sim_units::{
+    self as sim, LogTarget, Script, SimOptions, SimUnits, UnitKind, UnitSpec,
+};
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -47,7 +49,7 @@ enum Command {
     /// PGN with realistic hand movements (prints the PTY path, then serves).
     Dgt {
         #[command(flatten)]
-        args: chessclockd::eboard::sim::DgtSimArgs,
+        args: chessclock_sim::dgt::DgtSimArgs,
     },
 }
 
@@ -195,11 +197,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run { units, stay } => run(units, *stay),
-        Command::Dgt { args } => {
-            chessclockd::eboard::sim::run_sim_cli(args, &mut std::io::stdout())
-                .map(|_| ExitCode::SUCCESS)
-                .context("simulating the DGT board")
-        }
+        Command::Dgt { args } => chessclock_sim::dgt::run_sim_cli(args, &mut std::io::stdout())
+            .map(|_| ExitCode::SUCCESS)
+            .context("simulating the DGT board"),
         Command::Interactive { units } => (|| {
             let options = units.options()?;
             let script = units.script()?;

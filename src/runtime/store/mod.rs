@@ -42,9 +42,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection};
 
-use crate::clock::{monotonic_now_us, wall_now_us};
 use crate::engine::Micros;
 pub use chessclock_core::journal::{DeviceOrigin, EventRow, Record, StoredEvent, StoredGame};
+use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 pub use open::Opened;
 pub use read::StoreReader;
 pub use thread::{commit_batch, run_store_thread, Commit, Job, StoreMsg};

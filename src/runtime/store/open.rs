@@ -61,9 +61,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::commits::{self, CommitFile, Commits, ReadCommits, COMMITS_FILE};
 use super::{EventRow, Store, StoreError, StoredGame, DB_FILE};
-use crate::clock::wall_now_us;
 use crate::control::{FindingKind, StateFinding, StateHealth, StateMode};
 use crate::engine::Settings;
+use chessclock_host::clock::wall_now_us;
 
 mod inspect;
 use inspect::{inspect, keep_evidence};

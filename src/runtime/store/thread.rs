@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::mpsc as tokio_mpsc;
 
 use super::{Record, Store};
-use crate::clock::{monotonic_now_us, wall_now_us};
+use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
 /// A record for the store thread.
 #[derive(Debug)]

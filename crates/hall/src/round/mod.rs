@@ -47,9 +47,10 @@ use axum::Router;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::hub::Hub;
-use super::pairings::{self, Pairing, Pairings, Source};
-use super::results::{self, GameResult, Outcome};
+use tokio::sync::broadcast;
+
+use crate::pairings::{self, Pairing, Pairings, Source};
+use crate::results::{self, GameResult, Outcome};
 
 mod push;
 pub use push::{spawn_push, PushStatus, PushTarget};
@@ -64,6 +65,23 @@ const MAX_RETRY: Duration = Duration::from_secs(60);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most of an answer's body read.
 const MAX_ANSWER: usize = 1024 * 1024;
+
+/// What the round reads of the hub that keeps it: the desk, the boards'
+/// latest states and their changes. The hub implements it, so the round
+/// never names the hub: the arrow goes one way (hub -> round).
+pub trait RoundSource: Send + Sync + 'static {
+    /// A read of every board's latest state payload, by board id (a lock
+    /// held while it lives: keep it short).
+    type Boards<'a>: std::ops::Deref<Target = BTreeMap<String, Value>>
+    where
+        Self: 'a;
+    /// The round's settings and the push's status.
+    fn desk(&self) -> &Desk;
+    /// Every board's latest state payload.
+    fn boards(&self) -> Self::Boards<'_>;
+    /// Every change of what the hub knows, from now on.
+    fn changes(&self) -> broadcast::Receiver<String>;
+}
 
 /// The round's settings and the push's status, kept by the hub.
 #[derive(Default)]
@@ -417,9 +435,9 @@ fn round_games_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<String
 }
 
 /// The round's games as the hub knows them now.
-pub fn round_games(hub: &Hub) -> Vec<String> {
+pub fn round_games(hub: &impl RoundSource) -> Vec<String> {
     let setup = lock(&hub.desk().setup);
-    round_games_of(&setup, &hub.known().boards)
+    round_games_of(&setup, &hub.boards())
 }
 
 /// Games separated by a blank line.
@@ -440,23 +458,23 @@ fn fnv(text: &str) -> u64 {
 }
 
 /// The broadcast's HTTP routes, merged into the hub's.
-pub fn routes() -> Router<Arc<Hub>> {
+pub fn routes<S: RoundSource>() -> Router<Arc<S>> {
     Router::new()
-        .route("/round.pgn", get(pgn))
-        .route("/broadcast.json", get(status))
-        .route("/results.json", get(results_json))
-        .route("/results.trf", get(results_trf))
-        .route("/results.res", get(results_res))
+        .route("/round.pgn", get(pgn::<S>))
+        .route("/broadcast.json", get(status::<S>))
+        .route("/results.json", get(results_json::<S>))
+        .route("/results.trf", get(results_trf::<S>))
+        .route("/results.res", get(results_res::<S>))
 }
 
-async fn pgn(State(hub): State<Arc<Hub>>, request: HeaderMap) -> Response {
-    let text = join(&round_games(&hub));
+async fn pgn<S: RoundSource>(State(hub): State<Arc<S>>, request: HeaderMap) -> Response {
+    let text = join(&round_games(&*hub));
     let hash = fnv(&text);
     let since = {
         let mut served = lock(&hub.desk().served);
         if served.hash != hash || served.since_ms == 0 {
             served.hash = hash;
-            served.since_ms = crate::clock::wall_now_us().div_euclid(1000);
+            served.since_ms = chessclock_host::clock::wall_now_us().div_euclid(1000);
         }
         served.since_ms
     };
@@ -484,10 +502,11 @@ async fn pgn(State(hub): State<Arc<Hub>>, request: HeaderMap) -> Response {
         .into_response()
 }
 
-async fn status(State(hub): State<Arc<Hub>>) -> Response {
+async fn status<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let push = hub.desk().push_status().clone();
     let setup = lock(&hub.desk().setup);
-    let boards = &hub.known().boards;
+    let boards = hub.boards();
+    let boards = &*boards;
     let seats: Vec<Value> = seats(&setup, boards)
         .iter()
         .map(|seat| {
@@ -573,9 +592,9 @@ fn plain(status: StatusCode, text: String) -> Response {
 const NO_PAIRINGS: &str =
     "no pairings: start chessclock-hall with --pairings FILE (TRF16 or CSV) and --round N\n";
 
-async fn results_json(State(hub): State<Arc<Hub>>) -> Response {
+async fn results_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.known().boards) else {
+    let Some(rows) = rows(&setup, &hub.boards()) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let games: Vec<Value> = rows
@@ -618,9 +637,9 @@ fn decided(rows: &[Row<'_>]) -> Result<Vec<GameResult>, String> {
     Ok(games)
 }
 
-async fn results_trf(State(hub): State<Arc<Hub>>) -> Response {
+async fn results_trf<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.known().boards) else {
+    let Some(rows) = rows(&setup, &hub.boards()) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let Some(Pairings {
@@ -645,9 +664,9 @@ async fn results_trf(State(hub): State<Arc<Hub>>) -> Response {
     }
 }
 
-async fn results_res(State(hub): State<Arc<Hub>>) -> Response {
+async fn results_res<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.known().boards) else {
+    let Some(rows) = rows(&setup, &hub.boards()) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let round = setup.pairings.as_ref().map_or(0, |p| p.round);

@@ -246,12 +246,12 @@ pub(super) fn refused_games(body: &str) -> Vec<String> {
 }
 
 fn now_ms() -> i64 {
-    crate::clock::wall_now_us().div_euclid(1000)
+    chessclock_host::clock::wall_now_us().div_euclid(1000)
 }
 
 /// Starts pushing the round to `target` on every change, for good.
 pub fn spawn_push(
-    hub: Arc<Hub>,
+    hub: Arc<impl RoundSource>,
     target: PushTarget,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     let connector = match target.base.scheme_str() {
@@ -276,14 +276,14 @@ enum Failure {
     Refused(String),
 }
 
-async fn push_loop(hub: Arc<Hub>, target: PushTarget, connector: Connector) {
+async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Connector) {
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-    let mut changes = hub.changes.subscribe();
+    let mut changes = hub.changes();
     // The requests the server last accepted (or refused for good).
     let mut done: Vec<String> = Vec::new();
     let mut wait = FIRST_RETRY;
     loop {
-        let games = round_games(&hub);
+        let games = round_games(&*hub);
         let bodies = requests(&games);
         let mut failure = None;
         for (index, body) in bodies.iter().enumerate() {

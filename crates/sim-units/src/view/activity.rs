@@ -1,7 +1,7 @@
 //! The feed of recent activity: every unit's latest happenings, in order.
 
 use super::{fit, Canvas, Tone, ViewStatus};
-use crate::sim::unit::UnitSnapshot;
+use crate::unit::UnitSnapshot;
 
 /// The latest happenings of every unit, newest at the bottom.
 pub(super) fn draw_activity(

@@ -3,8 +3,8 @@
 use super::board::BoardPanel;
 use super::digits::draw_time;
 use super::*;
-use crate::sim::unit::LinkState;
-use crate::sim::unit::{Activity, UnitStats};
+use crate::unit::LinkState;
+use crate::unit::{Activity, UnitStats};
 use chessclock_protocol::{DisplayState, Icons};
 use chessclock_protocol::{Leds, Text};
 

@@ -6,7 +6,7 @@ use chessclock_protocol::{DisplayState, Icons, Panel};
 use super::digits::{draw_time, fit_time, full_time, time_width};
 use super::icons::{icon_label, ICON_NAMES};
 use super::{fit, Canvas, Scale, Tone, ViewStatus};
-use crate::sim::unit::{LinkState, UnitKind, UnitSnapshot};
+use crate::unit::{LinkState, UnitKind, UnitSnapshot};
 
 pub(super) fn link_badge(unit: &UnitSnapshot) -> (&'static str, Tone) {
     if !unit.plugged {

@@ -2,8 +2,8 @@
 //! real DGT session and move detector.
 
 use super::*;
-use crate::eboard::detect::{DetectorConfig, MoveDetector};
-use crate::eboard::session::{DgtSession, SessionConfig, SessionOutput};
+use chessclock_core::eboard::detect::{DetectorConfig, MoveDetector};
+use chessclock_core::eboard::session::{DgtSession, SessionConfig, SessionOutput};
 
 pub const SPECIAL_GAME: &str =
     "[Event \"test\"]\n\n1. e4 d5 2. e5 f5 3. exf6 Nc6 {comment} 4. fxg7 Bf5 \
@@ -97,15 +97,15 @@ fn several_games_are_played_with_the_board_set_up_again_between_them() {
         }
         let starts = events
             .iter()
-            .filter(|e| matches!(e, crate::eboard::BoardEvent::StartPosition { .. }))
+            .filter(|e| matches!(e, chessclock_core::eboard::BoardEvent::StartPosition { .. }))
             .count();
         assert_eq!(starts, 2, "seed {seed}: {events:?}");
         assert!(events
             .iter()
-            .any(|e| matches!(e, crate::eboard::BoardEvent::GameEnd { .. })));
+            .any(|e| matches!(e, chessclock_core::eboard::BoardEvent::GameEnd { .. })));
         assert!(!events
             .iter()
-            .any(|e| matches!(e, crate::eboard::BoardEvent::TakeBack { .. })));
+            .any(|e| matches!(e, chessclock_core::eboard::BoardEvent::TakeBack { .. })));
         let sans: Vec<String> = detector.moves().into_iter().map(|m| m.san).collect();
         assert_eq!(sans, vec!["d4", "d5"], "seed {seed}");
     }
@@ -120,7 +120,7 @@ fn variations_really_happen() {
         let pos = Chess::default();
         let mv = "d4".parse::<SanPlus>().unwrap().san.to_move(&pos).unwrap();
         intermediate_seen |= gestures(&pos, mv, &mut rng).len() == 4;
-        let capture_pos: Chess = crate::eboard::laws::position_from_fen(
+        let capture_pos: Chess = chessclock_core::eboard::laws::position_from_fen(
             "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
         )
         .unwrap();

@@ -1,0 +1,27 @@
+//! `chessclock-hall`, the hub: one per event. It follows every board of a
+//! hall on the event's MQTT broker and serves the arbiters' page, the
+//! spectators' page, a live event stream, the round's PGN and results, and
+//! can push the round to a lichess broadcast.
+//!
+//! The rooms, each importing only those listed before it:
+//! * [`pairings`], [`results`]: the round's pairings (TRF16, CSV) and its
+//!   results as TRF16 and Vega `.res`, pure;
+//! * [`round`]: the round's desk, its PGN, its routes and the lichess push,
+//!   over any [`round::RoundSource`];
+//! * [`auth`]: the arbiters' password file, sessions, failed logins;
+//! * [`hub`]: what the hub knows, kept from the broker; the round's source;
+//! * [`page`]: the pages and the arbiters' API;
+//! * [`http`]: the routes, served.
+//!
+//! Promises: the hub depends on neither zbus, rusqlite nor the serial stack
+//! (it talks to the daemons through the broker only, in the hall's protocol,
+//! `chessclock-hall-proto`); nothing it takes from the broker or a browser
+//! can make it panic.
+
+pub mod auth;
+pub mod http;
+pub mod hub;
+pub mod page;
+pub mod pairings;
+pub mod results;
+pub mod round;
