@@ -450,7 +450,9 @@ impl HallTask {
         };
         let pgn = match self.handle.call(board, Command::Pgn, Caller::DAEMON).await {
             Ok(Reply::Text(text)) => Some(text),
-            // No live PGN (no e-board): none.
+            // The board core renders a PGN for every board (without an
+            // e-board, the clock's record as comments); the runtime has none
+            // only before the board's first one reached it: none.
             Err(crate::control::ControlError::InvalidState(_)) | Ok(_) => None,
             Err(_) => last_pgn,
         };

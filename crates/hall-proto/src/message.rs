@@ -123,8 +123,11 @@ pub struct StatePayload {
     /// read, else `null`: flag falls, result, restarts, e-board, scheduled
     /// start, delay left.
     pub state: Option<serde_json::Value>,
-    /// The game as PGN (`Pgn()`: tags, confirmed moves, `%clk`) when the
-    /// board has an electronic board, else `null`.
+    /// The game as PGN (`Pgn()`), which the board core renders for every
+    /// board: with an electronic board, the tags and the confirmed moves
+    /// with `%clk` and `%emt`; without one, the tags and the clock's record
+    /// as comments, one per press. `null` only when the daemon has no PGN
+    /// of the board to give yet.
     #[serde(default)]
     pub pgn: Option<String>,
 }
