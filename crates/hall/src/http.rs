@@ -61,7 +61,7 @@ pub async fn serve(
 }
 
 async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
-    let now = chessclock_host::clock::wall_now_us().div_euclid(1000);
+    let now = hub.now_ms();
     let known = hub.known();
     let urgent = page::urgent_order(&known.boards, &known.hosts, now);
     axum::Json(json!({"boards": known.boards, "hosts": known.hosts,

@@ -30,6 +30,8 @@ use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
+use chessclock_host::clock::{Clock, SystemClock};
+
 use crate::auth::Access;
 use crate::round::{Desk, RoundSource};
 
@@ -57,6 +59,8 @@ pub struct Hub {
     pub(crate) access: Option<Access>,
     /// The broker connection, once `follow` runs.
     mqtt: Mutex<Option<AsyncClient>>,
+    /// Where the hub reads the time (the system's, or a test's).
+    clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
     pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
 }
@@ -69,6 +73,11 @@ impl Hub {
 
     /// A hub whose arbiters log in with `access`.
     pub fn with_access(hall: &str, access: Option<Access>) -> Arc<Hub> {
+        Hub::with_clock(hall, access, Arc::new(SystemClock))
+    }
+
+    /// A hub that reads the time from `clock`.
+    pub fn with_clock(hall: &str, access: Option<Access>, clock: Arc<dyn Clock>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(1024);
         Arc::new(Hub {
             hall: hall.to_owned(),
@@ -77,8 +86,14 @@ impl Hub {
             desk: Desk::default(),
             access,
             mqtt: Mutex::new(None),
+            clock,
             pending: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Now on the hub's wall clock, in milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.wall_ms()
     }
 
     /// The hall's name.
@@ -109,11 +124,7 @@ impl Hub {
     /// reply or a host's status (an empty payload removes a state or a
     /// status, as a retained deletion does).
     pub fn take(&self, topic: &str, payload: &[u8]) {
-        self.take_at(
-            topic,
-            payload,
-            chessclock_host::clock::wall_now_us().div_euclid(1000),
-        )
+        self.take_at(topic, payload, self.clock.wall_ms())
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
@@ -314,12 +325,49 @@ impl RoundSource for Hub {
     fn changes(&self) -> broadcast::Receiver<String> {
         self.changes.subscribe()
     }
+
+    fn now_ms(&self) -> i64 {
+        Hub::now_ms(self)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+
+    /// A transcript on the hub's own clock: what it took is stamped with
+    /// the instant it took it, and the event of a change is sent only once
+    /// the change is in what readers see.
+    #[test]
+    fn the_hub_stamps_what_it_takes_with_its_clock_and_announces_it_after() {
+        use chessclock_host::clock::ManualClock;
+        const T0_MS: i64 = 1_796_061_600_000;
+        let clock = Arc::new(ManualClock::new(0, T0_MS * 1000));
+        let hub = Hub::with_clock("open", None, clock.clone());
+        let mut changes = hub.changes.subscribe();
+
+        hub.take(
+            "chessclock/open/board/b1/state",
+            br#"{"board":"b1","host":"pi"}"#,
+        );
+        let event: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(event["received_ms"], T0_MS);
+        assert_eq!(
+            hub.known().boards["b1"]["board"],
+            "b1",
+            "state before event"
+        );
+
+        clock.advance_us(2_500_000);
+        hub.take("chessclock/open/host/pi/online", b"online");
+        let event: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(event["last_seen_ms"], T0_MS + 2_500);
+        let known = hub.known();
+        assert_eq!(known.received["b1"], T0_MS);
+        assert_eq!(known.seen["pi"], T0_MS + 2_500);
+        assert_eq!(hub.now_ms(), T0_MS + 2_500);
+    }
 
     #[test]
     fn the_hub_takes_its_halls_topics_only() {

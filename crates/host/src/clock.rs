@@ -1,11 +1,81 @@
 //! The host's clocks. Intervals and instants use CLOCK_MONOTONIC (never
-//! wall time); wall time is used only to schedule a start (Art. 6.6).
+//! wall time); wall time is used only to schedule a start (Art. 6.6) and
+//! for records.
+//!
+//! A shell that keeps time takes a [`Clock`] (ntpd-rs passes its clock the
+//! same way): [`SystemClock`] in the programs, a [`ManualClock`] in tests,
+//! which then read as transcripts with every instant written down.
 
 use std::time::Duration;
 
 use nix::sys::time::TimeSpec;
 
 use chessclock_core::time::Micros;
+
+/// Where a shell reads the time: both clocks, in microseconds.
+pub trait Clock: Send + Sync + 'static {
+    /// Now on the monotonic clock (intervals, deadlines).
+    fn monotonic_us(&self) -> Micros;
+    /// Now on the wall clock, microseconds since the Unix epoch (records,
+    /// scheduled starts, what people read).
+    fn wall_us(&self) -> i64;
+    /// [`Clock::wall_us`] in whole milliseconds (rounded down), as the
+    /// interfaces count.
+    fn wall_ms(&self) -> i64 {
+        self.wall_us().div_euclid(1000)
+    }
+}
+
+/// The host's own clocks: [`monotonic_now_us`] and [`wall_now_us`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn monotonic_us(&self) -> Micros {
+        monotonic_now_us()
+    }
+
+    fn wall_us(&self) -> i64 {
+        wall_now_us()
+    }
+}
+
+/// A clock that moves only when told: both readings start where given and
+/// advance together by [`ManualClock::advance_us`].
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    monotonic: std::sync::atomic::AtomicI64,
+    wall: std::sync::atomic::AtomicI64,
+}
+
+impl ManualClock {
+    /// A clock reading `monotonic_us` and `wall_us`.
+    pub fn new(monotonic_us: Micros, wall_us: i64) -> ManualClock {
+        ManualClock {
+            monotonic: monotonic_us.into(),
+            wall: wall_us.into(),
+        }
+    }
+
+    /// Moves both readings on by `us` (a negative `us` is taken as 0: a
+    /// clock never goes back).
+    pub fn advance_us(&self, us: Micros) {
+        let us = us.max(0);
+        self.monotonic
+            .fetch_add(us, std::sync::atomic::Ordering::SeqCst);
+        self.wall.fetch_add(us, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn monotonic_us(&self) -> Micros {
+        self.monotonic.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn wall_us(&self) -> i64 {
+        self.wall.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
 
 /// Now on CLOCK_MONOTONIC, in microseconds.
 pub fn monotonic_now_us() -> Micros {
@@ -57,6 +127,19 @@ mod tests {
             assert_eq!(micros_of(ts), us, "{us} µs");
         }
         assert_eq!(micros_of(timespec_of_us(-5)), 0, "a negative instant is 0");
+    }
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told_and_never_back() {
+        let clock = ManualClock::new(5_000_000, 1_796_061_600_000_000);
+        assert_eq!(clock.monotonic_us(), 5_000_000);
+        assert_eq!(clock.wall_ms(), 1_796_061_600_000);
+        clock.advance_us(1_500);
+        assert_eq!(clock.monotonic_us(), 5_001_500);
+        assert_eq!(clock.wall_us(), 1_796_061_600_001_500);
+        assert_eq!(clock.wall_ms(), 1_796_061_600_001);
+        clock.advance_us(-10);
+        assert_eq!(clock.monotonic_us(), 5_001_500, "never back");
     }
 
     #[test]

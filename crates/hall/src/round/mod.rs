@@ -81,6 +81,8 @@ pub trait RoundSource: Send + Sync + 'static {
     fn boards(&self) -> Self::Boards<'_>;
     /// Every change of what the hub knows, from now on.
     fn changes(&self) -> broadcast::Receiver<String>;
+    /// Now on the hub's wall clock, in milliseconds.
+    fn now_ms(&self) -> i64;
 }
 
 /// The round's settings and the push's status, kept by the hub.
@@ -474,7 +476,7 @@ async fn pgn<S: RoundSource>(State(hub): State<Arc<S>>, request: HeaderMap) -> R
         let mut served = lock(&hub.desk().served);
         if served.hash != hash || served.since_ms == 0 {
             served.hash = hash;
-            served.since_ms = chessclock_host::clock::wall_now_us().div_euclid(1000);
+            served.since_ms = hub.now_ms();
         }
         served.since_ms
     };

@@ -245,10 +245,6 @@ pub(super) fn refused_games(body: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn now_ms() -> i64 {
-    chessclock_host::clock::wall_now_us().div_euclid(1000)
-}
-
 /// Starts pushing the round to `target` on every change, for good.
 pub fn spawn_push(
     hub: Arc<impl RoundSource>,
@@ -294,7 +290,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 let mut status = hub.desk().push_status();
                 status.state = "pushing".to_owned();
                 status.games = games.len();
-                status.last_attempt_wall_ms = Some(now_ms());
+                status.last_attempt_wall_ms = Some(hub.now_ms());
                 status.next_try_wall_ms = None;
             }
             let count =
@@ -305,7 +301,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             match answer {
                 Ok(answer) if (200..300).contains(&answer.status) => {
                     status.requests_ok += 1;
-                    status.last_ok_wall_ms = Some(now_ms());
+                    status.last_ok_wall_ms = Some(hub.now_ms());
                     status.last_http_status = Some(answer.status);
                     status.last_error = None;
                     status.game_errors = refused_games(&answer.body);
@@ -362,7 +358,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 {
                     let mut status = hub.desk().push_status();
                     status.state = "retrying".to_owned();
-                    status.next_try_wall_ms = Some(now_ms() + pause.as_millis() as i64);
+                    status.next_try_wall_ms = Some(hub.now_ms() + pause.as_millis() as i64);
                 }
                 tokio::time::sleep(pause).await;
                 wait = (wait * 2).min(MAX_RETRY);
