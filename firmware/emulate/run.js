@@ -83,6 +83,8 @@ console.log(`  edge to BUTTON sent, µs (scripted host; 1.4 ms bounce + 5 ms deb
 console.log(`  edge to stamp, µs (with chessclockd): ${spread(live.map((p) => p.edgeToStampUs))}`);
 console.log(`  press (first edge) to ACK, ms, linked presses: ${spread(linkedLive.map((p) => p.edgeToAckMs))}`);
 console.log(`  BUTTON sent to ACK received, ms (bridge + daemon + bridge): ${spread(linkedLive.map((p) => p.buttonToAckMs))}`);
+const queued = live.filter((p) => p.edgeToAckMs != null && p.edgeToAckMs >= 1000);
+console.log(`  presses queued while unlinked: the new WELCOME to the ACK, ms (the daemon holds them for 4 heartbeats, SPEC 9.2 item 8): ${spread(queued.map((p) => p.welcomeToAckMs))}`);
 console.log(`  daemon's accounted instant minus the first edge, µs: ${spread(live.map((p) => p.accountedMinusEdgeUs))}`);
 console.log(`  heartbeat emitted late against the wall clock, µs (the emulator's pacing): ${spread(Object.values(figures.daemon ?? {}).flatMap((r) => r.heartbeatLateUs))}`);
 for (const [kind, d] of Object.entries(figures.displayUpdate ?? {})) {

@@ -124,6 +124,8 @@ class Rig {
       unit.frames.find((f) => f.dir === 'host' && f.name === 'ACK' && f.boot === p.boot && f.nanos >= p.sentNanos && f.fields.event === p.event),
     );
     p.ackNanos = ack.nanos;
+    const welcome = unit.frames.filter((f) => f.dir === 'host' && f.name === 'WELCOME' && f.boot === p.boot && f.nanos <= ack.nanos).at(-1);
+    p.welcomeNanos = welcome?.nanos;
     return p;
   }
 
@@ -139,6 +141,7 @@ class Rig {
         edgeToStampUs: p.stampUs - p.edgeUs,
         edgeToAckMs: p.ackNanos != null ? +((p.ackNanos - p.edgeNanos) / 1e6).toFixed(3) : null,
         buttonToAckMs: p.ackNanos != null ? +((p.ackNanos - p.sentNanos) / 1e6).toFixed(3) : null,
+        welcomeToAckMs: p.welcomeNanos != null ? +((p.ackNanos - p.welcomeNanos) / 1e6).toFixed(3) : null,
         accountedMinusEdgeUs: p.accountedMinusEdgeUs,
       })),
       emulatorBehindWallMs: { p50: q(0.5), p99: q(0.99), max: r.maxLagNs / 1e6, maxAtMs: r.maxLagAtMs },
