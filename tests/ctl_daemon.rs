@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod dbus_support;
+mod kit;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

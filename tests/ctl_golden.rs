@@ -20,12 +20,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod daemon_support;
+mod kit;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Bus, Daemon};
+use daemon_support::{Daemon, PrivateBus};
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 
@@ -90,7 +91,7 @@ fn words(line: &str) -> Vec<String> {
 
 struct Session {
     dir: tempfile::TempDir,
-    bus: Bus,
+    bus: PrivateBus,
     daemon: Option<Daemon>,
 }
 
@@ -103,7 +104,7 @@ impl Session {
             CONFIG.replace("STATE", &dir.path().join("state").display().to_string()),
         )
         .unwrap();
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let mut session = Session {
             dir,
             bus,

@@ -7,6 +7,7 @@
 //! CLOCK_MONOTONIC): within 1 ms, however late the frame arrived.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use chessclockd::engine::{Micros, MS, SECOND};
 use serde_json::Value;
 
 mod daemon_support;
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -24,7 +25,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Everything one test needs.
 struct Setup {
     dir: tempfile::TempDir,
-    bus: Bus,
+    bus: PrivateBus,
     units: Option<SimUnits>,
     sim: SimHandle,
     config: PathBuf,
@@ -33,7 +34,7 @@ struct Setup {
 impl Setup {
     fn new(control: &str) -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let units = daemon_support::demo_units(dir.path());
         let sim = units.handle();
         let state = dir.path().join("state");
@@ -108,7 +109,7 @@ impl Drop for Setup {
 
 impl Client {
     /// Connects once the daemon serves the board, and its devices are linked.
-    async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
+    async fn connect(bus: &PrivateBus, daemon: &Daemon) -> Client {
         Client::connect_when(bus, daemon, WAIT, devices_linked).await
     }
 

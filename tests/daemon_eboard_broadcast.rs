@@ -5,6 +5,7 @@
 //! Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 

@@ -6,6 +6,7 @@
 //! without running. Every wait is for a condition, with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 use serde_json::Value;
 
 mod daemon_support;
-use daemon_support::{devices_linked, Bus};
+use daemon_support::{devices_linked, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -26,7 +27,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// board added later).
 struct Setup {
     dir: tempfile::TempDir,
-    bus: Bus,
+    bus: PrivateBus,
     units: Option<SimUnits>,
     config: PathBuf,
     log: PathBuf,
@@ -36,7 +37,7 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let mut options = SimOptions::demo();
         options
             .units

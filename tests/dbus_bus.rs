@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod dbus_support;
+mod kit;
 
 use chessclockd::control::BoardEvent;
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};

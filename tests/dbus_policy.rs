@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod dbus_support;
+mod kit;
 
 use chessclockd::dbus::{board_path, NtpSource, BUS_NAME, MANAGER_PATH};
 use dbus_support::*;
@@ -175,7 +176,7 @@ async fn shipped_policy_lets_the_group_change_and_everyone_read() {
         assert!(!ok && err.contains("AccessDenied"), "{err}");
         // chessclockctl explains the refusal; reading works for everyone.
         // A copy other users can reach whatever the checkout's permissions.
-        let ctl_copy = bus.dir.path().join("chessclockctl");
+        let ctl_copy = bus.dir().join("chessclockctl");
         std::fs::copy(env!("CARGO_BIN_EXE_chessclockctl"), &ctl_copy).unwrap();
         let ctl = ctl_copy.to_str().unwrap();
         let address = format!("--address={}", bus.address);

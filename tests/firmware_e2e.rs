@@ -10,6 +10,7 @@
 //! CLOCK_MONOTONIC, the daemon's clock.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -20,14 +21,14 @@ use chessclockd::engine::{Micros, MS, SECOND};
 use serde_json::Value;
 
 mod daemon_support;
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
 
 struct Setup {
     dir: tempfile::TempDir,
-    bus: Bus,
+    bus: PrivateBus,
     buttons: HostUnit,
     display: HostUnit,
     config: PathBuf,
@@ -37,7 +38,7 @@ impl Setup {
     /// A button unit and a display unit of `display` modules, on one board.
     fn new(control: &str, display: UnitConfig) -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let link = |name: &str| dir.path().join("dev").join(name);
         let buttons = HostUnit::start(HostUnitSpec::new(
             UnitConfig::buttons(),

@@ -18,7 +18,7 @@ mod daemon_support;
 mod hall_support;
 #[path = "hall_support/round.rs"]
 mod round_support;
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 use round_support::{game_of, games, tag, Arbiter, Hub, Lichess, HALL};
 
@@ -69,7 +69,7 @@ async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() 
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let units = daemon_support::demo_units(dir.path());
     let sim = units.handle();
     let config = dir.path().join("chessclockd.toml");
@@ -259,7 +259,7 @@ async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     let mut text = daemon_support::daemon_table(&dir.path().join("state"));
     for board in 1..=101 {

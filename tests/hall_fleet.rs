@@ -24,7 +24,7 @@ mod hall_support;
 #[path = "hall_support/watch.rs"]
 mod watch;
 
-use daemon_support::{Bus, Daemon};
+use daemon_support::{Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 use watch::{options, Seen, Watcher};
 
@@ -45,7 +45,7 @@ struct Pi {
     host: String,
     board: String,
     dir: PathBuf,
-    _bus: Bus,
+    _bus: PrivateBus,
     units: Option<SimUnits>,
     daemon: Option<Daemon>,
 }
@@ -56,7 +56,7 @@ impl Pi {
         let board = format!("b{index}");
         let dir = root.join(&host);
         std::fs::create_dir_all(&dir).unwrap();
-        let bus = Bus::start(&dir);
+        let bus = PrivateBus::session_in(&dir);
         let units = daemon_support::demo_units(&dir);
         let config = dir.join("chessclockd.toml");
         std::fs::write(

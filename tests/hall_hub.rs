@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 
 mod daemon_support;
 mod hall_support;
-use daemon_support::{Bus, Client, Daemon};
+use daemon_support::{Client, Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 
 struct Hub {
@@ -135,7 +135,7 @@ impl Events {
 async fn the_hub_serves_the_page_live_states_and_the_round_pgn() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     std::fs::write(
         &config,
@@ -361,7 +361,7 @@ async fn wait_row(
 async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_restart() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     std::fs::write(
         &config,

@@ -20,7 +20,7 @@ mod daemon_support;
 mod hall_support;
 #[path = "hall_support/watch.rs"]
 mod watch;
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 use watch::Seen;
 
@@ -119,7 +119,7 @@ struct Access<'a> {
 struct Setup {
     dir: tempfile::TempDir,
     broker: Broker,
-    bus: Bus,
+    bus: PrivateBus,
     units: Option<SimUnits>,
     sim: SimHandle,
     config: PathBuf,
@@ -145,7 +145,7 @@ impl Setup {
                 )
             }
         };
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let units = daemon_support::demo_units(dir.path());
         let sim = units.handle();
         let config = dir.path().join("chessclockd.toml");
@@ -652,7 +652,7 @@ async fn a_frozen_daemon_shows_offline_once_the_broker_sees_its_keepalive_lapse_
 #[test]
 fn a_missing_credentials_file_stops_the_start_with_its_name() {
     let dir = tempfile::tempdir().unwrap();
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     std::fs::write(
         &config,
@@ -685,7 +685,7 @@ async fn over_tls_with_the_halls_ca() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::with_tls(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let ca = dir.path().join("ca.pem");
     let config = dir.path().join("chessclockd.toml");
     std::fs::write(

@@ -26,7 +26,7 @@ mod browser;
 mod daemon_support;
 mod hall_support;
 use browser::{add_arbiter, free_port, request, Browser, Hub};
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 
 /// Every command published in the hall, as the broker delivers them.
@@ -91,7 +91,7 @@ const REPLY: &str = "const r = document.getElementById('reply');
 async fn arbiters_log_in_and_correct_from_the_page_and_spectators_only_read() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let units = daemon_support::demo_units(dir.path());
     let sim = units.handle();
     let config = dir.path().join("chessclockd.toml");

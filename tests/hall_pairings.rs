@@ -16,7 +16,7 @@ mod daemon_support;
 mod hall_support;
 #[path = "hall_support/round.rs"]
 mod round_support;
-use daemon_support::{Bus, Client, Daemon};
+use daemon_support::{Client, Daemon, PrivateBus};
 use hall_support::{Broker, WAIT};
 use round_support::{game_of, tag, Arbiter, Hub, HALL};
 
@@ -62,7 +62,7 @@ async fn a_trf_round_names_the_boards_and_its_results_go_back_as_trf_and_vega() 
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     let mut text = daemon_support::daemon_table(&dir.path().join("state"));
     for board in ["b1", "b2", "b3"] {
@@ -218,7 +218,7 @@ async fn csv_pairings_name_boards_and_report_the_ones_without_a_board() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     let mut text = daemon_support::daemon_table(&dir.path().join("state"));
     for board in ["b1", "top"] {

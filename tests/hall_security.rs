@@ -21,7 +21,7 @@ mod secure;
 #[path = "hall_support/watch.rs"]
 mod watch;
 
-use daemon_support::{devices_linked, Bus, Client, Daemon};
+use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 use hall_support::WAIT;
 use secure::{run_script, HallFiles, SecureBroker};
 use watch::{first_connection, tls_options, Seen, Watcher};
@@ -45,7 +45,7 @@ fn topic(board: &str, leaf: &str) -> String {
 /// A daemon of host pi1 with board b1 (simulated units), connected over
 /// `mqtts://` with its generated credentials and the hall's CA.
 struct Pi {
-    _bus: Bus,
+    _bus: PrivateBus,
     units: Option<SimUnits>,
     daemon: Option<Daemon>,
     client: Client,
@@ -53,7 +53,7 @@ struct Pi {
 
 impl Pi {
     async fn start(dir: &std::path::Path, files: &HallFiles) -> Pi {
-        let bus = Bus::start(dir);
+        let bus = PrivateBus::session_in(dir);
         let units = daemon_support::demo_units(dir);
         let config = dir.join("chessclockd.toml");
         std::fs::write(

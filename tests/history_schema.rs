@@ -6,11 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod daemon_support;
+mod kit;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Bus, Daemon};
+use daemon_support::{Daemon, PrivateBus};
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 
@@ -58,7 +59,7 @@ fn csv_fields(line: &str) -> Vec<String> {
 }
 
 struct Session {
-    bus: Bus,
+    bus: PrivateBus,
 }
 
 impl Session {
@@ -92,7 +93,7 @@ impl Session {
     }
 }
 
-fn spawn(dir: &std::path::Path, bus: &Bus) -> Daemon {
+fn spawn(dir: &std::path::Path, bus: &PrivateBus) -> Daemon {
     let daemon = Daemon::spawn(&dir.join("chessclockd.toml"), bus, dir.join("daemon.log"));
     let deadline = Instant::now() + Duration::from_secs(20);
     while Command::new(CTL)
@@ -125,7 +126,7 @@ fn every_row_of_every_kind_has_the_documented_columns() {
         ),
     )
     .unwrap();
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let daemon = spawn(dir.path(), &bus);
     let s = Session { bus };
     s.ctl(&["start", "b1", "--at", "+1h"]);

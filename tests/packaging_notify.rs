@@ -7,51 +7,23 @@
 //! no boards; every wait has a deadline, so it cannot hang CI.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::io::{BufRead, BufReader};
+mod kit;
+
 use std::os::unix::net::UnixDatagram;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use kit::bus::PrivateBus;
+
 const BUS_NAME: &str = "org.chessclockd.ChessClock1";
 
-/// A private dbus-daemon, our own child (not forked away, so it is reaped),
-/// killed on drop.
-struct PrivateBus {
-    address: String,
-    child: Child,
+/// What this test asks of the kit's private bus.
+trait NameOwners {
+    fn has_owner(&self, name: &str) -> bool;
 }
 
-impl PrivateBus {
-    fn start(dir: &Path) -> PrivateBus {
-        let socket = dir.join("bus");
-        let mut child = Command::new("dbus-daemon")
-            .arg("--session")
-            .arg("--nofork")
-            .arg("--nopidfile")
-            .arg("--print-address=1")
-            .arg(format!("--address=unix:path={}", socket.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("dbus-daemon must be installed (scripts/setup-debian)");
-        // The address line is printed once the bus listens.
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("dbus-daemon address");
-        assert!(
-            line.starts_with("unix:"),
-            "unexpected dbus-daemon address {line:?}"
-        );
-        PrivateBus {
-            address: line.trim().to_owned(),
-            child,
-        }
-    }
-
+impl NameOwners for PrivateBus {
     /// Whether `name` has an owner on this bus, asked with dbus-send.
     fn has_owner(&self, name: &str) -> bool {
         let output = Command::new("dbus-send")
@@ -70,13 +42,6 @@ impl PrivateBus {
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).contains("boolean true")
-    }
-}
-
-impl Drop for PrivateBus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -154,7 +119,7 @@ fn wait_for(
 #[test]
 fn daemon_sends_ready_after_owning_its_name_then_watchdog_pings() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let bus = PrivateBus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
 
     let notify_path = dir.path().join("notify");
     let notify = UnixDatagram::bind(&notify_path).expect("bind fake NOTIFY_SOCKET");

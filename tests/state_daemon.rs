@@ -8,13 +8,14 @@
 //! fails loudly if that is impossible.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod daemon_support;
-use daemon_support::Bus;
+use daemon_support::PrivateBus;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -31,7 +32,7 @@ fn config(dir: &Path, state: &Path, extra: &str) -> PathBuf {
     path
 }
 
-fn daemon(config: &Path, bus: Option<&Bus>) -> Command {
+fn daemon(config: &Path, bus: Option<&PrivateBus>) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_chessclockd"));
     command
         .arg("--config")
@@ -104,12 +105,12 @@ fn a_second_daemon_on_one_state_directory_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let config = config(dir.path(), &state, "");
-    let bus_a = Bus::start(
+    let bus_a = PrivateBus::session_in(
         &std::fs::create_dir_all(dir.path().join("a"))
             .map(|_| dir.path().join("a"))
             .unwrap(),
     );
-    let bus_b = Bus::start(
+    let bus_b = PrivateBus::session_in(
         &std::fs::create_dir_all(dir.path().join("b"))
             .map(|_| dir.path().join("b"))
             .unwrap(),
@@ -136,7 +137,7 @@ fn a_second_daemon_on_one_state_directory_refuses_to_start() {
 fn a_second_demo_on_one_state_refuses_to_start() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("demo-state");
-    let bus = Bus::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
     let demo = || {
         let mut command = Command::new(env!("CARGO_BIN_EXE_chessclockd"));
         command

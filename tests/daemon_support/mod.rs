@@ -5,43 +5,11 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Bus {
-    pub address: String,
-    child: Child,
-}
-
-impl Bus {
-    pub fn start(dir: &Path) -> Bus {
-        let mut child = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
-            .arg(format!("--address=unix:path={}", dir.join("bus").display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon is installed");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("bus address");
-        Bus {
-            address: line.trim().to_owned(),
-            child,
-        }
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+pub use crate::kit::bus::PrivateBus;
 
 pub struct Daemon {
     pub child: Child,
@@ -49,7 +17,7 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    pub fn spawn(config: &Path, bus: &Bus, stderr: PathBuf) -> Daemon {
+    pub fn spawn(config: &Path, bus: &PrivateBus, stderr: PathBuf) -> Daemon {
         let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
             .arg("--config")
             .arg(config)
@@ -110,7 +78,7 @@ impl Client {
     /// Connects once the daemon serves the board and `ready` holds for its
     /// `State()`; fails with the daemon's log after `wait`.
     pub async fn connect_when(
-        bus: &Bus,
+        bus: &PrivateBus,
         daemon: &Daemon,
         wait: Duration,
         ready: impl Fn(&serde_json::Value) -> bool,
@@ -158,7 +126,7 @@ pub fn devices_linked(state: &serde_json::Value) -> bool {
 }
 
 /// The `[daemon]` table every end-to-end test runs with: the session bus (a
-/// private one, see [`Bus`]), a state directory of the test's own, no
+/// private one, see [`PrivateBus`]), a state directory of the test's own, no
 /// real-time priority and no locked memory (tests share the machine). More
 /// `[daemon]` keys may follow it.
 pub fn daemon_table(state: &Path) -> String {

@@ -18,7 +18,7 @@ use chessclock_sim::dgt::{run_sim, DgtSim, DgtSimOptions, SimScript};
 use chessclock_sim_units::{spawn_units, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
-use crate::daemon_support::{devices_linked, Bus, Client, Daemon};
+use crate::daemon_support::{devices_linked, Client, Daemon, PrivateBus};
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -68,7 +68,7 @@ impl SetupOptions {
 
 pub struct Setup {
     pub dir: tempfile::TempDir,
-    pub bus: Bus,
+    pub bus: PrivateBus,
     pub units: Option<SimUnits>,
     pub sim: SimHandle,
     pub board: Option<DgtSim>,
@@ -84,7 +84,7 @@ impl Setup {
 
     pub fn with(options: SetupOptions) -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let bus = Bus::start(dir.path());
+        let bus = PrivateBus::session_in(dir.path());
         let mut unit_options = SimOptions::demo();
         for unit in &mut unit_options.units {
             unit.link = Some(dir.path().join(format!("dev-{}", unit.name)));
@@ -234,7 +234,7 @@ impl Drop for Setup {
 impl Client {
     /// Connects once the daemon serves the board with all devices linked,
     /// the electronic board included.
-    pub async fn connect(bus: &Bus, daemon: &Daemon) -> Client {
+    pub async fn connect(bus: &PrivateBus, daemon: &Daemon) -> Client {
         Client::connect_when(bus, daemon, WAIT, |state| {
             devices_linked(state) && state["eboard"]["connected"] == true
         })

@@ -1,10 +1,15 @@
-//! The test kit's first room: where the programs under test are.
+//! The test kit: what the integration tests start and find, in one place.
+//!
+//! * [`binary`]: where the programs under test are;
+//! * [`bus`]: private D-Bus daemons.
 //!
 //! The daemon's own binaries come from Cargo (`CARGO_BIN_EXE_*`); the hub,
 //! the simulator and the bench are other packages of the workspace, whose
 //! binaries Cargo builds into the same `target/<profile>/` folder
 //! (`cargo build --bins`, which `scripts/test` runs before the tests).
 #![allow(dead_code)]
+
+pub mod bus;
 
 use std::path::PathBuf;
 
