@@ -504,3 +504,67 @@ async fn sighup_reloads_the_config_for_a_board_without_a_game() {
     assert_eq!(state["white"]["remaining_ms"], 182_000);
     assert!(daemon.terminate().success());
 }
+
+/// An event is never ahead of its state (issue 27), on D-Bus: a client that
+/// hears `Pressed` and at once calls `State()` and reads the side's
+/// `WhiteMoves`/`BlackMoves` property (uncached: asked of the daemon) sees
+/// the move. The presses come from a second connection while the listener
+/// reads, so each read lands as early after its signal as the bus allows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hears_pressed_and_reads_at_once_sees_the_move() {
+    const PRESSES: u32 = 60;
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("300+2");
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let connection = zbus::connection::Builder::address(setup.bus.address.as_str())
+        .build()
+        .await
+        .unwrap();
+    let listener = chessclockd::dbus::client::BoardProxy::builder(&connection)
+        .path("/org/chessclockd/ChessClock1/board/b1")
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .unwrap();
+    let mut pressed = listener.receive_pressed().await.unwrap();
+    let reads = tokio::spawn(async move {
+        use futures_util::StreamExt;
+        let mut seen = Vec::new();
+        while seen.len() < PRESSES as usize {
+            let signal = tokio::time::timeout(WAIT, pressed.next())
+                .await
+                .expect("a Pressed signal")
+                .unwrap();
+            let args = signal.args().unwrap();
+            let (side, move_number) = (args.side().clone(), *args.move_number());
+            let state: Value = serde_json::from_str(&listener.state().await.unwrap()).unwrap();
+            let property = if side == "white" {
+                listener.white_moves().await.unwrap()
+            } else {
+                listener.black_moves().await.unwrap()
+            };
+            seen.push((
+                side.clone(),
+                move_number,
+                state[&side]["moves"].clone(),
+                property,
+            ));
+        }
+        seen
+    });
+    client.board.start().await.unwrap();
+    for n in 0..PRESSES {
+        let side = if n % 2 == 0 { "white" } else { "black" };
+        client.board.press(side).await.unwrap();
+    }
+    let seen = reads.await.unwrap();
+    for (side, move_number, state_moves, property) in &seen {
+        assert!(
+            state_moves.as_u64() >= Some(u64::from(*move_number)) && property >= move_number,
+            "{side}'s move {move_number} heard, then State() read {state_moves} moves and \
+             the property {property}: {seen:?}"
+        );
+    }
+    assert!(daemon.terminate().success());
+}

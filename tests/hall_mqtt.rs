@@ -395,6 +395,68 @@ async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
     assert_eq!(last["state"]["black"]["remaining_ms"], 120_000, "{last}");
 }
 
+/// An event is never ahead of its state (issue 27): whoever gets a board's
+/// `pressed` event and then looks at the board's retained state sees the
+/// move. Every event is checked against the latest state published before
+/// it (one publisher, QoS 1: the broker keeps their order). The runtime
+/// broadcasts a change's view before its events and the hall publishes the
+/// states it heard before the events heard with them; with the events first
+/// on the broadcast, the hall could take an event alone and publish it
+/// ahead of its state. Many presses, one after the other: each is a chance
+/// for that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_comes_after_the_state_that_shows_it() {
+    const PRESSES: u64 = 60;
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new(5, 1024);
+    let daemon = setup.daemon("daemon.log");
+    let _client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
+    let mut watcher = Watcher::connect(&setup.broker, "order").await;
+    watcher
+        .wait("the retained state", |seen| is_state(seen, |_| true))
+        .await;
+    let reply = watcher.command("Ann", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    for n in 0..PRESSES {
+        let side = if n % 2 == 0 { "white" } else { "black" };
+        let reply = watcher
+            .command("Ann", json!({"command": "press", "side": side}))
+            .await;
+        assert_eq!(reply["ok"], true, "{reply}");
+    }
+    watcher
+        .wait("the last press's event", |seen| {
+            is_event(seen, |e| {
+                e["kind"] == "pressed" && e["side"] == "black" && e["move_number"] == PRESSES / 2
+            })
+        })
+        .await;
+    // The moves of each side in the latest state seen.
+    let mut moves = (0, 0);
+    let mut checked = 0;
+    for seen in &watcher.log {
+        if is_state(seen, |_| true) {
+            let state = seen.json();
+            let of = |side: &str| state["state"][side]["moves"].as_u64().unwrap_or(0);
+            moves = (of("white"), of("black"));
+        } else if is_event(seen, |e| e["kind"] == "pressed") {
+            let event = seen.json()["event"].clone();
+            let shown = if event["side"] == "white" {
+                moves.0
+            } else {
+                moves.1
+            };
+            assert!(
+                shown >= event["move_number"].as_u64().unwrap(),
+                "the event {event} came before the state that shows it (moves {moves:?})"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, PRESSES);
+    assert!(daemon.terminate().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_shows_offline_within_twice_the_keepalive() {
     let _serial = SERIAL.lock().await;

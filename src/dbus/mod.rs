@@ -23,7 +23,11 @@
 //!   `StateHealth` property;
 //! * `PropertiesChanged` for every state change (one signal per change, with
 //!   every changed property), never per clock tick: clients extrapolate from
-//!   `SnapshotMs` with `Manager.Now()`.
+//!   `SnapshotMs` with `Manager.Now()`;
+//! * a signal is never ahead of its state: a client that hears `Pressed`,
+//!   `StageChanged` or any other board signal and then calls `State()` or
+//!   reads a property sees the change (the runtime broadcasts the view
+//!   before the events, and the signals go out in the broadcast's order).
 
 pub mod auth;
 pub mod board;

@@ -14,7 +14,10 @@
 //!   counts as dropped, and re-reads every board's state);
 //! * every board's state is published retained on every change and again on
 //!   every (re)connection; every other board event (a new kind included) is
-//!   published on the board's event topic, QoS 1;
+//!   published on the board's event topic, QoS 1, after the state heard
+//!   before it or with it: the runtime broadcasts a change's view before its
+//!   events, so a subscriber that gets an event finds its change in the
+//!   board's state already;
 //! * while the broker is away, events and replies wait in a bounded buffer
 //!   (`[hall] buffer`); beyond it the oldest are dropped, and how many is
 //!   logged and published (`dropped`, on the host's event topic) on

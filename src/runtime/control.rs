@@ -13,7 +13,11 @@
 //!
 //! Promises: a read sees only committed state; the state it shows is the
 //! board's at the instant of the read, computed exactly as the engine would
-//! (`BoardModel::state`); a reply whose caller went away is dropped.
+//! (`BoardModel::state`); a reply whose caller went away is dropped; the
+//! board events are broadcast in the order the timing thread hands them
+//! over, which puts a change's view (and its `StateChanged`) before the
+//! events it caused (the board core's promise), so a read made on hearing
+//! an event sees its change.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -535,5 +539,212 @@ async fn write_pgn_files(mut files: tokio_mpsc::UnboundedReceiver<(PathBuf, Stri
         if written.is_err() {
             tracing::error!("the live PGN writer failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+    use std::sync::atomic::AtomicU64;
+
+    use serde_json::Value;
+
+    use super::super::store::StoreMsg;
+    use super::super::timing::{Timing, TimingIo};
+    use super::super::{board_setup, game_spec, DeviceBackend, DeviceDriver};
+    use super::*;
+    use crate::config::{BoardConfig, ButtonSide, DeviceRef};
+    use crate::control::Caller;
+    use crate::devices::{DeviceCommand, DeviceKey};
+    use crate::engine::Side;
+    use chessclock_core::board::{BoardInput, ReplyToken};
+    use chessclock_host::clock::wall_now_us;
+
+    struct NoDevices;
+
+    impl DeviceBackend for NoDevices {
+        fn send(&self, _: &DeviceKey, _: DeviceCommand) {}
+        fn device_added(&self, _: &Path) {}
+        fn device_removed(&self, _: &Path) {}
+    }
+
+    /// The timing thread's side of one board and the control loop, joined
+    /// by hand: the test decides when each record commits and when a
+    /// reader's request is taken.
+    struct Rig {
+        timing: Timing,
+        io: TimingIo,
+        store: std::sync::mpsc::Receiver<StoreMsg>,
+        to_control: tokio_mpsc::UnboundedReceiver<ControlMsg>,
+        control: Control,
+        heard: broadcast::Receiver<BoardEvent>,
+        /// Events checked so far (other than state snapshots and rows).
+        checked: Vec<String>,
+    }
+
+    impl Rig {
+        fn new(control_text: &str) -> Rig {
+            let mut config = Config::default();
+            config.boards.push(BoardConfig {
+                id: "b1".into(),
+                control: control_text.into(),
+                buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
+                displays: vec![],
+                eboard: None,
+                white_button: ButtonSide::Left,
+                start_on_black_press: false,
+                event: None,
+                site: None,
+                round: None,
+                white: None,
+                black: None,
+            });
+            let setup = board_setup(&config, &config.boards[0], None);
+            let spec = game_spec(&config, control_text).unwrap();
+            let (board, actions) = Board::new(
+                setup,
+                spec,
+                None,
+                Caller::DAEMON,
+                monotonic_now_us(),
+                wall_now_us(),
+            );
+            let (store_tx, store) = std::sync::mpsc::channel();
+            let (control_tx, to_control) = tokio_mpsc::unbounded_channel();
+            let (timing, _) = Timing::new(
+                vec![(board, actions)],
+                store_tx,
+                control_tx,
+                Arc::new(AtomicU64::new(0)),
+            );
+            let (_inputs_tx, inputs) = tokio_mpsc::unbounded_channel();
+            let (_devices_tx, device_events) = tokio_mpsc::unbounded_channel();
+            let (_commits_tx, commits) = tokio_mpsc::unbounded_channel();
+            let io = TimingIo {
+                inputs,
+                device_events,
+                commits,
+                devices: DeviceDriver::Custom(Box::new(NoDevices)),
+            };
+            let (timing_tx, _) = tokio_mpsc::unbounded_channel();
+            let (events, heard) = broadcast::channel(256);
+            let control = Control::new(config, timing_tx, events, HashMap::new(), None);
+            let mut rig = Rig {
+                timing,
+                io,
+                store,
+                to_control,
+                control,
+                heard,
+                checked: Vec::new(),
+            };
+            rig.settle();
+            rig
+        }
+
+        /// A command for the board, then everything it caused settled.
+        fn command(&mut self, token: u64, command: BoardCommand) {
+            let input = BoardInput::Command {
+                token: Some(ReplyToken(token)),
+                caller: Caller::uid(0),
+                command,
+            };
+            self.timing.handle(&self.io, 0, monotonic_now_us(), input);
+            self.timing.send_store_jobs();
+            self.settle();
+        }
+
+        /// Commits the records one at a time (the store may commit an
+        /// input's records apart) and hands the control loop the timing
+        /// thread's messages one at a time; after each message, a reader
+        /// that heard an event reads the board at once: the earliest a
+        /// D-Bus client (or the hall, which re-reads the state on an event)
+        /// can.
+        fn settle(&mut self) {
+            loop {
+                while let Ok(message) = self.to_control.try_recv() {
+                    self.control.answer(message);
+                    self.read_on_every_event();
+                }
+                match self.store.try_recv() {
+                    Ok(StoreMsg::Job(job)) => {
+                        let committed = BoardInput::Committed {
+                            seq: job.seq,
+                            ok: true,
+                        };
+                        self.timing
+                            .handle(&self.io, job.board, monotonic_now_us(), committed);
+                        self.timing.send_store_jobs();
+                    }
+                    Ok(_) => {}
+                    Err(_) => return,
+                }
+            }
+        }
+
+        fn state(&self) -> Value {
+            match self.control.read(0, &Command::State).unwrap() {
+                Reply::Json(json) => serde_json::from_str(&json).unwrap(),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+
+        fn read_on_every_event(&mut self) {
+            while let Ok(event) = self.heard.try_recv() {
+                let state = self.state();
+                let side_of = |side: Side| &state[side.as_str()];
+                match &event {
+                    BoardEvent::Pressed {
+                        side, move_number, ..
+                    } => assert!(
+                        side_of(*side)["moves"].as_u64() >= Some(u64::from(*move_number)),
+                        "{event:?} heard, then the state read {state}"
+                    ),
+                    BoardEvent::StageChanged { side, stage, .. } => assert!(
+                        side_of(*side)["stage"].as_u64() >= Some(u64::from(*stage)),
+                        "{event:?} heard, then the state read {state}"
+                    ),
+                    BoardEvent::FlagFell { side, .. } => assert!(
+                        state["flags"]
+                            .as_array()
+                            .is_some_and(|f| f.iter().any(|s| s == side.as_str())),
+                        "{event:?} heard, then the state read {state}"
+                    ),
+                    BoardEvent::StateChanged(_) | BoardEvent::Recorded { .. } => continue,
+                    _ => {}
+                }
+                self.checked.push(format!("{event:?}"));
+            }
+        }
+    }
+
+    /// The D-Bus promise (and the hall's, which reads the state when it
+    /// hears an event): whoever hears `Pressed` or `StageChanged` and then
+    /// calls `State()` sees the move and the stage. The reader's call is
+    /// taken in the worst place, right after the event went out; the
+    /// records commit one at a time.
+    #[tokio::test]
+    async fn a_state_read_right_after_an_event_sees_what_it_announces() {
+        let mut rig = Rig::new("2/60:60");
+        rig.command(1, BoardCommand::Start);
+        rig.command(2, BoardCommand::Press(Side::White));
+        rig.command(3, BoardCommand::Press(Side::Black));
+        // White's second move reaches the second stage.
+        rig.command(4, BoardCommand::Press(Side::White));
+        let state = rig.state();
+        assert_eq!(state["white"]["moves"], 2, "{state}");
+        assert_eq!(state["white"]["stage"], 2, "{state}");
+        let stages = rig
+            .checked
+            .iter()
+            .filter(|e| e.starts_with("StageChanged"))
+            .count();
+        let presses = rig
+            .checked
+            .iter()
+            .filter(|e| e.starts_with("Pressed"))
+            .count();
+        assert_eq!((presses, stages), (3, 1), "{:?}", rig.checked);
     }
 }

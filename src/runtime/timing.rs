@@ -280,7 +280,7 @@ impl Timing {
     }
 
     /// Hands the queued records to the store thread, in order.
-    fn send_store_jobs(&mut self) {
+    pub(super) fn send_store_jobs(&mut self) {
         for job in self.store_jobs.drain(..) {
             if self.store.send(StoreMsg::Job(Box::new(job))).is_err() {
                 tracing::error!("the store thread is gone: records are not being saved");
@@ -320,7 +320,7 @@ impl Timing {
     }
 
     /// One input for one board; its device frames go to the links at once.
-    fn handle(&mut self, io: &TimingIo, index: usize, now: Micros, input: BoardInput) {
+    pub(super) fn handle(&mut self, io: &TimingIo, index: usize, now: Micros, input: BoardInput) {
         let due = match &input {
             BoardInput::Device(DeviceInput::Button { arrival, .. }) => Due::Press(*arrival),
             _ => Due::Unmeasured,

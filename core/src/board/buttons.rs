@@ -15,10 +15,10 @@ impl Board {
         if let Some(slot) = self.devices.slot(role) {
             let view = slot.view();
             self.device_row(now, wall, &view.link(), reason);
-            self.outbox.soon(Action::Publish(BoardEvent::DeviceChanged {
+            self.outbox.publish(BoardEvent::DeviceChanged {
                 board: self.setup.id.clone(),
                 link: view.link(),
-            }));
+            });
         }
         self.dirty = true;
     }
@@ -186,10 +186,9 @@ impl Board {
             None,
         );
         if side.is_none() {
-            self.outbox
-                .after_commit(Action::Publish(BoardEvent::ArbiterCalled {
-                    board: self.setup.id.clone(),
-                }));
+            self.outbox.publish(BoardEvent::ArbiterCalled {
+                board: self.setup.id.clone(),
+            });
         }
         // A refusal (the engine refuses no press or pause) is in the log;
         // either way the unit's queue moves on.
@@ -227,12 +226,11 @@ impl Board {
                 Some(origin),
                 &[],
             );
-            self.outbox
-                .after_commit(Action::Publish(BoardEvent::PressNotPlaced {
-                    board: self.setup.id.clone(),
-                    side,
-                    late_ms: (arrived - t) / MS,
-                }));
+            self.outbox.publish(BoardEvent::PressNotPlaced {
+                board: self.setup.id.clone(),
+                side,
+                late_ms: (arrived - t) / MS,
+            });
         }
         self.outbox.ack_after_commit(role, serial, event);
     }

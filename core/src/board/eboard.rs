@@ -52,10 +52,10 @@ impl Board {
                 };
                 self.device_row(now, wall, &link, reason);
             }
-            self.outbox.soon(Action::Publish(BoardEvent::DeviceChanged {
+            self.outbox.publish(BoardEvent::DeviceChanged {
                 board: self.setup.id.clone(),
                 link,
-            }));
+            });
         }
         if let EboardEvent::ClockPress { right_up, at } = event {
             self.lever_pressed(now, wall, right_up, at);

@@ -326,10 +326,9 @@ impl Board {
             FollowerAction::OfferNewGame { .. } => {
                 tracing::info!(board = %self.setup.id, "the electronic board shows a new game's starting position: `chessclockctl new {} ...` sets up the clock", self.setup.id);
                 self.dirty = true;
-                self.outbox
-                    .after_commit(Action::Publish(BoardEvent::NewGameOffered {
-                        board: self.setup.id.clone(),
-                    }));
+                self.outbox.publish(BoardEvent::NewGameOffered {
+                    board: self.setup.id.clone(),
+                });
             }
             FollowerAction::ResultChanged {
                 result,

@@ -101,12 +101,11 @@ impl Board {
                 None,
                 &[],
             );
-            self.outbox
-                .after_commit(Action::Publish(BoardEvent::FlagWithdrawn {
-                    board: self.setup.id.clone(),
-                    side: fall.side,
-                    at_ms: fall.at.saturating_add(self.epoch).div_euclid(MS),
-                }));
+            self.outbox.publish(BoardEvent::FlagWithdrawn {
+                board: self.setup.id.clone(),
+                side: fall.side,
+                at_ms: fall.at.saturating_add(self.epoch).div_euclid(MS),
+            });
         }
         self.recompute_marks();
         let added: Vec<Notice> = rerun
@@ -309,13 +308,12 @@ impl Board {
                     used,
                 } => {
                     tracing::info!(board = %id, %side, move_number, used_ms = used / MS, "move completed");
-                    self.outbox
-                        .after_commit(Action::Publish(BoardEvent::Pressed {
-                            board: id.clone(),
-                            side: *side,
-                            move_number: *move_number,
-                            used_ms: used / MS,
-                        }));
+                    self.outbox.publish(BoardEvent::Pressed {
+                        board: id.clone(),
+                        side: *side,
+                        move_number: *move_number,
+                        used_ms: used / MS,
+                    });
                 }
                 Notice::FlagFell {
                     side,
@@ -324,22 +322,20 @@ impl Board {
                     last_stage,
                 } => {
                     tracing::info!(board = %id, %side, game_ms = at / MS, stage, last_stage, "flag fell");
-                    self.outbox
-                        .after_commit(Action::Publish(BoardEvent::FlagFell {
-                            board: id.clone(),
-                            side: *side,
-                            at_ms: at.saturating_add(self.epoch).div_euclid(MS),
-                            stage: *stage,
-                            last_stage: *last_stage,
-                        }));
+                    self.outbox.publish(BoardEvent::FlagFell {
+                        board: id.clone(),
+                        side: *side,
+                        at_ms: at.saturating_add(self.epoch).div_euclid(MS),
+                        stage: *stage,
+                        last_stage: *last_stage,
+                    });
                 }
                 Notice::StageChanged { side, stage, .. } => {
-                    self.outbox
-                        .after_commit(Action::Publish(BoardEvent::StageChanged {
-                            board: id.clone(),
-                            side: *side,
-                            stage: *stage,
-                        }));
+                    self.outbox.publish(BoardEvent::StageChanged {
+                        board: id.clone(),
+                        side: *side,
+                        stage: *stage,
+                    });
                     if self.setup.display.beep_on_control {
                         self.beep(200, 2);
                     }
@@ -350,8 +346,7 @@ impl Board {
         for report in &flag_reports {
             tracing::info!(board = %id, side = %report.flagged, verdict = follow::verdict_name(report.verdict),
                 "flag fall checked on the electronic board (Art. 6.4, 6.9)");
-            self.outbox
-                .after_commit(Action::Publish(follow::flag_report_event(&id, report)));
+            self.outbox.publish(follow::flag_report_event(&id, report));
         }
     }
 

@@ -9,12 +9,17 @@
 //! ACK) goes out at once, unless something earlier is still waiting: order
 //! is never changed, except that the replies a commit releases go out last
 //! of what it released, so a caller that reads right after its reply sees
-//! everything its change caused (the view, the history rows).
+//! everything its change caused (the view, the history rows), and that the
+//! board events an input raises wait for the end of the input
+//! ([`Outbox::publish`], [`Outbox::events_after_view`]): they go out behind
+//! the readers' view that shows what they announce, held by the input's last
+//! record. Whoever hears an event and then reads the board (a D-Bus signal
+//! then `State()`, an MQTT event then the retained state) sees the change.
 
 use std::collections::VecDeque;
 
 use super::Action;
-use crate::contract::ControlError;
+use crate::contract::{BoardEvent, ControlError};
 use crate::journal::Record;
 use crate::session::{DeviceCommand, DeviceRole};
 
@@ -42,6 +47,9 @@ pub(super) struct Outbox {
     /// `(seq, held)`: released when `seq` is committed.
     held: VecDeque<(u64, Vec<Held>)>,
     next_seq: u64,
+    /// The board events of the input being handled, in the order raised:
+    /// placed by [`Outbox::events_after_view`] once its view is.
+    events: Vec<BoardEvent>,
 }
 
 /// What a commit released, for the board core to finish.
@@ -109,6 +117,30 @@ impl Outbox {
                 });
                 true
             }
+        }
+    }
+
+    /// A board event of the input being handled. It waits for the end of
+    /// the input ([`Outbox::events_after_view`]): an event placed behind an
+    /// earlier record of the input would be released by that record's
+    /// commit, before the view that shows its change, and a listener that
+    /// reads the board on hearing it would find the state before it.
+    pub fn publish(&mut self, event: BoardEvent) {
+        self.events.push(event)
+    }
+
+    /// Whether events wait for the input's view.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Places the input's events behind everything it recorded and queued
+    /// so far: the board core calls this right after queueing the input's
+    /// view, so each event is released with that view (or after it), never
+    /// before.
+    pub fn events_after_view(&mut self) {
+        for event in std::mem::take(&mut self.events) {
+            self.after_commit(Action::Publish(event));
         }
     }
 

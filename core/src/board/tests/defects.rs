@@ -29,9 +29,9 @@ fn a_late_press_before_a_flag_counts_and_withdraws_the_flag() {
     ]);
     step!(rig, rig.commit_all(1_001) => [
         "history flag white @1.000: white's flag fell at 1.000 s in stage 1",
-        "event flag white @1.000 stage 1",
         "pgn",
         "view",
+        "event flag white @1.000 stage 1",
     ]);
     // The press made at 0.850 s arrives at 1.150 s.
     step!(rig, rig.button(1_150, 0, Button::Left, 850) => [
@@ -43,11 +43,11 @@ fn a_late_press_before_a_flag_counts_and_withdraws_the_flag() {
     step!(rig, rig.commit_all(1_151) => [
         "history press white @0.850: white completed move 1 in 0.850 s",
         "history flag-withdrawn white fell@1.000 @0.850",
-        "event flag-withdrawn white @1.000",
-        "event pressed white #1 850ms",
         "buttons: ack 0",
         "pgn",
         "view",
+        "event flag-withdrawn white @1.000",
+        "event pressed white #1 850ms",
     ]);
     let state = rig.state(1_150);
     assert!(state.flags.is_empty());
@@ -92,9 +92,9 @@ fn a_press_beyond_the_window_is_recorded_not_applied() {
     ]);
     step!(rig, rig.commit_all(26_000) => [
         "history press-not-placed white made@10.000 @26.000",
-        "event press-not-placed white 16000ms late",
         "buttons: ack 0",
         "view",
+        "event press-not-placed white 16000ms late",
     ]);
     assert_eq!(rig.state(26_000).white.moves, 0);
     assert_eq!(rig.board.model(mono(26_000)).unplaced_presses, 1);

@@ -74,8 +74,8 @@ fn unplug_and_replug_keep_times_and_restore_the_display() {
     ]);
     step!(rig, rig.commit_all(200) => [
         "history device display down @0.200",
-        "event device display down",
         "view",
+        "event device display down",
     ]);
     step!(rig, connect(&mut rig, 300, DeviceRole::Display(0), hello(Roles::DISPLAY, "DU1", 9, 0)) => [
         "store 4: device display up @0.300",

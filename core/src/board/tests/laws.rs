@@ -22,10 +22,10 @@ fn art_6_12b_the_arbiter_button_pauses_and_is_marked() {
     ]);
     step!(rig, rig.commit_all(3_000) => [
         "history arbiter-call @3.000: clock paused",
-        "event arbiter-called",
         "buttons: ack 0",
         "pgn",
         "view",
+        "event arbiter-called",
     ]);
     let lines = rig.command(10_000, BoardCommand::Resume);
     assert!(lines.contains(&"leds L--".to_owned()), "{lines:?}");

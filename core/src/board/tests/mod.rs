@@ -423,6 +423,7 @@ impl Rig {
     }
 
     fn take(&mut self, actions: Vec<Action>) -> Vec<String> {
+        every_event_follows_its_view(&actions);
         for action in &actions {
             match action {
                 Action::Store { seq, record } => self.journal.push((*seq, record.clone())),
@@ -562,6 +563,26 @@ impl Rig {
     }
 }
 
+/// The promise of `Outbox::publish`, checked on every step of every
+/// transcript: a board event goes out only behind a view taken after it was
+/// raised, so a listener that reads the board on hearing the event sees
+/// what it announces. An event raised by an input is released with the
+/// input's view, so that view comes before it in the same release.
+fn every_event_follows_its_view(actions: &[Action]) {
+    let mut viewed = false;
+    for action in actions {
+        match action {
+            Action::View(_) => viewed = true,
+            Action::Publish(_) => assert!(
+                viewed,
+                "an event ahead of the view that shows it: {:?}",
+                actions.iter().map(line).collect::<Vec<_>>()
+            ),
+            _ => {}
+        }
+    }
+}
+
 macro_rules! step {
     ($rig:expr, $lines:expr => [$($line:expr),* $(,)?]) => {{
         let got: Vec<String> = $lines;
@@ -608,12 +629,42 @@ fn presses_account_at_their_device_instant_and_are_acknowledged_after_the_commit
     ]);
     step!(rig, rig.commit_all(13_530) => [
         "history press white @13.500: white completed move 1 in 12.500 s",
-        "event pressed white #1 12500ms",
         "buttons: ack 0",
         "pgn",
         "view",
+        "event pressed white #1 12500ms",
     ]);
     assert_eq!(rig.state(13_530).black.used, 30 * MS);
+}
+
+/// A press that comes after White's flag time with no tick in between: the
+/// flag's record is written before the press's, and the store may commit
+/// the two apart. The flag's event waits for the input's view all the same
+/// (behind the press's record): released by the first commit, it would
+/// reach a listener whose read still showed the flag standing up.
+#[test]
+fn an_event_waits_for_its_inputs_view_when_the_input_writes_several_records() {
+    let mut rig = Rig::linked("1");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    step!(rig, rig.button(1_500, 0, Button::Left, 1_500) => [
+        "store 2: flag white @1.000",
+        "store 3: press white @1.500",
+        "display0: 0:00.0 [F1] | 0:01.0 [R]",
+        "leds -R-",
+    ]);
+    // The flag's record alone is committed: its row, nothing announced.
+    step!(rig, rig.step(1_501, BoardInput::Committed { seq: 2, ok: true }) => [
+        "history flag white @1.000: white's flag fell at 1.000 s in stage 1",
+    ]);
+    step!(rig, rig.step(1_502, BoardInput::Committed { seq: 3, ok: true }) => [
+        "history press white @1.500: white completed move 1 in 1.500 s",
+        "buttons: ack 0",
+        "pgn",
+        "view",
+        "event flag white @1.000 stage 1",
+        "event pressed white #1 1500ms",
+    ]);
 }
 
 #[test]

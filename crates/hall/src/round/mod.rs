@@ -21,8 +21,9 @@
 //!   not started, paused, a flag fallen, a result). A state published when
 //!   time is added (a stage's bonus at its last move, a correction) changes
 //!   them at once; between two states the PGN does not change;
-//! * the push sends at most [`MAX_GAMES`] games a request, one request at
-//!   a time, always the latest PGN (changes while a push is out are
+//! * the push sends at most [`MAX_GAMES`] games a request, the games of
+//!   boards 1-100 in the first, 101-200 in the next and so on (boards
+//!   without a number last), one request at a time, always the latest PGN (changes while a push is out are
 //!   coalesced into the next), only the requests whose games changed since
 //!   the last accepted push; it retries network errors, 408, 429 (after
 //!   its `Retry-After`) and 5xx with a doubling wait (1 s to 60 s) and
@@ -447,9 +448,53 @@ fn join(games: &[String]) -> String {
     games.join("\n")
 }
 
-/// The push requests' bodies: at most [`MAX_GAMES`] games each.
-pub fn requests(games: &[String]) -> Vec<String> {
-    games.chunks(MAX_GAMES).map(join).collect()
+/// Which push request a game goes in: `(hundred, part)`. The hundred is
+/// that of its board's number (boards 1-100 in hundred 0, 101-200 in 1,
+/// ...; boards without a number in `u32::MAX`, after them); a hundred with
+/// more than [`MAX_GAMES`] games (two boards with one number) goes out in
+/// several parts.
+pub type RequestKey = (u32, usize);
+
+/// The push requests, in board order, each with its key: at most
+/// [`MAX_GAMES`] games each, a board always in its hundred's request.
+/// Keyed by board number, not cut from the list of boards known: the hub
+/// learns the boards one state at a time, and cut by position a request
+/// would shift with every board that arrives (a first request of boards
+/// 1-98, 100 and 101 while board 99's state is on its way), and every
+/// request after it would go out again.
+fn requests_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<(RequestKey, String)> {
+    let round = setup
+        .round
+        .or_else(|| setup.pairings.as_ref().map(|p| p.round));
+    let mut requests: Vec<(RequestKey, Vec<String>)> = Vec::new();
+    for seat in seats(setup, boards) {
+        let hundred = seat.number.map_or(u32::MAX, |number| {
+            number.saturating_sub(1) / MAX_GAMES as u32
+        });
+        let key = match requests.last() {
+            Some(((last, part), games)) if *last == hundred => {
+                (hundred, part + usize::from(games.len() >= MAX_GAMES))
+            }
+            _ => (hundred, 0),
+        };
+        let game = game(&seat, round);
+        match requests.last_mut() {
+            Some((last, games)) if *last == key => games.push(game),
+            _ => requests.push((key, vec![game])),
+        }
+    }
+    requests
+        .into_iter()
+        .map(|(key, games)| (key, join(&games)))
+        .collect()
+}
+
+/// The round's push requests as the hub knows it now (a board always in
+/// the request of its hundred), and how many games they hold.
+pub fn round_requests(hub: &impl RoundSource) -> (usize, Vec<(RequestKey, String)>) {
+    let setup = lock(&hub.desk().setup);
+    let boards = hub.boards();
+    (boards.len(), requests_of(&setup, &boards))
 }
 
 /// FNV-1a, 64 bits: the ETag of a text.

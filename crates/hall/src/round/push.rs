@@ -276,20 +276,19 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
     let mut changes = hub.changes();
     // The requests the server last accepted (or refused for good).
-    let mut done: Vec<String> = Vec::new();
+    let mut done: BTreeMap<RequestKey, String> = BTreeMap::new();
     let mut wait = FIRST_RETRY;
     loop {
-        let games = round_games(&*hub);
-        let bodies = requests(&games);
+        let (games, bodies) = round_requests(&*hub);
         let mut failure = None;
-        for (index, body) in bodies.iter().enumerate() {
-            if done.get(index) == Some(body) {
+        for (index, (key, body)) in bodies.iter().enumerate() {
+            if done.get(key) == Some(body) {
                 continue;
             }
             {
                 let mut status = hub.desk().push_status();
                 status.state = "pushing".to_owned();
-                status.games = games.len();
+                status.games = games;
                 status.last_attempt_wall_ms = Some(hub.now_ms());
                 status.next_try_wall_ms = None;
             }
@@ -315,10 +314,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                         ms = started.elapsed().as_millis() as u64,
                         "hub: pushed the round"
                     );
-                    if done.len() <= index {
-                        done.resize(index + 1, String::new());
-                    }
-                    done[index] = body.clone();
+                    done.insert(*key, body.clone());
                 }
                 Ok(answer) => {
                     status.requests_failed += 1;
@@ -329,10 +325,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                     failure = Some(match answer.status {
                         408 | 429 | 500..=599 => Failure::Retry(answer.retry_after, message),
                         _ => {
-                            if done.len() <= index {
-                                done.resize(index + 1, String::new());
-                            }
-                            done[index] = body.clone();
+                            done.insert(*key, body.clone());
                             Failure::Refused(message)
                         }
                     });
@@ -348,7 +341,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             }
         }
         if failure.is_none() {
-            done.truncate(bodies.len());
+            done.retain(|key, _| bodies.iter().any(|(k, _)| k == key));
         }
         match failure {
             Some(Failure::Retry(after, message)) => {
@@ -373,7 +366,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 wait = FIRST_RETRY;
                 let mut status = hub.desk().push_status();
                 status.state = "ok".to_owned();
-                status.games = games.len();
+                status.games = games;
             }
         }
         // The next change; those that came meanwhile are in the next push.

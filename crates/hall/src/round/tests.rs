@@ -150,17 +150,62 @@ fn results_by_the_board_map_and_numbers_needed_for_the_exports() {
     assert!(super::rows(&Setup::default(), &boards).is_none());
 }
 
+/// Boards `ids` with a state each (no pairings: the number an id ends in).
+fn known(ids: impl IntoIterator<Item = String>) -> BTreeMap<String, Value> {
+    ids.into_iter()
+        .map(|id| (id, state("white", 60_000, 1_000, None)))
+        .collect()
+}
+
+/// The boards of each request, by their `Board` tags.
+fn request_boards(requests: &[(RequestKey, String)]) -> Vec<Vec<String>> {
+    requests
+        .iter()
+        .map(|(_, body)| {
+            body.lines()
+                .filter_map(|l| l.strip_prefix("[Board \"")?.strip_suffix("\"]"))
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 fn push_requests_carry_at_most_100_games() {
-    let games: Vec<String> = (0..201)
-        .map(|i| format!("[Event \"{i}\"]\n\n*\n"))
-        .collect();
-    let bodies = requests(&games);
-    assert_eq!(bodies.len(), 3);
-    assert_eq!(bodies[0].matches("[Event ").count(), 100);
-    assert_eq!(bodies[2].matches("[Event ").count(), 1);
-    assert!(bodies[0].contains("*\n\n[Event \"1\"]"));
-    assert!(requests(&[]).is_empty());
+    let setup = Setup::default();
+    let boards = known((1..=201).map(|n| format!("b{n}")));
+    let requests = request_boards(&requests_of(&setup, &boards));
+    let sizes: Vec<usize> = requests.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [100, 100, 1]);
+    assert_eq!(requests[0].first().map(String::as_str), Some("b1"));
+    assert_eq!(requests[0].last().map(String::as_str), Some("b100"));
+    assert_eq!(requests[2], ["b201"]);
+    assert!(requests_of(&setup, &BTreeMap::new()).is_empty());
+}
+
+/// The hub learns a round's boards one state at a time (the hall publishes
+/// them in the order of their ids: b1, b10, b100, b101, b11, ...): a board
+/// still on its way does not push board 101 into the first request.
+#[test]
+fn a_board_goes_in_its_hundreds_request_whichever_boards_are_known() {
+    let setup = Setup::default();
+    let boards = known((1..=101).filter(|&n| n != 99).map(|n| format!("b{n}")));
+    let requests = requests_of(&setup, &boards);
+    let keys: Vec<RequestKey> = requests.iter().map(|(key, _)| *key).collect();
+    assert_eq!(keys, [(0, 0), (1, 0)]);
+    let boards_of = request_boards(&requests);
+    assert_eq!(boards_of[0].len(), 99);
+    assert!(!boards_of[0].contains(&"b101".to_owned()));
+    assert_eq!(boards_of[1], ["b101"]);
+    // Boards without a number go last; a hundred with more than 100 games
+    // (two boards with one number) goes out in parts.
+    let mut boards = known((1..=100).map(|n| format!("b{n}")));
+    boards.extend(known(["a7".to_owned(), "hall".to_owned()]));
+    let requests = requests_of(&setup, &boards);
+    let keys: Vec<RequestKey> = requests.iter().map(|(key, _)| *key).collect();
+    assert_eq!(keys, [(0, 0), (0, 1), (u32::MAX, 0)]);
+    let sizes: Vec<usize> = request_boards(&requests).iter().map(Vec::len).collect();
+    assert_eq!(sizes, [100, 1, 1]);
 }
 
 #[test]
