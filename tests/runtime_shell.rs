@@ -19,7 +19,8 @@ use chessclockd::control::{
     BoardEvent, Caller, Command, ControlError, ControlHandle, FindingKind, Reply, StateMode,
 };
 use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
-use chessclockd::engine::{Micros, MS};
+use chessclockd::engine::{Micros, Side, MS, SECOND};
+use chessclockd::runtime::time::{SteppedClock, TimeSource};
 use chessclockd::runtime::{DeviceBackend, Devices, Runtime, StateOptions};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
@@ -121,12 +122,21 @@ fn hello_with_buzzer(serial: &str, roles: Roles, buzzer: bool) -> Hello {
 }
 
 fn launch(config: Config, dir: &Path) -> Harness {
+    launch_timed(config, dir, TimeSource::System)
+}
+
+/// [`launch`] on `time` (a stepped clock: the test moves the time).
+fn launch_timed(config: Config, dir: &Path, time: TimeSource) -> Harness {
     let (inject, events_rx) = mpsc::unbounded_channel();
     let (sent_tx, sent) = mpsc::unbounded_channel();
     let (hotplug_tx, hotplug) = mpsc::unbounded_channel();
-    let runtime = Runtime::start(
+    let runtime = Runtime::start_timed(
         config,
-        Some(dir.to_owned()),
+        StateOptions {
+            dir: Some(dir.to_owned()),
+            no_state: false,
+            lock: None,
+        },
         Devices::Custom {
             backend: Box::new(FakeDevices {
                 sent: sent_tx,
@@ -134,6 +144,7 @@ fn launch(config: Config, dir: &Path) -> Harness {
             }),
             events: events_rx,
         },
+        time,
     )
     .expect("runtime starts");
     let handle = runtime.handle();
@@ -256,6 +267,53 @@ impl Harness {
             .unwrap();
         (epoch, epoch + start)
     }
+}
+
+/// The whole shell (timing thread, store, control loop) on a stepped clock:
+/// a minute of White's time passes in two steps and no real time; the
+/// flag falls at the step that reaches its instant, not a microsecond
+/// before, and every instant below is the clock's, written down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_stepped_clock_the_flag_falls_at_the_step_that_reaches_it() {
+    const T0: Micros = 1_000 * SECOND;
+    const WALL0: i64 = 1_796_061_600_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = SteppedClock::new(T0, WALL0);
+    let mut h = launch_timed(config("60"), dir.path(), TimeSource::Stepped(clock.clone()));
+    h.connect_all();
+    let (epoch, start) = h.start_game().await;
+    assert_eq!(start, T0, "the start is at the clock's instant");
+
+    // One microsecond before White's flag: no flag, one millisecond shown
+    // (a remaining time is rounded up).
+    clock.advance_to(start + 60 * SECOND - 1);
+    let state = h.state().await;
+    assert_eq!(state["running"], "white");
+    assert_eq!(state["white"]["remaining_ms"], 1);
+    assert_eq!(state["flags"], serde_json::json!([]));
+    while let Ok(event) = h.events.try_recv() {
+        assert!(
+            !matches!(event, BoardEvent::FlagFell { .. }),
+            "a flag before its instant: {event:?}"
+        );
+    }
+
+    // The step that reaches the flag's instant.
+    clock.advance_us(1);
+    let side = h
+        .event(|e| match e {
+            BoardEvent::FlagFell { side, .. } => Some(*side),
+            _ => None,
+        })
+        .await;
+    assert_eq!(side, Side::White);
+    let state = h.state().await;
+    assert_eq!(state["flags"], serde_json::json!(["white"]));
+    assert_eq!(state["white"]["remaining_ms"], 0);
+    // On the daemon's monotonic milliseconds, as every instant of the view.
+    assert_eq!(state["white"]["flag_ms"], (start + 60 * SECOND) / MS);
+    assert!(epoch <= start);
+    h.runtime.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

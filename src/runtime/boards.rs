@@ -51,11 +51,12 @@ pub(super) fn build_boards(
     stored: &[StoredGame],
     boot_id: Option<String>,
     state_notice: Option<&str>,
+    time: &super::time::TimeSource,
 ) -> Vec<(Board, Vec<chessclock_core::board::Action>)> {
     let run = Resumed {
         boot_id,
-        now: monotonic_now_us(),
-        wall: wall_now_us(),
+        now: time.monotonic_us(),
+        wall: time.wall_us(),
     };
     config
         .boards

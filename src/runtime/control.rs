@@ -27,6 +27,7 @@ use serde::Serialize;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use super::store::StoreReader;
+use super::time::TimeSource;
 use super::timing::{ControlMsg, TimingMsg};
 use crate::config::Config;
 use crate::control::{BoardEvent, Command, ControlError, Reply, Request};
@@ -34,7 +35,6 @@ use crate::eboard::EboardHandle;
 use chessclock_core::board::{Board, BoardCommand, GameSpec};
 use chessclock_core::journal::StoredGame;
 use chessclock_core::views::{BoardModel, GameHeader, GameSummary, HistoryRow};
-use chessclock_host::clock::monotonic_now_us;
 
 /// What readers see of one board.
 #[derive(Default)]
@@ -63,6 +63,8 @@ pub struct ControlInputs {
 /// The control loop's state.
 pub struct Control {
     config: Config,
+    /// Where reads take their instant (see `super::time`).
+    time: TimeSource,
     ids: Vec<String>,
     views: Vec<View>,
     waiting: HashMap<u64, oneshot::Sender<Result<Reply, ControlError>>>,
@@ -87,6 +89,7 @@ impl Control {
         events: broadcast::Sender<BoardEvent>,
         eboards: HashMap<usize, EboardHandle>,
         state_path: Option<&Path>,
+        time: TimeSource,
     ) -> Control {
         let ids: Vec<String> = config.boards.iter().map(|b| b.id.clone()).collect();
         let reader = state_path.and_then(|path| match StoreReader::open(path) {
@@ -106,6 +109,7 @@ impl Control {
             views: ids.iter().map(|_| View::default()).collect(),
             ids,
             config,
+            time,
             waiting: HashMap::new(),
             next_token: 1,
             timing,
@@ -349,7 +353,7 @@ impl Control {
         let view = &self.views[index];
         let id = &self.ids[index];
         let not_yet = || ControlError::Internal(format!("board `{id}` is still starting"));
-        let now = monotonic_now_us();
+        let now = self.time.monotonic_us();
         match command {
             Command::State => {
                 let model = view.model.as_ref().ok_or_else(not_yet)?;
@@ -559,7 +563,7 @@ mod tests {
     use crate::devices::{DeviceCommand, DeviceKey};
     use crate::engine::Side;
     use chessclock_core::board::{BoardInput, ReplyToken};
-    use chessclock_host::clock::wall_now_us;
+    use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
     struct NoDevices;
 
@@ -617,6 +621,7 @@ mod tests {
                 store_tx,
                 control_tx,
                 Arc::new(AtomicU64::new(0)),
+                TimeSource::System,
             );
             let (_inputs_tx, inputs) = tokio_mpsc::unbounded_channel();
             let (_devices_tx, device_events) = tokio_mpsc::unbounded_channel();
@@ -629,7 +634,14 @@ mod tests {
             };
             let (timing_tx, _) = tokio_mpsc::unbounded_channel();
             let (events, heard) = broadcast::channel(256);
-            let control = Control::new(config, timing_tx, events, HashMap::new(), None);
+            let control = Control::new(
+                config,
+                timing_tx,
+                events,
+                HashMap::new(),
+                None,
+                TimeSource::System,
+            );
             let mut rig = Rig {
                 timing,
                 io,

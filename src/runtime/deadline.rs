@@ -20,6 +20,7 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use tokio::io::unix::AsyncFd;
 
+use super::time::TimeSource;
 use crate::engine::Micros;
 use chessclock_host::clock::monotonic_now_us;
 
@@ -34,6 +35,8 @@ impl AsRawFd for TimerFdRaw {
 enum Source {
     TimerFd(AsyncFd<TimerFdRaw>),
     Tokio,
+    /// A stepped clock's moves (tests: see `super::time`).
+    Stepped(tokio::sync::watch::Receiver<Micros>),
 }
 
 /// See the module docs. Must be created inside a tokio runtime with I/O
@@ -45,6 +48,18 @@ pub struct DeadlineTimer {
 
 impl DeadlineTimer {
     pub fn new() -> DeadlineTimer {
+        DeadlineTimer::on(&TimeSource::System)
+    }
+
+    /// A timer on `time`: a timerfd on the host's clock, or the moves of a
+    /// stepped clock.
+    pub fn on(time: &TimeSource) -> DeadlineTimer {
+        if let TimeSource::Stepped(clock) = time {
+            return DeadlineTimer {
+                source: Source::Stepped(clock.moves()),
+                armed: 0,
+            };
+        }
         let source = match Self::timerfd() {
             Ok(fd) => Source::TimerFd(fd),
             Err(error) => {
@@ -116,6 +131,18 @@ impl DeadlineTimer {
                 }
             },
             Source::Tokio => self.tokio_sleep().await,
+            Source::Stepped(moves) => {
+                let mut moves = moves.clone();
+                loop {
+                    if *moves.borrow_and_update() >= self.armed {
+                        return;
+                    }
+                    if moves.changed().await.is_err() {
+                        // The clock is gone: no deadline comes any more.
+                        return std::future::pending().await;
+                    }
+                }
+            }
         }
     }
 

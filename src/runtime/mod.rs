@@ -41,6 +41,7 @@ pub mod lock;
 pub mod realtime;
 pub mod reload;
 pub mod store;
+pub mod time;
 pub mod timing;
 
 mod boards;
@@ -56,13 +57,13 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
+use self::time::TimeSource;
 use crate::config::{BoardConfig, Config};
 use crate::control::{Caller, ControlHandle, StateHealth};
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
 use chessclock_core::board::{Board, BoardSetup, GameSpec, Resumed};
 use chessclock_core::journal::StoredGame;
-use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
 use self::lock::{LockError, StateLock};
 use self::store::{Opened, Store, StoreError};
@@ -240,6 +241,8 @@ pub struct Runtime {
     state_dir_overridden: bool,
     /// Stored games of boards not running (see [`Runtime::reload`]).
     unclaimed: Vec<StoredGame>,
+    /// Where the runtime's threads read the time.
+    time: TimeSource,
     /// Held for the runtime's life (none in memory).
     _lock: Option<StateLock>,
 }
@@ -327,9 +330,20 @@ impl Runtime {
     /// opened; a state that cannot be used is an error unless
     /// `[daemon] crash-safety = false`.
     pub fn start_with(
+        config: Config,
+        state: StateOptions,
+        devices: Devices,
+    ) -> anyhow::Result<Runtime> {
+        Self::start_timed(config, state, devices, TimeSource::System)
+    }
+
+    /// [`Runtime::start_with`] on `time`: the host's clocks, or a stepped
+    /// clock that a test moves (see [`time`]).
+    pub fn start_timed(
         mut config: Config,
         state: StateOptions,
         devices: Devices,
+        time: TimeSource,
     ) -> anyhow::Result<Runtime> {
         let state_dir_overridden = state.dir.is_some();
         if let Some(dir) = state.dir {
@@ -352,7 +366,7 @@ impl Runtime {
         tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
         let health = Arc::new(health);
         let notice = health.display_notice().map(str::to_owned);
-        let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref());
+        let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref(), &time);
         // The stored games of boards the file does not name: a reload that
         // names one of them again takes its game back (nothing changed it
         // since: no board of this process played it).
@@ -372,12 +386,16 @@ impl Runtime {
         let store_thread = std::thread::Builder::new()
             .name("chessclockd-store".into())
             .stack_size(STORE_STACK)
-            .spawn(move || store::run_store_thread(store, store_rx, commits_tx))
+            .spawn({
+                let time = time.clone();
+                move || store::run_store_thread(store, store_rx, commits_tx, time)
+            })
             .context("cannot start the store thread")?;
 
         let timing_thread = {
             let config = config.clone();
             let heartbeat = heartbeat.clone();
+            let time = time.clone();
             let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
             let thread = std::thread::Builder::new()
                 .name("chessclockd-timing".into())
@@ -430,7 +448,7 @@ impl Runtime {
                             }
                         };
                         let (mut timing, first) =
-                            Timing::new(boards, store_tx, control_tx, heartbeat);
+                            Timing::new(boards, store_tx, control_tx, heartbeat, time);
                         for (key, command) in first {
                             devices.send(&key, command);
                         }
@@ -474,6 +492,7 @@ impl Runtime {
                 events.clone(),
                 eboards,
                 (state_path.as_os_str() != ":memory:").then_some(state_path.as_path()),
+                time.clone(),
             )
             .run(control::ControlInputs {
                 requests: requests_rx,
@@ -500,6 +519,7 @@ impl Runtime {
             store_thread: Some(store_thread),
             state_path,
             health,
+            time,
             _lock: lock,
         })
     }
@@ -565,8 +585,8 @@ impl Runtime {
         let mut added = Vec::new();
         let run = Resumed {
             boot_id: boot::boot_id(),
-            now: monotonic_now_us(),
-            wall: wall_now_us(),
+            now: self.time.monotonic_us(),
+            wall: self.time.wall_us(),
         };
         for (index, board) in config.boards.iter().enumerate().skip(running) {
             // A board that ran before (and was left out of the file at the

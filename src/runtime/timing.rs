@@ -24,6 +24,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 
 use super::deadline::DeadlineTimer;
 use super::store::{Commit, Job, StoreMsg};
+use super::time::TimeSource;
 use crate::control::Caller;
 use crate::devices::{DeviceEvent, DeviceKey, Due};
 use crate::eboard::EboardEvent;
@@ -34,7 +35,6 @@ use chessclock_core::board::{
 use chessclock_core::contract::BoardEvent;
 use chessclock_core::eboard::EboardCommand;
 use chessclock_core::views::{BoardModel, GameHeader, HistoryRow};
-use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 
 /// Longest wait without a wake-up (the watchdog heartbeat).
 const MAX_WAIT: Micros = 500 * MS;
@@ -146,6 +146,8 @@ pub struct Timing {
     store: mpsc::Sender<StoreMsg>,
     control: tokio_mpsc::UnboundedSender<ControlMsg>,
     heartbeat: Arc<AtomicU64>,
+    /// Where this thread reads the time and waits (see `super::time`).
+    time: TimeSource,
     lateness: crate::lateness::Lateness,
     /// Records for the store, sent after the device links had their turn.
     store_jobs: Vec<Job>,
@@ -171,12 +173,14 @@ impl Timing {
         store: mpsc::Sender<StoreMsg>,
         control: tokio_mpsc::UnboundedSender<ControlMsg>,
         heartbeat: Arc<AtomicU64>,
+        time: TimeSource,
     ) -> (Timing, Vec<(DeviceKey, crate::devices::DeviceCommand)>) {
         let mut timing = Timing {
             boards: Vec::with_capacity(boards.len()),
             store,
             control,
             heartbeat,
+            time,
             lateness: crate::lateness::Lateness::default(),
             store_jobs: Vec::new(),
             deadlines: Vec::with_capacity(boards.len()),
@@ -342,7 +346,7 @@ impl Timing {
         let Some(board) = self.boards.get_mut(index) else {
             return;
         };
-        let actions = board.handle(now, wall_now_us(), input);
+        let actions = board.handle(now, self.time.wall_us(), input);
         self.update_deadline(index);
         for (key, command) in self.carry_out(index, actions) {
             io.devices.send_due(&key, command, due);
@@ -410,7 +414,7 @@ impl Timing {
                 tracing::error!("the store thread stopped while the games were being restored");
                 return;
             };
-            let now = monotonic_now_us();
+            let now = self.time.monotonic_us();
             self.handle(
                 io,
                 commit.board,
@@ -430,10 +434,10 @@ impl Timing {
     /// after the store committed what was queued and the last ACKs were
     /// handed to the devices.
     pub async fn run(mut self, mut io: TimingIo) {
-        let mut timer = DeadlineTimer::new();
+        let mut timer = DeadlineTimer::on(&self.time);
         loop {
             self.heartbeat.fetch_add(1, Ordering::Relaxed);
-            let now = monotonic_now_us();
+            let now = self.time.monotonic_us();
             self.tick(&io, now);
             self.send_store_jobs();
             let deadline = self.next_wake();
@@ -445,7 +449,7 @@ impl Timing {
                 // Device events first: a press that arrived before a request
                 // is accounted before the request sees the board.
                 Some(event) = io.device_events.recv() => {
-                    let now = monotonic_now_us();
+                    let now = self.time.monotonic_us();
                     if let Some((index, input)) = self.device_input(event) {
                         self.handle(&io, index, now, input);
                         // The links write the press's frames before its
@@ -454,14 +458,14 @@ impl Timing {
                     }
                 }
                 Some(commit) = io.commits.recv() => {
-                    let now = monotonic_now_us();
+                    let now = self.time.monotonic_us();
                     self.handle(&io, commit.board, now, BoardInput::Committed { seq: commit.seq, ok: commit.ok });
                 }
                 message = io.inputs.recv() => match message {
                     None | Some(TimingMsg::Shutdown) => break,
                     Some(TimingMsg::Hotplug { path, added }) => io.devices.hotplug(&path, added),
                     Some(TimingMsg::Command { board, token, caller, command }) => {
-                        let now = monotonic_now_us();
+                        let now = self.time.monotonic_us();
                         self.handle(&io, board, now, BoardInput::Command {
                             token: Some(ReplyToken(token)),
                             caller,
@@ -470,12 +474,12 @@ impl Timing {
                         tokio::task::yield_now().await;
                     }
                     Some(TimingMsg::Eboard { board, event }) => {
-                        let now = monotonic_now_us();
+                        let now = self.time.monotonic_us();
                         self.handle(&io, board, now, BoardInput::Eboard(event));
                     }
                     Some(TimingMsg::Reload { boards, config }) => {
                         let _ = self.control.send(ControlMsg::Config(config));
-                        let now = monotonic_now_us();
+                        let now = self.time.monotonic_us();
                         for (index, setup, spec) in boards {
                             self.handle(&io, index, now, BoardInput::Reconfigure(Box::new(setup), Box::new(spec)));
                         }
@@ -484,7 +488,7 @@ impl Timing {
                 },
                 _ = timer.expired() => {
                     if timed {
-                        self.lateness.record(monotonic_now_us() - until);
+                        self.lateness.record(self.time.monotonic_us() - until);
                     }
                 }
             }
@@ -518,7 +522,7 @@ impl Timing {
         // The store commits what is queued, reports and exits (closing the
         // commits channel); the boards release the last ACKs.
         while let Some(commit) = io.commits.recv().await {
-            let now = monotonic_now_us();
+            let now = self.time.monotonic_us();
             self.handle(
                 &io,
                 commit.board,

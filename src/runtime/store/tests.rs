@@ -186,7 +186,12 @@ fn queued_records_are_committed_together_and_each_board_told_its_last() {
         .send(job(0, "b", 2, press(2_000, Side::Black)))
         .unwrap();
     jobs_tx.send(StoreMsg::Shutdown).unwrap();
-    run_store_thread(store, jobs_rx, commits_tx);
+    run_store_thread(
+        store,
+        jobs_rx,
+        commits_tx,
+        crate::runtime::time::TimeSource::System,
+    );
     let mut reports = Vec::new();
     while let Ok(commit) = commits.try_recv() {
         reports.push(commit);

@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::mpsc as tokio_mpsc;
 
 use super::{Record, Store};
-use chessclock_host::clock::{monotonic_now_us, wall_now_us};
+use crate::runtime::time::TimeSource;
 
 /// A record for the store thread.
 #[derive(Debug)]
@@ -63,6 +63,7 @@ pub fn run_store_thread(
     mut store: Store,
     jobs: mpsc::Receiver<StoreMsg>,
     commits: tokio_mpsc::UnboundedSender<Commit>,
+    time: TimeSource,
 ) {
     const CHECKPOINT: Duration = Duration::from_secs(1);
     let mut last_checkpoint = std::time::Instant::now();
@@ -109,7 +110,7 @@ pub fn run_store_thread(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if stop {
-            if let Err(error) = store.checkpoint(monotonic_now_us(), wall_now_us()) {
+            if let Err(error) = store.checkpoint(time.monotonic_us(), time.wall_us()) {
                 tracing::error!(%error, "final checkpoint failed");
             }
             tracing::debug!("store thread done");
@@ -117,7 +118,7 @@ pub fn run_store_thread(
         }
         if last_checkpoint.elapsed() >= CHECKPOINT {
             last_checkpoint = std::time::Instant::now();
-            if let Err(error) = store.checkpoint(monotonic_now_us(), wall_now_us()) {
+            if let Err(error) = store.checkpoint(time.monotonic_us(), time.wall_us()) {
                 tracing::error!(%error, "alive checkpoint failed");
             }
         }
