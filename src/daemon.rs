@@ -96,7 +96,11 @@ pub async fn run(
     };
     // The hall (`[hall]`): after the runtime, so it sees every board.
     let hall = match &config.hall {
-        Some(hall) => Some(crate::hall::Hall::start(hall, runtime.handle())?),
+        Some(hall) => Some(crate::hall::Hall::start_timed(
+            hall,
+            runtime.handle(),
+            runtime.time(),
+        )?),
         None => None,
     };
     tokio::pin!(shutdown);

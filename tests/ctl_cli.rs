@@ -3,13 +3,12 @@
 //! offline commands (replay, completions, man).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use std::path::Path;
 
 use chessclockd::dbus::NtpSource;
-use dbus_support::*;
+use kit::dbus::*;
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 

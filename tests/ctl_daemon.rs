@@ -3,13 +3,12 @@
 //! this branch defines and that the CLI reads what the runtime reports.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use dbus_support::*;
+use kit::dbus::*;
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 const DAEMON: &str = env!("CARGO_BIN_EXE_chessclockd");

@@ -2,7 +2,6 @@
 //! redraws when the daemon signals a change, and quits on `q`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use std::io::{Read, Write};
@@ -11,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use chessclockd::control::{Caller, Command};
 use chessclockd::engine::Side;
-use dbus_support::*;
+use kit::dbus::*;
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 

@@ -16,8 +16,7 @@ use chessclock_sim_units::{Direction, LinkState, SimHandle, SimUnits};
 use chessclockd::engine::{Micros, MS, SECOND};
 use serde_json::Value;
 
-mod daemon_support;
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -35,7 +34,7 @@ impl Setup {
     fn new(control: &str) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let bus = PrivateBus::session_in(dir.path());
-        let units = daemon_support::demo_units(dir.path());
+        let units = kit::daemon::demo_units(dir.path());
         let sim = units.handle();
         let state = dir.path().join("state");
         let config = dir.path().join("chessclockd.toml");
@@ -49,7 +48,7 @@ control = "{control}"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-                daemon = daemon_support::daemon_table(&state),
+                daemon = kit::daemon::daemon_table(&state),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
             ),
@@ -103,25 +102,6 @@ impl Drop for Setup {
     fn drop(&mut self) {
         if let Some(units) = self.units.take() {
             units.shutdown();
-        }
-    }
-}
-
-impl Client {
-    /// Connects once the daemon serves the board, and its devices are linked.
-    async fn connect(bus: &PrivateBus, daemon: &Daemon) -> Client {
-        Client::connect_when(bus, daemon, WAIT, devices_linked).await
-    }
-
-    async fn wait_state(&self, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let state = self.state().await;
-            if ready(&state) {
-                return state;
-            }
-            assert!(Instant::now() < deadline, "{what}: last state {state}");
-            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -188,7 +168,7 @@ async fn a_whole_game_from_start_to_flag_with_exact_times() {
     let white_used = presses[0].0 - start;
     let flag_at = presses[1].0 + 3 * SECOND - white_used;
     let state = client
-        .wait_state("white's flag", |s| {
+        .wait_state(&daemon, "white's flag", |s| {
             s["flags"] == serde_json::json!(["white"])
         })
         .await;
@@ -254,7 +234,7 @@ async fn unplug_and_replug_mid_game() {
         setup.wait_unit(unit, WAIT, |s| !s.plugged);
     }
     client
-        .wait_state("devices seen gone", |s| {
+        .wait_state(&daemon, "devices seen gone", |s| {
             s["devices"]
                 .as_array()
                 .unwrap()
@@ -277,7 +257,9 @@ async fn unplug_and_replug_mid_game() {
     assert!(shown.left.icons.contains(Icons::PAUSED));
     assert_eq!(shown.left.moves, 1);
 
-    let after = client.wait_state("devices back", devices_linked).await;
+    let after = client
+        .wait_state(&daemon, "devices back", devices_linked)
+        .await;
     for side in ["white", "black"] {
         assert_eq!(after[side], before[side], "{side}'s clock changed");
     }
@@ -308,7 +290,7 @@ async fn garbage_bytes_are_counted_and_change_nothing_else() {
         )
         .unwrap();
     let after = client
-        .wait_state("refused frames counted", |s| {
+        .wait_state(&daemon, "refused frames counted", |s| {
             s["devices"][0]["errors"].as_u64().is_some_and(|n| n > 0)
         })
         .await;
@@ -499,7 +481,7 @@ async fn sighup_reloads_the_config_for_a_board_without_a_game() {
     )
     .unwrap();
     let state = client
-        .wait_state("the reloaded control", |s| s["control"] == "180+2")
+        .wait_state(&daemon, "the reloaded control", |s| s["control"] == "180+2")
         .await;
     assert_eq!(state["white"]["remaining_ms"], 182_000);
     assert!(daemon.terminate().success());

@@ -12,10 +12,8 @@ use std::time::Duration;
 use chessclock_protocol::Button;
 use serde_json::Value;
 
-mod daemon_support;
-mod eboard_support;
-use daemon_support::Client;
-use eboard_support::{
+use kit::daemon::Client;
+use kit::eboard::{
     clk_seconds, pgn_extract_accepts, placements_of, presses_of, read_one, read_pgn, tag_names,
     wait_for, Setup, SetupOptions,
 };
@@ -49,7 +47,7 @@ async fn press(setup: &Arc<Setup>, button: Button) {
 
 /// `%clk` of each move, checked against the history: the `n`-th pressed
 /// ply gets the time left after the `n`-th press, others none.
-fn check_clocks(game: &eboard_support::ReadGame, history: &Value, pressed_plies: &[usize]) {
+fn check_clocks(game: &kit::eboard::ReadGame, history: &Value, pressed_plies: &[usize]) {
     let presses = presses_of(history);
     assert_eq!(presses.len(), pressed_plies.len(), "{history}");
     let mut expected: Vec<Option<i64>> = vec![None; game.moves.len()];
@@ -71,7 +69,7 @@ async fn item1_a_board_reset_keeps_the_finished_game_and_the_next_game_is_follow
     options.game_pause = Duration::from_secs(3);
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     let mut offers = client.board.receive_new_game_offered().await.unwrap();
     client.board.start().await.unwrap();
 
@@ -106,7 +104,7 @@ async fn item1_a_board_reset_keeps_the_finished_game_and_the_next_game_is_follow
     let signal = {
         use zbus::export::futures_core::Stream;
         let next = std::future::poll_fn(|cx| std::pin::Pin::new(&mut offers).poll_next(cx));
-        tokio::time::timeout(eboard_support::WAIT, next)
+        tokio::time::timeout(kit::eboard::WAIT, next)
             .await
             .expect("a NewGameOffered signal")
     };
@@ -145,7 +143,7 @@ async fn item2_a_press_that_arrives_before_the_board_reports_its_move_counts_tha
     options.move_events = Some(tx);
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
 
     // Each press is made as the piece is put down, 54 ms before the board
@@ -165,7 +163,7 @@ async fn item2_a_press_that_arrives_before_the_board_reports_its_move_counts_tha
     tokio::task::spawn_blocking(move || {
         for _ in 0..8 {
             let event = rx
-                .recv_timeout(eboard_support::WAIT)
+                .recv_timeout(kit::eboard::WAIT)
                 .expect("the board puts the next move down");
             if let Some((_, Some(button))) = presses.iter().find(|(ply, _)| *ply == event.ply) {
                 s.press_now(*button);
@@ -223,7 +221,7 @@ async fn item2_a_press_that_arrives_before_the_board_reports_its_move_counts_tha
     drop(client);
     drop(daemon);
     let daemon = setup.daemon_logging_to("daemon-restarted.log");
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     let restored = client.state().await;
     for side in ["white", "black"] {
         assert_eq!(restored[side]["moves"], 4, "{restored}\n{}", daemon.log());
@@ -241,10 +239,10 @@ async fn item2_a_press_that_arrives_before_the_board_reports_its_move_counts_tha
 async fn item3_an_unpressed_mate_stops_the_clock_when_it_appeared_and_has_its_clock() {
     let _serial = SERIAL.lock().await;
     let game = "1. f3 e5 2. g4 Qh4# 0-1";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let setup = Arc::new(Setup::new("60", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     for (ply, button) in [(1, Button::Left), (2, Button::Right), (3, Button::Left)] {
         client.wait_ply(ply, &placements, &daemon).await;
@@ -293,10 +291,10 @@ async fn item3_an_unpressed_mate_stops_the_clock_when_it_appeared_and_has_its_cl
 async fn item4_the_clock_tags_follow_pause_adjust_resume_and_a_flag_stage_change() {
     let _serial = SERIAL.lock().await;
     let game = "1. e4 e5 2. Nf3 *";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let setup = Arc::new(Setup::new("300", game, Duration::from_millis(400)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     for (ply, button) in [(1, Button::Left), (2, Button::Right)] {
         client.wait_ply(ply, &placements, &daemon).await;
@@ -348,7 +346,7 @@ async fn item4_the_clock_tags_follow_pause_adjust_resume_and_a_flag_stage_change
     options.engine_keys = "stage-advance = \"flag\"".into();
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     let text = wait_for(
         "the next stage in the tags",
@@ -370,10 +368,10 @@ async fn item5_a_flag_loss_a_kings_signal_and_an_arbiters_result_end_the_pgn() {
     let _serial = SERIAL.lock().await;
     // A flag: White's 5 s run out; Black can mate: a loss (Art. 6.9).
     let game = "1. e4 e5 *";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let setup = Arc::new(Setup::new("5", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     for (ply, button) in [(1, Button::Left), (2, Button::Right)] {
         client.wait_ply(ply, &placements, &daemon).await;
@@ -398,12 +396,12 @@ async fn item5_a_flag_loss_a_kings_signal_and_an_arbiters_result_end_the_pgn() {
 
     // The kings in the centre (light squares: 1-0) stop the daemon's clock.
     let game = "1. e4 e5 2. Nf3 Nc6 1-0";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let mut options = SetupOptions::new("300", game, Duration::from_millis(500));
     options.signal_results = true;
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     for (ply, button) in [
         (1, Button::Left),
@@ -436,10 +434,10 @@ async fn item5_a_flag_loss_a_kings_signal_and_an_arbiters_result_end_the_pgn() {
 
     // The arbiter enters a resignation; then a new game shows at once.
     let game = "1. d4 d5 *";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let setup = Arc::new(Setup::new("300", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     for (ply, button) in [(1, Button::Left), (2, Button::Right)] {
         client.wait_ply(ply, &placements, &daemon).await;
@@ -489,12 +487,12 @@ async fn item6_the_broadcast_file_never_holds_a_move_that_was_not_played() {
     let _serial = SERIAL.lock().await;
     let setup = Arc::new(Setup::new("900", OPERA, Duration::from_millis(200)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     let truth: Vec<String> = sans(OPERA).iter().map(|s| plain(s)).collect();
     let mut seen = std::collections::BTreeSet::new();
     let mut tentative_seen = 0;
-    let deadline = std::time::Instant::now() + eboard_support::WAIT;
+    let deadline = std::time::Instant::now() + kit::eboard::WAIT;
     loop {
         let text = setup.pgn_text();
         if seen.insert(text.clone()) && !text.is_empty() {
@@ -534,12 +532,12 @@ async fn item7_and_issue15_exported_games_concatenate_and_a_board_without_eboard
 {
     let _serial = SERIAL.lock().await;
     let game = "1. f3 e5 2. g4 Qh4# 0-1";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let mut options = SetupOptions::new("60", game, Duration::from_millis(400));
     options.second_board = Some("180+2".into());
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     client.wait_ply(4, &placements, &daemon).await;
     client
@@ -617,7 +615,7 @@ async fn item8_the_time_control_tag_is_valid_pgn_for_every_control() {
     options.second_board = Some("300".into());
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let _client = Client::connect(&setup.bus, &daemon).await;
+    let _client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     let valid = |value: &str| {
         value == "?"
             || value == "-"
@@ -672,7 +670,7 @@ async fn item9_the_dgt_clock_lever_presses_a_board_without_buttons_and_is_ignore
     options.clock_presses = true;
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     let state = client
         .wait_state(&daemon, "ten lever presses", |s| {
@@ -700,7 +698,7 @@ async fn item9_the_dgt_clock_lever_presses_a_board_without_buttons_and_is_ignore
     options.clock_presses = true;
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     let state = client
         .wait_state(&daemon, "the lever seen", |s| {
@@ -719,13 +717,13 @@ async fn item9_the_dgt_clock_lever_presses_a_board_without_buttons_and_is_ignore
 async fn item10_tags_come_from_the_config_and_the_cli_and_survive_a_restart() {
     let _serial = SERIAL.lock().await;
     let game = "1. e4 *";
-    let placements = eboard_support::placements(game);
+    let placements = kit::eboard::placements(game);
     let mut options = SetupOptions::new("300", game, Duration::from_millis(500));
     options.sections = "[event]\nname = \"Club Championship\"\nsite = \"Utrecht NED\"\n".into();
     options.board_keys = "white = \"Aap, A.\"\n".into();
     let setup = Arc::new(Setup::with(options));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     setup.ctl_ok(&[
         "tags",
         "b1",
@@ -768,6 +766,6 @@ async fn item10_tags_come_from_the_config_and_the_cli_and_survive_a_restart() {
     drop(client);
     drop(daemon);
     let daemon = setup.daemon_logging_to("daemon-restarted.log");
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     check(&client.board.pgn().await.unwrap());
 }

@@ -15,10 +15,8 @@ use std::time::{Duration, Instant};
 use chessclock_protocol::Button;
 use serde_json::Value;
 
-mod daemon_support;
-mod eboard_support;
-use daemon_support::Client;
-use eboard_support::{clk, placements, Setup, WAIT};
+use kit::daemon::Client;
+use kit::eboard::{clk, placements, Setup, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -80,7 +78,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     let placements = placements(game);
     let setup = std::sync::Arc::new(Setup::new("4/60+1:30+1", game, Duration::from_millis(700)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
 
     // (ply on the board, who presses after it, or nobody): White forgets to
@@ -197,7 +195,7 @@ async fn a_forgotten_press_does_not_move_the_stage_and_the_pgn_has_exact_clocks(
     drop(client);
     drop(daemon);
     let daemon = setup.daemon_logging_to("daemon-restarted.log");
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     let restored = client.state().await;
     for side in ["white", "black"] {
         assert_eq!(restored[side]["moves"], 4, "{restored}\n{}", daemon.log());
@@ -240,7 +238,7 @@ async fn a_flag_fall_is_checked_on_the_board_and_reported_everywhere() {
     let placements = placements(game);
     let setup = std::sync::Arc::new(Setup::new("5", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     let mut reports = client.board.receive_flag_report().await.unwrap();
     client.board.start().await.unwrap();
     for (ply, button) in [(1, Button::Left), (2, Button::Right)] {
@@ -307,7 +305,7 @@ async fn a_checkmate_on_the_board_stops_the_clock() {
     let placements = placements(game);
     let setup = std::sync::Arc::new(Setup::new("60", game, Duration::from_millis(500)));
     let daemon = setup.daemon();
-    let client = Client::connect(&setup.bus, &daemon).await;
+    let client = Client::connect_with_eboard(&setup.bus, &daemon).await;
     client.board.start().await.unwrap();
     let script = [
         (1, Button::Left),

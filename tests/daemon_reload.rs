@@ -16,8 +16,7 @@ use chessclock_sim_units::{spawn_units, SimOptions, SimUnits, UnitKind, UnitSpec
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 use serde_json::Value;
 
-mod daemon_support;
-use daemon_support::{devices_linked, PrivateBus};
+use kit::daemon::{devices_linked, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -82,7 +81,7 @@ control = "60"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-            daemon = daemon_support::daemon_table(&self.dir.path().join("state")),
+            daemon = kit::daemon::daemon_table(&self.dir.path().join("state")),
             buttons = self.device("buttons"),
             display = self.device("display"),
         )

@@ -4,13 +4,12 @@
 //! in-process cases, a private dbus-daemon for everything a bus adds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use chessclockd::control::ControlHandle;
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 use chessclockd::dbus::{board_path, serve_with, Error, NtpSource, ServeOptions};
-use dbus_support::*;
+use kit::dbus::*;
 use zbus::proxy::CacheProperties;
 
 /// Serves `handle` on one end of a socket pair; returns (server, client).

@@ -4,14 +4,13 @@
 //! XML in `protocol/dbus/` matching the live objects.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use chessclockd::control::BoardEvent;
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 use chessclockd::dbus::{board_path, Error, NtpSource, BUS_NAME, MANAGER_PATH};
 use chessclockd::engine::Side;
-use dbus_support::*;
+use kit::dbus::*;
 use zbus::proxy::CacheProperties;
 
 const BOARD_IFACE: &str = "org.chessclockd.ChessClock1.Board";

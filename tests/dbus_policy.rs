@@ -3,11 +3,10 @@
 //! (created if absent: tests run as root in CI) through `setpriv`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod dbus_support;
 mod kit;
 
 use chessclockd::dbus::{board_path, NtpSource, BUS_NAME, MANAGER_PATH};
-use dbus_support::*;
+use kit::dbus::*;
 
 const BOARD_IFACE: &str = "org.chessclockd.ChessClock1.Board";
 const MEMBER: &str = "ccarbiter";

@@ -3,10 +3,9 @@
 //! and one per example given there. Times are written as the clock shows them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod engine_support;
-
+mod kit;
 use chessclockd::engine::{HistoryEntry, Ignored, Input, Notice, MS, SECOND};
-use engine_support::*;
+use kit::engine::*;
 
 // ---- Art. 6.1, 6.2: one clock runs; a press completes a move -------------
 

@@ -3,13 +3,12 @@
 //! clock should ever see (the engine must not panic on them).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod engine_support;
-
+mod kit;
 use chessclockd::engine::{
     Adjustment, Engine, EngineError, Input, MatchControl, Notice, Settings, SECOND,
 };
 use chessclockd::timecontrol::{Bonus, Stage, TimeControl};
-use engine_support::*;
+use kit::engine::*;
 
 #[test]
 fn hourglass_time_used_is_added_to_the_opponent_and_the_total_stays_constant() {

@@ -20,8 +20,7 @@ use chessclock_protocol::Button;
 use chessclockd::engine::{Micros, MS, SECOND};
 use serde_json::Value;
 
-mod daemon_support;
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const WAIT: Duration = Duration::from_secs(10);
@@ -65,7 +64,7 @@ control = "{control}"
 buttons = "{buttons}"
 displays = ["{display}"]
 "#,
-                daemon = daemon_support::daemon_table(&dir.path().join("state")),
+                daemon = kit::daemon::daemon_table(&dir.path().join("state")),
                 buttons = buttons.spec().link.display(),
                 display = display.spec().link.display(),
             ),

@@ -14,13 +14,9 @@ use std::time::{Duration, Instant};
 use chessclock_protocol::Button;
 use serde_json::{json, Value};
 
-mod daemon_support;
-mod hall_support;
-#[path = "hall_support/round.rs"]
-mod round_support;
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
-use round_support::{game_of, games, tag, Arbiter, Hub, Lichess, HALL};
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
+use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, HALL};
+use kit::hall::{Broker, Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -70,7 +66,7 @@ async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() 
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
-    let units = daemon_support::demo_units(dir.path());
+    let units = kit::daemon::demo_units(dir.path());
     let sim = units.handle();
     let config = dir.path().join("chessclockd.toml");
     // Two moves in 60 s, then 30 s more: White's second press adds 30 s
@@ -81,7 +77,7 @@ async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() 
             "{daemon}\n[[board]]\nid = \"b1\"\ncontrol = \"2/60:30\"\nbuttons = \"{buttons}\"\n\
              displays = [\"{display}\"]\n\n[hall]\nbroker = \"mqtt://127.0.0.1:{port}\"\n\
              name = \"{HALL}\"\nhost = \"pi1\"\n",
-            daemon = daemon_support::daemon_table(&dir.path().join("state")),
+            daemon = kit::daemon::daemon_table(&dir.path().join("state")),
             buttons = units.path("buttons").unwrap().display(),
             display = units.path("display").unwrap().display(),
             port = broker.port,
@@ -261,7 +257,7 @@ async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
-    let mut text = daemon_support::daemon_table(&dir.path().join("state"));
+    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
     for board in 1..=101 {
         text.push_str(&format!(
             "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"

@@ -19,14 +19,9 @@ use nix::unistd::Pid;
 use rumqttc::QoS;
 use serde_json::{json, Value};
 
-mod daemon_support;
-mod hall_support;
-#[path = "hall_support/watch.rs"]
-mod watch;
-
-use daemon_support::{Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
-use watch::{options, Seen, Watcher};
+use kit::daemon::{Daemon, PrivateBus};
+use kit::hall::watch::{options, Seen, Watcher};
+use kit::hall::{Broker, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const HALL: &str = "fleet";
@@ -57,7 +52,7 @@ impl Pi {
         let dir = root.join(&host);
         std::fs::create_dir_all(&dir).unwrap();
         let bus = PrivateBus::session_in(&dir);
-        let units = daemon_support::demo_units(&dir);
+        let units = kit::daemon::demo_units(&dir);
         let config = dir.join("chessclockd.toml");
         std::fs::write(
             &config,
@@ -75,7 +70,7 @@ name = "{HALL}"
 host = "{host}"
 keepalive-seconds = {keepalive}
 "#,
-                daemon = daemon_support::daemon_table(&dir.join("state")),
+                daemon = kit::daemon::daemon_table(&dir.join("state")),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
             ),

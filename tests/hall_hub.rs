@@ -16,10 +16,8 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-mod daemon_support;
-mod hall_support;
-use daemon_support::{Client, Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
+use kit::daemon::{Client, Daemon, PrivateBus};
+use kit::hall::{Broker, WAIT};
 
 struct Hub {
     child: Child,
@@ -150,7 +148,7 @@ broker = "mqtt://127.0.0.1:{port}"
 name = "open"
 host = "pi1"
 "#,
-            daemon = daemon_support::daemon_table(&dir.path().join("state")),
+            daemon = kit::daemon::daemon_table(&dir.path().join("state")),
             port = broker.port,
         ),
     )

@@ -16,13 +16,9 @@ use chessclock_sim_units::{SimHandle, SimUnits};
 use rumqttc::{MqttOptions, QoS};
 use serde_json::{json, Value};
 
-mod daemon_support;
-mod hall_support;
-#[path = "hall_support/watch.rs"]
-mod watch;
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
-use watch::Seen;
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
+use kit::hall::watch::Seen;
+use kit::hall::{Broker, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const HALL: &str = "open";
@@ -31,19 +27,19 @@ const HOST: &str = "pi1";
 /// The hall tests' shared watcher on `chessclock/#`, with the waits and
 /// board b1's commands this file uses.
 struct Watcher {
-    inner: watch::Watcher,
+    inner: kit::hall::watch::Watcher,
     next_id: u32,
 }
 
 impl std::ops::Deref for Watcher {
-    type Target = watch::Watcher;
-    fn deref(&self) -> &watch::Watcher {
+    type Target = kit::hall::watch::Watcher;
+    fn deref(&self) -> &kit::hall::watch::Watcher {
         &self.inner
     }
 }
 
 impl std::ops::DerefMut for Watcher {
-    fn deref_mut(&mut self) -> &mut watch::Watcher {
+    fn deref_mut(&mut self) -> &mut kit::hall::watch::Watcher {
         &mut self.inner
     }
 }
@@ -54,17 +50,17 @@ impl Watcher {
     }
 
     async fn connect_as(broker: &Broker, name: &str, login: Option<(&str, &str)>) -> Watcher {
-        Watcher::connect_with(watch::options(name, broker.port, login)).await
+        Watcher::connect_with(kit::hall::watch::options(name, broker.port, login)).await
     }
 
     async fn connect_with(options: MqttOptions) -> Watcher {
         Watcher {
-            inner: watch::Watcher::connect(options, "chessclock/#", WAIT).await,
+            inner: kit::hall::watch::Watcher::connect(options, "chessclock/#", WAIT).await,
             next_id: 0,
         }
     }
 
-    /// The first message since the mark (see [`watch::Watcher::mark`])
+    /// The first message since the mark (see [`kit::hall::watch::Watcher::mark`])
     /// that `ready` accepts, seen already or within [`WAIT`].
     async fn wait(&mut self, what: &str, ready: impl Fn(&Seen) -> bool) -> Seen {
         self.inner.wait_for(what, WAIT, ready).await
@@ -146,7 +142,7 @@ impl Setup {
             }
         };
         let bus = PrivateBus::session_in(dir.path());
-        let units = daemon_support::demo_units(dir.path());
+        let units = kit::daemon::demo_units(dir.path());
         let sim = units.handle();
         let config = dir.path().join("chessclockd.toml");
         std::fs::write(
@@ -166,7 +162,7 @@ host = "{HOST}"
 keepalive-seconds = {keepalive}
 buffer = {buffer}
 {login}"#,
-                daemon = daemon_support::daemon_table(&dir.path().join("state")),
+                daemon = kit::daemon::daemon_table(&dir.path().join("state")),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
                 port = broker.port,
@@ -654,8 +650,9 @@ async fn with_passwords_and_an_acl_only_the_arbiters_command() {
     );
 
     // A client with a wrong password is refused by the broker.
-    let options = watch::options("stranger", setup.broker.port, Some(("arbiter", "guess")));
-    match watch::first_connection(options, WAIT).await {
+    let options =
+        kit::hall::watch::options("stranger", setup.broker.port, Some(("arbiter", "guess")));
+    match kit::hall::watch::first_connection(options, WAIT).await {
         Err(rumqttc::ConnectionError::ConnectionRefused(code)) => {
             assert_eq!(code, rumqttc::ConnectReturnCode::NotAuthorized)
         }
@@ -764,7 +761,7 @@ async fn over_tls_with_the_halls_ca() {
     .unwrap();
     let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
     let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
-    let options = watch::tls_options(
+    let options = kit::hall::watch::tls_options(
         "tls-watcher",
         broker.port,
         std::fs::read(&ca).unwrap(),

@@ -21,13 +21,9 @@ use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-#[path = "hall_support/browser.rs"]
-mod browser;
-mod daemon_support;
-mod hall_support;
-use browser::{add_arbiter, free_port, request, Browser, Hub};
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
+use kit::hall::browser::{add_arbiter, free_port, request, Browser};
+use kit::hall::{Broker, Hub, WAIT};
 
 /// Every command published in the hall, as the broker delivers them.
 async fn watch_commands(broker: &Broker) -> mpsc::UnboundedReceiver<Value> {
@@ -92,7 +88,7 @@ async fn arbiters_log_in_and_correct_from_the_page_and_spectators_only_read() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
-    let units = daemon_support::demo_units(dir.path());
+    let units = kit::daemon::demo_units(dir.path());
     let sim = units.handle();
     let config = dir.path().join("chessclockd.toml");
     std::fs::write(
@@ -114,7 +110,7 @@ broker = "mqtt://127.0.0.1:{port}"
 name = "open"
 host = "pi1"
 "#,
-            daemon = daemon_support::daemon_table(&dir.path().join("state")),
+            daemon = kit::daemon::daemon_table(&dir.path().join("state")),
             buttons = units.path("buttons").unwrap().display(),
             display = units.path("display").unwrap().display(),
             port = broker.port,
@@ -141,10 +137,10 @@ host = "pi1"
         file.contains("ann:$argon2id$") && !file.contains("correct horse"),
         "{file}"
     );
-    let hub = Hub::start(
-        &broker,
+    let hub = Hub::start_on(
+        broker.port,
         free_port(),
-        &dir.path().join("hub.log"),
+        dir.path().join("hub.log"),
         &["--passwords", passwords.to_str().unwrap()],
     )
     .await;
@@ -583,10 +579,10 @@ host = "pi1"
             |s| s != "live",
         )
         .await;
-    let hub = Hub::start(
-        &broker,
+    let hub = Hub::start_on(
+        broker.port,
         port,
-        &dir.path().join("hub2.log"),
+        dir.path().join("hub2.log"),
         &["--passwords", passwords.to_str().unwrap()],
     )
     .await;

@@ -2,7 +2,7 @@
 //! real daemon with three boards, `chessclock-hall pairings` sending a
 //! TRF16 round (players, `Round "R.B"`, the control where no game runs),
 //! the arbiter's results over the broker, and the hub's exports compared
-//! with the hand-written expected files (`tests/hall_support/round2-*`).
+//! with the hand-written expected files (`tests/data/hall/round2-*`).
 //! Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -12,19 +12,15 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-mod daemon_support;
-mod hall_support;
-#[path = "hall_support/round.rs"]
-mod round_support;
-use daemon_support::{Client, Daemon, PrivateBus};
-use hall_support::{Broker, WAIT};
-use round_support::{game_of, tag, Arbiter, Hub, HALL};
+use kit::daemon::{Client, Daemon, PrivateBus};
+use kit::hall::round::{game_of, tag, Arbiter, HALL};
+use kit::hall::{Broker, Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/hall_support")
+        .join("tests/data/hall")
         .join(name)
 }
 
@@ -64,7 +60,7 @@ async fn a_trf_round_names_the_boards_and_its_results_go_back_as_trf_and_vega() 
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
-    let mut text = daemon_support::daemon_table(&dir.path().join("state"));
+    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
     for board in ["b1", "b2", "b3"] {
         text.push_str(&format!(
             "\n[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"
@@ -220,7 +216,7 @@ async fn csv_pairings_name_boards_and_report_the_ones_without_a_board() {
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
-    let mut text = daemon_support::daemon_table(&dir.path().join("state"));
+    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
     for board in ["b1", "top"] {
         text.push_str(&format!(
             "\n[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"

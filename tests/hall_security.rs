@@ -14,17 +14,10 @@ use chessclock_sim_units::SimUnits;
 use rumqttc::{ConnectReturnCode, ConnectionError, QoS};
 use serde_json::{json, Value};
 
-mod daemon_support;
-mod hall_support;
-#[path = "hall_support/secure.rs"]
-mod secure;
-#[path = "hall_support/watch.rs"]
-mod watch;
-
-use daemon_support::{devices_linked, Client, Daemon, PrivateBus};
-use hall_support::WAIT;
-use secure::{run_script, HallFiles, SecureBroker};
-use watch::{first_connection, tls_options, Seen, Watcher};
+use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
+use kit::hall::secure::{run_script, HallFiles, SecureBroker};
+use kit::hall::watch::{first_connection, tls_options, Seen, Watcher};
+use kit::hall::WAIT;
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -54,7 +47,7 @@ struct Pi {
 impl Pi {
     async fn start(dir: &std::path::Path, files: &HallFiles) -> Pi {
         let bus = PrivateBus::session_in(dir);
-        let units = daemon_support::demo_units(dir);
+        let units = kit::daemon::demo_units(dir);
         let config = dir.join("chessclockd.toml");
         std::fs::write(
             &config,
@@ -73,7 +66,7 @@ host = "pi1"
 credentials = "{credentials}"
 ca = "{ca}"
 "#,
-                daemon = daemon_support::daemon_table(&dir.join("state")),
+                daemon = kit::daemon::daemon_table(&dir.join("state")),
                 buttons = units.path("buttons").unwrap().display(),
                 display = units.path("display").unwrap().display(),
                 port = files.port,

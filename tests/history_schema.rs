@@ -5,13 +5,12 @@
 //! every kind of row is a documented kind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod daemon_support;
 mod kit;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon_support::{Daemon, PrivateBus};
+use kit::daemon::{Daemon, PrivateBus};
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 

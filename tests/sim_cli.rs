@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
-mod sim_host;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -11,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chessclock_protocol::{Button, DisplayState, Icons, Message, Text};
-use sim_host::{eventually, log_lines, Host, WAIT};
+use kit::units::{eventually, log_lines, Host, WAIT};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -2,8 +2,7 @@
 //! this test playing the host (the daemon's side of the protocol).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod sim_host;
-
+mod kit;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use chessclock_protocol::{Button, DisplayState, Icons, Message, Roles, Text};
 use chessclock_sim_units::{
     self as sim, Direction, LinkState, LogTarget, SimOptions, UnitKind, UnitSpec,
 };
-use sim_host::{eventually, log_lines, Host, WAIT};
+use kit::units::{eventually, log_lines, Host, WAIT};
 
 /// PTY-heavy tests run one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -2,14 +2,13 @@
 //! big digits with icons, rendered into a text grid (not a terminal).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-mod sim_host;
-
+mod kit;
 use std::sync::Mutex;
 
 use chessclock_protocol::{DisplayState, Icons, Leds, Message, Text};
 use chessclock_sim_units::view::{render, Tone, ViewStatus};
 use chessclock_sim_units::{self as sim, SimOptions};
-use sim_host::{Host, WAIT};
+use kit::units::{Host, WAIT};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod daemon_support;
-use daemon_support::PrivateBus;
+use kit::daemon::PrivateBus;
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -52,7 +52,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::config::{check_topic_level, HallConfig};
 use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlHandle, Reply};
-use chessclock_host::clock::{monotonic_now_us, wall_now_us};
+use crate::runtime::time::TimeSource;
 
 use chessclock_hall_proto::message::{
     self, parse_command, ClockMapping, EventPayload, HostEvent, HostEventPayload, ReplyPayload,
@@ -95,6 +95,16 @@ impl Hall {
     /// Fails only on what the config points to (credentials, CA file); the
     /// broker itself may be away: the hall connects when it can.
     pub fn start(config: &HallConfig, handle: ControlHandle) -> anyhow::Result<Hall> {
+        Hall::start_timed(config, handle, TimeSource::System)
+    }
+
+    /// [`Hall::start`] reading the time from `time` (the runtime's: the
+    /// states' clock mapping then agrees with the boards' instants).
+    pub fn start_timed(
+        config: &HallConfig,
+        handle: ControlHandle,
+        time: TimeSource,
+    ) -> anyhow::Result<Hall> {
         let host = host_name(config);
         let topics = Topics::new(&config.name, &host);
         let mut options = client_options(
@@ -141,6 +151,7 @@ impl Hall {
             host,
             handle,
             commands: commands_tx,
+            time,
         };
         let task = tokio::spawn(task.run(events, net_rx, replies_rx, stop_rx, poller));
         Ok(Hall {
@@ -301,10 +312,11 @@ fn request_id(payload: &[u8]) -> Option<String> {
         .filter(|id| id.len() <= message::MAX_NAME)
 }
 
-fn clock_mapping() -> ClockMapping {
+/// The daemon's monotonic and wall clocks at one instant, ms.
+fn clock_mapping(time: &TimeSource) -> ClockMapping {
     ClockMapping {
-        mono_ms: monotonic_now_us().div_euclid(1000),
-        wall_ms: wall_now_us().div_euclid(1000),
+        mono_ms: time.monotonic_us().div_euclid(1000),
+        wall_ms: time.wall_us().div_euclid(1000),
     }
 }
 
@@ -344,6 +356,8 @@ struct HallTask {
     host: String,
     handle: ControlHandle,
     commands: mpsc::Sender<(String, Vec<u8>)>,
+    /// Where the clock mapping of each state is read.
+    time: TimeSource,
 }
 
 impl HallTask {
@@ -461,7 +475,7 @@ impl HallTask {
         };
         self.views
             .insert(board.to_owned(), (state.clone(), pgn.clone()));
-        let clock = clock_mapping();
+        let clock = clock_mapping(&self.time);
         let payload = StatePayload {
             pgn,
             schema: SCHEMA,
@@ -503,7 +517,7 @@ impl HallTask {
             schema: SCHEMA,
             host: &self.host,
             seq: self.seq,
-            clock: clock_mapping(),
+            clock: clock_mapping(&self.time),
             event: serde_json::Value::Object(event),
         };
         tracing::info!(
@@ -531,7 +545,7 @@ impl HallTask {
                         schema: SCHEMA,
                         host: &self.host,
                         seq: self.seq,
-                        clock: clock_mapping(),
+                        clock: clock_mapping(&self.time),
                         event: &other,
                     };
                     if let Some(message) =
@@ -562,7 +576,7 @@ impl HallTask {
             schema: SCHEMA,
             host: self.host.clone(),
             seq: self.seq,
-            clock: clock_mapping(),
+            clock: clock_mapping(&self.time),
             event,
         };
         Message::json(self.topics.host_event(), QoS::AtLeastOnce, &payload)

@@ -524,6 +524,11 @@ impl Runtime {
         })
     }
 
+    /// Where the runtime's threads read the time (for the tasks beside it).
+    pub fn time(&self) -> TimeSource {
+        self.time.clone()
+    }
+
     /// What opening the state found.
     pub fn health(&self) -> Arc<StateHealth> {
         Arc::clone(&self.health)

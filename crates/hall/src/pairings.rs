@@ -655,7 +655,7 @@ mod tests {
 
     /// A TRF16 file of six players after round 1, paired for round 2
     /// (columns as in C.04 Annex 2; the round blocks start at 92 and 102).
-    const TRF: &str = include_str!("../../../tests/hall_support/round2.trf");
+    const TRF: &str = include_str!("../../../tests/data/hall/round2.trf");
 
     #[test]
     fn the_trf_columns_are_where_the_format_puts_them() {

@@ -172,8 +172,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
-    const TRF: &str = include_str!("../../../tests/hall_support/round2.trf");
-    const EXPECTED: &str = include_str!("../../../tests/hall_support/round2-results.trf");
+    const TRF: &str = include_str!("../../../tests/data/hall/round2.trf");
+    const EXPECTED: &str = include_str!("../../../tests/data/hall/round2-results.trf");
 
     fn games() -> Vec<GameResult> {
         vec![
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn vega_res_lists_the_decided_games() {
-        let expected = include_str!("../../../tests/hall_support/round2.res");
+        let expected = include_str!("../../../tests/data/hall/round2.res");
         assert_eq!(vega_res(2, &games()), expected);
         assert_eq!(vega_res(1, &[]), "0 1\n");
     }

@@ -1,6 +1,5 @@
 //! A small transcript language for engine tests: times in milliseconds, as
 //! an arbiter would read them off the clock.
-#![allow(dead_code)]
 
 use chessclockd::engine::{
     Adjustment, ClockState, Credit, Engine, Input, MatchControl, Micros, Notice, Settings, Side,
@@ -8,6 +7,8 @@ use chessclockd::engine::{
 };
 use chessclockd::timecontrol::parse;
 
+// Used by the engine tests only; the kit is in every test file.
+#[allow(unused_imports)]
 pub use chessclockd::engine::Side::{Black, White};
 
 pub struct Game {

@@ -2,8 +2,6 @@
 //! unit's PTY path like the daemon does and exchanges frames with it, with
 //! deadlines everywhere (nothing here can hang a test).
 
-#![allow(dead_code)]
-
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsFd;

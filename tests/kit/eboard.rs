@@ -4,7 +4,6 @@
 //! PGN games on a PTY (`eboard::run_sim`); and the PGN read back by two
 //! independent tools, python-chess and pgn-extract (installed by
 //! `scripts/setup-debian`; a missing one fails the test loudly).
-#![allow(dead_code)] // each test file uses its own part
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,9 +17,9 @@ use chessclock_sim::dgt::{run_sim, DgtSim, DgtSimOptions, SimScript};
 use chessclock_sim_units::{spawn_units, SimHandle, SimOptions, SimUnits};
 use serde_json::Value;
 
-use crate::daemon_support::{devices_linked, Client, Daemon, PrivateBus};
+use crate::kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 
-pub const WAIT: Duration = Duration::from_secs(30);
+pub use crate::kit::WAIT;
 
 /// What a test's board is made of.
 pub struct SetupOptions {
@@ -234,7 +233,7 @@ impl Drop for Setup {
 impl Client {
     /// Connects once the daemon serves the board with all devices linked,
     /// the electronic board included.
-    pub async fn connect(bus: &PrivateBus, daemon: &Daemon) -> Client {
+    pub async fn connect_with_eboard(bus: &PrivateBus, daemon: &Daemon) -> Client {
         Client::connect_when(bus, daemon, WAIT, |state| {
             devices_linked(state) && state["eboard"]["connected"] == true
         })
@@ -254,28 +253,6 @@ impl Client {
             state["eboard"]["ply"].as_u64() == Some(ply as u64) && placement == Some(want)
         })
         .await
-    }
-
-    /// Waits until `ready` holds for the board's state.
-    pub async fn wait_state(
-        &self,
-        daemon: &Daemon,
-        what: &str,
-        ready: impl Fn(&Value) -> bool,
-    ) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let state = self.state().await;
-            if ready(&state) {
-                return state;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what} never came: last state {state}\n{}",
-                daemon.log()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
     }
 }
 

@@ -1,9 +1,7 @@
 //! Helpers of the round's tests (`hall_broadcast.rs`, `hall_pairings.rs`):
 //! the hub binary, plain HTTP requests to it, an MQTT client that commands
 //! boards, and a stand-in of lichess's push endpoint on 127.0.0.1.
-#![allow(dead_code)] // each test file uses its own part
 
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use super::hall_support::WAIT;
+use super::WAIT;
 
 pub const HALL: &str = "open";
 
@@ -23,76 +21,6 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// `chessclock-hall` of the test's own, killed when dropped.
-pub struct Hub {
-    child: Child,
-    pub port: u16,
-    pub log: std::path::PathBuf,
-}
-
-impl Hub {
-    /// Starts the hub on a free port with `extra` arguments and waits until
-    /// it listens.
-    pub async fn start(broker_port: u16, dir: &std::path::Path, extra: &[&str]) -> Hub {
-        let port = free_port();
-        let log = dir.join(format!("hub-{port}.log"));
-        let child = Command::new(crate::kit::binary("chessclock-hall"))
-            .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
-            .args(["--hall", HALL, "--listen", &format!("127.0.0.1:{port}")])
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let hub = Hub { child, port, log };
-        let deadline = Instant::now() + WAIT;
-        while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the hub did not listen: {}",
-                hub.log()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        hub
-    }
-
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// `GET path`: status, headers (lower-case names), body.
-    pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
-        get(self.port, path, headers).await
-    }
-
-    /// Polls `path` until `ready` holds for its body; returns the body.
-    pub async fn wait_for(&self, path: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let (status, _, body) = self.get(path, "").await;
-            if status == 200 && ready(&body) {
-                return body;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: {path} answers {status}:\n{body}\nhub log:\n{}",
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-}
-
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// One HTTP/1.1 GET (`Connection: close`): status, head, body.

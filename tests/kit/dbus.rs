@@ -2,7 +2,6 @@
 //! `control::Request`s like the real one would (one task owns the boards'
 //! state), private `dbus-daemon`s (session-style and system-style with the
 //! shipped policy), and helpers with timeouts.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::process::Stdio;

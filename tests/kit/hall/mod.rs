@@ -1,6 +1,13 @@
-//! A mosquitto of the test's own, for the hall tests: on a free port of
-//! 127.0.0.1, no persistence, killed when dropped.
-#![allow(dead_code)] // each test file uses its own part
+//! The hall's services for the tests: a mosquitto of the test's own (on a
+//! free port of 127.0.0.1, no persistence, killed when dropped), the hub
+//! and a fake lichess ([`round`]), a TLS hall built by
+//! `scripts/hall-credentials` ([`secure`]), a browser ([`browser`]), an MQTT
+//! watcher ([`watch`]).
+
+pub mod browser;
+pub mod round;
+pub mod secure;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -150,14 +157,25 @@ impl Broker {
             format!("listener {port} 127.0.0.1\npersistence false\n{access}"),
         )
         .unwrap();
+        Broker::with_config(port, config, dir.join("mosquitto.log"))
+    }
+
+    /// mosquitto on `port` with the configuration file `config`, its log in
+    /// `log`, listening when this returns.
+    pub fn with_config(port: u16, config: PathBuf, log: PathBuf) -> Broker {
         let mut broker = Broker {
             port,
             config,
-            log: dir.join("mosquitto.log"),
+            log,
             child: None,
         };
         broker.run();
         broker
+    }
+
+    /// What mosquitto wrote to its log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Starts mosquitto (again) on the port and waits until it listens.
@@ -214,5 +232,95 @@ impl Broker {
 impl Drop for Broker {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// `chessclock-hall` of the test's own, for hall `open`, killed when
+/// dropped.
+pub struct Hub {
+    child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl Hub {
+    /// Starts the hub on a free port with `extra` arguments, its log in
+    /// `dir`, and waits until it listens.
+    pub async fn start(broker_port: u16, dir: &Path, extra: &[&str]) -> Hub {
+        let port = round::free_port();
+        Hub::start_on(
+            broker_port,
+            port,
+            dir.join(format!("hub-{port}.log")),
+            extra,
+        )
+        .await
+    }
+
+    /// Starts the hub on `port` (a hub started again on the port a page
+    /// knows), its log in `log`, and waits until it listens.
+    pub async fn start_on(broker_port: u16, port: u16, log: PathBuf, extra: &[&str]) -> Hub {
+        let child = Command::new(crate::kit::binary("chessclock-hall"))
+            .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
+            .args([
+                "--hall",
+                round::HALL,
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let hub = Hub { child, port, log };
+        let deadline = Instant::now() + WAIT;
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the hub did not listen: {}",
+                hub.log()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        hub
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `GET path`: status, headers (lower-case names), body.
+    pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
+        round::get(self.port, path, headers).await
+    }
+
+    /// Polls `path` until `ready` holds for its body; returns the body.
+    pub async fn wait_for(&self, path: &str, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let (status, _, body) = self.get(path, "").await;
+            if status == 200 && ready(&body) {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {path} answers {status}:\n{body}\nhub log:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -3,11 +3,11 @@
 //! `chessclockd` binary on it with its log in a file. Both are killed when
 //! dropped, so a failing test leaves nothing running.
 
-#![allow(dead_code)] // each test file uses its own part
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 pub use crate::kit::bus::PrivateBus;
 
@@ -75,6 +75,34 @@ pub struct Client {
 }
 
 impl Client {
+    /// Connects once the daemon serves the board and its devices are
+    /// linked.
+    pub async fn connect(bus: &PrivateBus, daemon: &Daemon) -> Client {
+        Client::connect_when(bus, daemon, crate::kit::WAIT, devices_linked).await
+    }
+
+    /// Waits until `ready` holds for the board's state.
+    pub async fn wait_state(
+        &self,
+        daemon: &Daemon,
+        what: &str,
+        ready: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = Instant::now() + crate::kit::WAIT;
+        loop {
+            let state = self.state().await;
+            if ready(&state) {
+                return state;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} never came: last state {state}\n{}",
+                daemon.log()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Connects once the daemon serves the board and `ready` holds for its
     /// `State()`; fails with the daemon's log after `wait`.
     pub async fn connect_when(

@@ -1,7 +1,6 @@
 //! An MQTT client of a test that records everything it sees under a filter
 //! (subscribed again on every ConnAck) and publishes; and the helpers to
-//! wait for a message. Used with `#[path]` by the hall tests that need it.
-#![allow(dead_code)] // each test file uses its own part
+//! wait for a message.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

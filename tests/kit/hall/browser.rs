@@ -3,7 +3,6 @@
 //! WebDriver (fantoccini), plain HTTP requests, and screenshots kept in
 //! `target/hall-screenshots/` (the bench's output place). Each is stopped
 //! when dropped.
-#![allow(dead_code)] // each test file uses its own part
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::hall_support::{Broker, WAIT};
+use crate::kit::hall::WAIT;
 
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -28,39 +27,6 @@ pub async fn listening(port: u16, what: &str) {
     while TcpStream::connect(("127.0.0.1", port)).await.is_err() {
         assert!(Instant::now() < deadline, "{what} did not listen on {port}");
         tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// A `chessclock-hall` of the test's own (hall `open`).
-pub struct Hub {
-    child: Child,
-    pub port: u16,
-}
-
-impl Hub {
-    /// Starts the hub on `port` with `more` arguments (e.g.
-    /// `--passwords FILE`); returns once it listens.
-    pub async fn start(broker: &Broker, port: u16, log: &Path, more: &[&str]) -> Hub {
-        let child = Command::new(crate::kit::binary("chessclock-hall"))
-            .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
-            .args(["--hall", "open", "--listen", &format!("127.0.0.1:{port}")])
-            .args(more)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .unwrap();
-        let hub = Hub { child, port };
-        listening(port, "the hub").await;
-        hub
-    }
-}
-
-impl Drop for Hub {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
