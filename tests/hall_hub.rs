@@ -58,24 +58,7 @@ async fn get(port: u16, path: &str) -> String {
 
 /// The body of an answer (its `Content-Length` body or its chunks joined).
 fn body(answer: &str) -> String {
-    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
-    if !head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        return rest.to_owned();
-    }
-    let mut body = String::new();
-    let mut rest = rest;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let size = usize::from_str_radix(size.trim(), 16).unwrap();
-        if size == 0 {
-            break;
-        }
-        body.push_str(&after[..size]);
-        rest = &after[size + 2..];
-    }
-    body
+    kit::hall::http_answer(answer).2
 }
 
 /// An open `/events` stream.

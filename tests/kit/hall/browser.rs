@@ -103,35 +103,8 @@ pub async fn request(
         .await
         .expect("the hub answered")
         .unwrap();
-    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap();
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        let mut body = String::new();
-        let mut rest = rest;
-        while let Some((size, after)) = rest.split_once("\r\n") {
-            let size = usize::from_str_radix(size.trim(), 16).unwrap();
-            if size == 0 {
-                break;
-            }
-            body.push_str(&after[..size]);
-            rest = &after[size + 2..];
-        }
-        body
-    } else {
-        rest.to_owned()
-    };
-    Answer {
-        status,
-        head: head.to_owned(),
-        body,
-    }
+    let (status, head, body) = super::http_answer(&answer);
+    Answer { status, head, body }
 }
 
 /// chromedriver of the test's own and a headless chromium session.

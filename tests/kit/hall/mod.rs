@@ -324,3 +324,31 @@ impl Drop for Hub {
         let _ = self.child.wait();
     }
 }
+
+/// An HTTP/1.1 answer read to its end: status, head (as sent) and body
+/// (a chunked body joined).
+pub fn http_answer(answer: &str) -> (u16, String, String) {
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    if !head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        return (status, head.to_owned(), rest.to_owned());
+    }
+    let mut body = String::new();
+    let mut rest = rest;
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    (status, head.to_owned(), body)
+}

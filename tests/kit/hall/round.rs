@@ -39,25 +39,8 @@ pub async fn get(port: u16, path: &str, headers: &str) -> (u16, String, String) 
         .expect("the hub answered")
         .unwrap();
     let answer = String::from_utf8(answer).unwrap();
-    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
-    let status = head[9..12].parse().unwrap();
-    let head = head.to_ascii_lowercase();
-    let body = if head.contains("transfer-encoding: chunked") {
-        let mut body = String::new();
-        let mut rest = rest;
-        while let Some((size, after)) = rest.split_once("\r\n") {
-            let size = usize::from_str_radix(size.trim(), 16).unwrap();
-            if size == 0 {
-                break;
-            }
-            body.push_str(&after[..size]);
-            rest = &after[size + 2..];
-        }
-        body
-    } else {
-        rest.to_owned()
-    };
-    (status, head, body)
+    let (status, head, body) = super::http_answer(&answer);
+    (status, head.to_ascii_lowercase(), body)
 }
 
 /// The value of a PGN tag in a game's text.
