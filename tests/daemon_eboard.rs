@@ -4,29 +4,23 @@
 //! not shift the stage change; the live PGN carries the clock times.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
-use std::path::Path;
+mod kit;
+
 use std::time::{Duration, Instant};
 
 use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
 use chessclock_sim::dgt::{run_sim, DgtSimOptions, SimScript};
-use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use chessclockd::config::{BoardConfig, DeviceRef};
 use chessclockd::control::{BoardEvent, Caller, Command, ControlHandle, Reply};
-use chessclockd::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceRole};
+use chessclockd::devices::{DeviceEvent, DeviceKey, DeviceRole};
 use chessclockd::engine::Side;
-use chessclockd::runtime::{DeviceBackend, Devices, Runtime};
+use chessclockd::runtime::{Devices, Runtime};
+use kit::runtime::NoDevices;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 const ROOT: Caller = Caller::uid(0);
-
-struct NoDevices;
-
-impl DeviceBackend for NoDevices {
-    fn send(&self, _: &DeviceKey, _: DeviceCommand) {}
-    fn device_added(&self, _: &Path) {}
-    fn device_removed(&self, _: &Path) {}
-}
 
 async fn state(handle: &ControlHandle) -> Value {
     match handle.call("b1", Command::State, ROOT).await.unwrap() {
@@ -62,24 +56,13 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
 
     let pgn_dir = dir.path().join("pgn");
     std::fs::create_dir(&pgn_dir).unwrap();
-    let mut config = Config::default();
-    config.daemon.rt_priority = 0;
-    config.daemon.mlock = false;
+    let mut config = kit::runtime::config();
     config.daemon.pgn_dir = Some(pgn_dir.clone());
     config.boards.push(BoardConfig {
-        id: "b1".into(),
-        // Two moves in a minute, then a minute more.
-        control: "2/60:60".into(),
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
-        displays: vec![],
         eboard: Some(DeviceRef::Path(link.clone())),
-        white_button: ButtonSide::Left,
-        start_on_black_press: false,
-        event: None,
-        site: None,
-        round: None,
-        white: None,
-        black: None,
+        // Two moves in a minute, then a minute more.
+        ..kit::runtime::board("b1", "2/60:60")
     });
     let (inject, events_rx) = mpsc::unbounded_channel();
     let runtime = Runtime::start(
@@ -257,23 +240,8 @@ async fn a_board_added_by_a_reload_follows_its_electronic_board() {
     options.start_delay = Duration::from_millis(300);
     let sim = run_sim(options).expect("simulated DGT board");
 
-    let mut config = Config::default();
-    config.daemon.rt_priority = 0;
-    config.daemon.mlock = false;
-    let b1 = BoardConfig {
-        id: "b1".into(),
-        control: "600".into(),
-        buttons: None,
-        displays: vec![],
-        eboard: None,
-        white_button: ButtonSide::Left,
-        start_on_black_press: false,
-        event: None,
-        site: None,
-        round: None,
-        white: None,
-        black: None,
-    };
+    let mut config = kit::runtime::config();
+    let b1 = kit::runtime::board("b1", "600");
     config.boards.push(b1.clone());
     let (_inject, events_rx) = mpsc::unbounded_channel();
     let mut runtime = Runtime::start(

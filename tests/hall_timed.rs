@@ -9,7 +9,7 @@
 
 mod kit;
 
-use chessclockd::config::{BoardConfig, ButtonSide, Config, HallConfig};
+use chessclockd::config::{Config, HallConfig};
 use chessclockd::control::{Caller, Command};
 use chessclockd::engine::{Micros, SECOND};
 use chessclockd::hall::Hall;
@@ -22,23 +22,8 @@ const T0: Micros = 5_000 * SECOND;
 const WALL0: i64 = 1_796_061_600_000_000;
 
 fn config(broker: &Broker) -> Config {
-    let mut config = Config::default();
-    config.daemon.rt_priority = 0;
-    config.daemon.mlock = false;
-    config.boards.push(BoardConfig {
-        id: "b1".into(),
-        control: "60".into(),
-        buttons: None,
-        displays: vec![],
-        eboard: None,
-        white_button: ButtonSide::Left,
-        start_on_black_press: false,
-        event: None,
-        site: None,
-        round: None,
-        white: None,
-        black: None,
-    });
+    let mut config = kit::runtime::config();
+    config.boards.push(kit::runtime::board("b1", "60"));
     config.hall = Some(
         toml::from_str::<HallConfig>(&format!(
             "broker = \"mqtt://127.0.0.1:{}\"\nname = \"open\"\nhost = \"pi1\"\n",
@@ -64,7 +49,7 @@ async fn the_halls_states_map_the_daemons_instants_on_its_own_clock() {
             lock: None,
         },
         Devices::Custom {
-            backend: Box::new(NoDevices),
+            backend: Box::new(kit::runtime::NoDevices),
             events,
         },
         TimeSource::Stepped(clock.clone()),
@@ -115,13 +100,4 @@ async fn the_halls_states_map_the_daemons_instants_on_its_own_clock() {
     );
     hall.stop().await;
     runtime.shutdown().await;
-}
-
-/// A board without units: nothing to send.
-struct NoDevices;
-
-impl chessclockd::runtime::DeviceBackend for NoDevices {
-    fn send(&self, _: &chessclockd::devices::DeviceKey, _: chessclockd::devices::DeviceCommand) {}
-    fn device_added(&self, _: &std::path::Path) {}
-    fn device_removed(&self, _: &std::path::Path) {}
 }

@@ -9,12 +9,14 @@
 //! here sleeps; it only waits for what it expects, with a deadline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
+mod kit;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chessclock_host::clock::monotonic_now_us;
 use chessclock_protocol::{Button, Capabilities, Hello, Roles, Text};
-use chessclockd::config::{BoardConfig, ButtonSide, Config, DeviceRef};
+use chessclockd::config::{BoardConfig, Config, DeviceRef};
 use chessclockd::control::{
     BoardEvent, Caller, Command, ControlError, ControlHandle, FindingKind, Reply, StateMode,
 };
@@ -61,22 +63,11 @@ struct Harness {
 }
 
 fn config(control: &str) -> Config {
-    let mut config = Config::default();
-    config.daemon.rt_priority = 0;
-    config.daemon.mlock = false;
+    let mut config = kit::runtime::config();
     config.boards.push(BoardConfig {
-        id: "b1".into(),
-        control: control.into(),
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
         displays: vec![DeviceRef::Path("/dev/fake-display".into()).into()],
-        eboard: None,
-        white_button: ButtonSide::Left,
-        start_on_black_press: false,
-        event: None,
-        site: None,
-        round: None,
-        white: None,
-        black: None,
+        ..kit::runtime::board("b1", control)
     });
     config
 }

@@ -10,6 +10,8 @@
 //!   back by independent tools;
 //! * [`hall`]: a mosquitto of the test's own, the hub, a fake lichess, a
 //!   TLS hall, a browser over WebDriver, an MQTT watcher;
+//! * [`runtime`]: the runtime in-process: a test's configuration, a board,
+//!   no devices;
 //! * [`engine`]: the transcript language of the engine tests.
 //!
 //! Every test file includes all of it (`mod kit;`) and uses what it needs.
@@ -27,6 +29,7 @@ pub mod dbus;
 pub mod eboard;
 pub mod engine;
 pub mod hall;
+pub mod runtime;
 pub mod units;
 
 use std::path::PathBuf;
