@@ -220,6 +220,16 @@ async fn state_events_and_commands_over_the_broker_then_a_clean_stop() {
     let daemon = setup.daemon("daemon.log");
     let client = Client::connect_when(&setup.bus, &daemon, WAIT, devices_linked).await;
 
+    // The state reaches the broker first: the D-Bus client may see the
+    // devices linked before the daemon's MQTT client has connected, and a
+    // subscriber that came before the state would get it live, not
+    // retained (seen once in ten loaded runs of scripts/steady).
+    let mut first = Watcher::connect(&setup.broker, "first").await;
+    first
+        .wait("the state on the broker", |seen| {
+            is_state(seen, |s| s["snapshot"]["devices"][0]["connected"] == true)
+        })
+        .await;
     // A subscriber that comes late still gets the state and `online`
     // (retained).
     let mut watcher = Watcher::connect(&setup.broker, "late").await;

@@ -30,7 +30,6 @@ use crate::engine::{ClockModel, ClockState, Settings, Side, SideState};
 use crate::journal::{DeviceOrigin, StoredEvent};
 use crate::time::{Micros, MS};
 
-
 /// A device slot of a board, as readers see it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceView {
