@@ -1,8 +1,11 @@
-//! The man pages in `man/` are what the programs write now: a change of a
+//! The man pages in `man/` are what the programs write now (chessclockctl,
+//! chessclockd and the hub, chessclock-hall): a change of a
 //! command line or of the configuration's keys that is not in `man/` fails
 //! here. `CHESSCLOCKD_UPDATE_MAN=1 cargo test --test man_pages` rewrites
 //! them (then commit `man/`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
+
+mod kit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -33,8 +36,15 @@ fn the_man_pages_in_the_repository_are_what_the_programs_write() {
     let fresh = tempfile::tempdir().unwrap();
     write_with(env!("CARGO_BIN_EXE_chessclockctl"), &["man"], fresh.path());
     write_with(env!("CARGO_BIN_EXE_chessclockd"), &["--man"], fresh.path());
+    let hub = kit::binary("chessclock-hall");
+    write_with(hub.to_str().unwrap(), &["man"], fresh.path());
     let fresh = pages(fresh.path());
-    for page in ["chessclockctl.1", "chessclockd.8", "chessclockd.toml.5"] {
+    for page in [
+        "chessclockctl.1",
+        "chessclockd.8",
+        "chessclockd.toml.5",
+        "chessclock-hall.1",
+    ] {
         assert!(fresh.contains_key(page), "no {page} was written");
     }
     let kept_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");

@@ -65,6 +65,32 @@ enum Sub {
     },
     #[command(flatten)]
     Round(round_cli::Sub),
+    /// Write this program's man page, chessclock-hall(1), into a directory
+    /// (the repository keeps it in man/).
+    Man {
+        /// Where the page goes.
+        dir: PathBuf,
+    },
+}
+
+/// `man DIR`: chessclock-hall(1) from this command line.
+fn man(dir: &std::path::Path) -> ExitCode {
+    use clap::CommandFactory;
+    let mut page = Vec::new();
+    let written = clap_mangen::Man::new(Args::command())
+        .render(&mut page)
+        .and_then(|()| std::fs::create_dir_all(dir))
+        .and_then(|()| std::fs::write(dir.join("chessclock-hall.1"), page));
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!(
+                "chessclock-hall: cannot write the man page into {}: {error}",
+                dir.display()
+            );
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// `passwd FILE USER`: the password from standard input's first line.
@@ -96,6 +122,9 @@ fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(Sub::Passwd { file, user }) = &args.command {
         return passwd(file, user);
+    }
+    if let Some(Sub::Man { dir }) = &args.command {
+        return man(dir);
     }
     if let Err(error) = chessclock_host::logging::init(args.verbose) {
         eprintln!("chessclock-hall: cannot set up logging: {error}");
