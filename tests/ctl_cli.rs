@@ -499,3 +499,15 @@ async fn completions_and_man_pages() {
     assert!(start.contains("\\-\\-at"), "{start}");
     assert!(dir.path().join("chessclockctl-adjust.1").exists());
 }
+
+#[test]
+fn eboard_decode_of_a_missing_file_says_so_and_exits_2() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["eboard", "decode", "no-such-capture.inbytes"])
+        .output()
+        .expect("run chessclockctl");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("no-such-capture.inbytes"), "stderr: {err}");
+}
