@@ -96,7 +96,7 @@ pub async fn run(
     };
     // The hall (`[hall]`): after the runtime, so it sees every board.
     let hall = match &config.hall {
-        Some(hall) => Some(crate::hall::Hall::start_timed(
+        Some(hall) => Some(crate::hall::Hall::start(
             hall,
             runtime.handle(),
             runtime.time(),

@@ -61,7 +61,7 @@ async fn the_halls_states_map_the_daemons_instants_on_its_own_clock() {
         WAIT,
     )
     .await;
-    let hall = Hall::start_timed(
+    let hall = Hall::start(
         config.hall.as_ref().unwrap(),
         runtime.handle(),
         runtime.time(),

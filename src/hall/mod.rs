@@ -94,13 +94,9 @@ impl Hall {
     /// Starts the hall for the boards of `handle` (inside a tokio runtime).
     /// Fails only on what the config points to (credentials, CA file); the
     /// broker itself may be away: the hall connects when it can.
-    pub fn start(config: &HallConfig, handle: ControlHandle) -> anyhow::Result<Hall> {
-        Hall::start_timed(config, handle, TimeSource::System)
-    }
-
-    /// [`Hall::start`] reading the time from `time` (the runtime's: the
-    /// states' clock mapping then agrees with the boards' instants).
-    pub fn start_timed(
+    /// It reads the time from `time`, the runtime's, so the states' clock
+    /// mapping agrees with the boards' instants.
+    pub fn start(
         config: &HallConfig,
         handle: ControlHandle,
         time: TimeSource,
