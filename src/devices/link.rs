@@ -590,6 +590,26 @@ impl Link {
                             });
                         }
                     }
+                    Output::Rewelcomed(hello) => {
+                        tracing::info!(
+                            board = self.board(),
+                            device = %self.label,
+                            path = %path.display(),
+                            serial = hello.serial.as_str(),
+                            first_unacked_event = hello.first_unacked_event,
+                            "device said HELLO again (same boot) and was welcomed again"
+                        );
+                        // To the board a re-welcome is a connect: it sends
+                        // the whole state again and moves the unit's event
+                        // record to the HELLO (SPEC.md 6.1 item 2, 7.2).
+                        for key in &self.spec.keys {
+                            self.emit(DeviceEvent::Connected {
+                                key: key.clone(),
+                                hello,
+                                path: path.display().to_string(),
+                            });
+                        }
+                    }
                     Output::Disconnected { reason } => {
                         // Missed heartbeats or a device restart mid-session.
                         self.spec.linked.release(me);

@@ -189,6 +189,38 @@ fn spec_6_1_a_replugged_unit_links_at_its_first_hello_even_when_the_cable_flaps(
     });
 }
 
+/// SPEC 6.1 item 2 and 7.2: a unit already linked that says HELLO again
+/// (same boot: its WELCOME was lost, or it timed the link out) is welcomed
+/// again and reported to the board as connected with that HELLO, so the
+/// board sends its whole state once more and moves the unit's event record
+/// to the HELLO's `first_unacked_event` (before, the repeat was answered
+/// with a bare WELCOME and the board never heard of it).
+#[test]
+fn spec_6_1_a_repeated_hello_while_linked_reaches_the_board_as_a_new_welcome() {
+    serial_test(async {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("buttons");
+        let mut h = Harness::start(&[board("b12", Some(&link), &[])], &[], options(10 * SECOND));
+        let first = hello(BUTTONS, "CC0012");
+        let (mut device, _) = plug_and_say_hello_once(&link, first).await;
+        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        let again = Hello {
+            first_unacked_event: 5,
+            ..first
+        };
+        device.send(Message::Hello(again)).await;
+        let answer = device.recv_significant(Duration::from_secs(5)).await;
+        assert!(
+            matches!(answer, Some(Message::Welcome { .. })),
+            "the repeated HELLO was not answered with WELCOME: {answer:?}"
+        );
+        match h.next_event().await {
+            DeviceEvent::Connected { hello, .. } => assert_eq!(hello.first_unacked_event, 5),
+            other => panic!("expected Connected for the repeated HELLO, got {other:?}"),
+        }
+    });
+}
+
 /// SPEC 6.1 item 3: two units with one serial on two boards: the second is
 /// refused with NAK Busy at every HELLO while the first is linked, and
 /// welcomed at its first HELLO after the first went away, without a replug.

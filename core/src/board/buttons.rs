@@ -55,13 +55,26 @@ impl Board {
     pub(super) fn device(&mut self, now: Micros, wall: i64, input: DeviceInput) {
         match input {
             DeviceInput::Connected { role, hello, path } => {
+                // The same unit and boot, still linked: it said HELLO again
+                // and was welcomed again. Its state goes out again and its
+                // event record moves to the HELLO, but its link never went
+                // down: no row, no event.
+                let rewelcomed = self.devices.slot(role).is_some_and(|slot| {
+                    slot.connected
+                        && slot.serial.as_deref() == Some(hello.serial.as_str())
+                        && slot.boot_id == hello.boot_id
+                });
                 if role == DeviceRole::Buttons {
                     self.marks.buttons_lost = false;
                 }
                 self.devices
                     .connected(role, &hello, &self.setup.display, self.setup.white_button);
-                tracing::info!(board = %self.setup.id, %role, path, serial = hello.serial.as_str(), "device connected");
-                self.device_changed(now, wall, role, None);
+                if rewelcomed {
+                    self.dirty = true;
+                } else {
+                    tracing::info!(board = %self.setup.id, %role, path, serial = hello.serial.as_str(), "device connected");
+                    self.device_changed(now, wall, role, None);
+                }
             }
             DeviceInput::Disconnected { role, reason } => {
                 if let Some(slot) = self.devices.slot_mut(role) {

@@ -260,6 +260,14 @@ pub enum Output {
     Send(Frame),
     /// The handshake completed (WELCOME already queued before this).
     Connected(Hello),
+    /// The unit, already linked, said HELLO again with the same boot (its
+    /// WELCOME was lost, or it timed the link out): it was welcomed again
+    /// (WELCOME queued before this). A full re-welcome: the unit dropped
+    /// what it showed and resends its queue, so the runtime sends the
+    /// whole state once more (SPEC.md 6.1 item 2) and the event record
+    /// takes the HELLO's `first_unacked_event` (SPEC.md 7.2), exactly as
+    /// after [`Output::Connected`]; only the link never went down.
+    Rewelcomed(Hello),
     /// A welcomed device is gone (or restarted); the shell closes the port
     /// and reconnects with back-off unless the reason came from the shell.
     Disconnected { reason: String },
@@ -745,8 +753,9 @@ impl Session {
             LinkState::Up { hello: current, .. } => {
                 if current.serial == hello.serial && current.boot_id == hello.boot_id {
                     // Same device, same boot: our WELCOME was lost or the
-                    // device timed the link out. Welcome it again quietly
-                    // (SPEC 6.1: the host answers every HELLO).
+                    // device timed the link out. Welcome it again, in full
+                    // (SPEC 6.1: the host answers every HELLO, and sends
+                    // the state once per WELCOME).
                     again = true;
                 } else {
                     // The device restarted within the session (a UART
@@ -802,9 +811,11 @@ impl Session {
             },
             now,
         );
-        if !again {
-            self.outputs.push_back(Output::Connected(hello));
-        }
+        self.outputs.push_back(if again {
+            Output::Rewelcomed(hello)
+        } else {
+            Output::Connected(hello)
+        });
         self.last_caps = Some(hello.capabilities);
         self.display_sent = None;
         self.leds_sent = None;

@@ -581,7 +581,7 @@ fn bad_frames_are_counted_coalesced_and_change_nothing() {
 }
 
 #[test]
-fn a_repeated_hello_is_welcomed_again_quietly_with_the_state() {
+fn a_repeated_hello_is_welcomed_again_in_full_with_the_state() {
     let mut s = up_session();
     command!(s, ms(20), DeviceCommand::Leds(Leds { left: true, right: false, arbiter: false }) => [
         sent(1, Message::Leds(Leds { left: true, right: false, arbiter: false }))
@@ -590,6 +590,7 @@ fn a_repeated_hello_is_welcomed_again_quietly_with_the_state() {
     let h = hello(Roles::BUTTONS, "CC0001");
     recv!(s, ms(500), Message::Hello(h) => [
         sent(2, welcome()),
+        Output::Rewelcomed(h),
         sent(3, Message::Leds(Leds { left: true, right: false, arbiter: false })),
     ]);
     // The runtime's LEDs after the reconnect: already sent, not again.
@@ -856,7 +857,7 @@ fn spec_9_2_8_a_repeated_hello_keeps_the_held_press_until_four_new_heartbeats() 
     recv!(s, ms(15), heartbeat(15_000) => []);
     recv!(s, ms(20), press(1, 5_000) => []);
     let h = hello(Roles::BUTTONS, "CC0001");
-    recv!(s, ms(100), Message::Hello(h) => [sent(1, welcome())]);
+    recv!(s, ms(100), Message::Hello(h) => [sent(1, welcome()), Output::Rewelcomed(h)]);
     recv!(s, ms(101), heartbeat(101_000) => []);
     recv!(s, ms(102), press(1, 5_000) => []);
     recv!(s, ms(351), heartbeat(351_000) => [sent(2, Message::HostHeartbeat)]);

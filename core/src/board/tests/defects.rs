@@ -407,3 +407,49 @@ fn adjust_to_a_stage_the_control_does_not_have_is_refused() {
     );
     assert_eq!(lines[0], "store 1: adjust white stage 2 @0.000");
 }
+
+/// A unit that says HELLO again while linked (same boot: its WELCOME was
+/// lost, or it timed the link out) is welcomed again in full: the whole
+/// state goes out once more (SPEC.md 6.1 item 2), the event record moves
+/// to the HELLO's `first_unacked_event` (SPEC.md 7.2) so the next press is
+/// recorded and acknowledged, and the record gets no link row (the link
+/// never went down).
+#[test]
+fn a_repeated_hello_while_linked_resends_the_state_and_takes_the_next_press() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    rig.button(1_000, 0, Button::Left, 1_000);
+    rig.commit_all(1_000);
+    // The unit numbered events 1..=4 that never reached us (refused while
+    // its queue was full, say) and says so in its HELLO: 5 is its oldest.
+    step!(rig, rig.step(1_500, BoardInput::Device(DeviceInput::Connected {
+        role: DeviceRole::Buttons,
+        hello: hello(Roles::BUTTONS, "BU1", 7, 5),
+        path: "/dev/pts/1".into(),
+    })) => [
+        "leds -R-",
+        "view",
+    ]);
+    step!(rig, rig.button(2_000, 5, Button::Right, 2_000) => [
+        "store 3: press black @2.000",
+        "display0: 4:59 [R] | 4:59",
+        "leds L--",
+    ]);
+    let lines = rig.commit_all(2_000);
+    assert!(lines.contains(&"buttons: ack 5".to_owned()), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| l.contains("device buttons")),
+        "no link row for a re-welcome: {lines:?}"
+    );
+    assert_eq!(rig.state(2_000).black.moves, 1);
+    // The display unit says HELLO again too: its picture goes out again.
+    step!(rig, rig.step(2_100, BoardInput::Device(DeviceInput::Connected {
+        role: DeviceRole::Display(0),
+        hello: hello(Roles::DISPLAY, "DU1", 9, 0),
+        path: "/dev/pts/2".into(),
+    })) => [
+        "display0: 4:59 [R] | 4:59",
+        "view",
+    ]);
+}
