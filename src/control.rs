@@ -16,7 +16,7 @@ use std::sync::{Arc, RwLock};
 
 pub use chessclock_core::contract::{
     BoardEvent, BoardSnapshot, Caller, Command, ControlError, DeviceLink, FindingKind, Reply,
-    StateFinding, StateHealth, StateMode,
+    SaveFailure, SavingTrouble, StateFinding, StateHealth, StateMode,
 };
 
 /// A request for the runtime.
@@ -36,9 +36,51 @@ pub struct ControlHandle {
     /// The board ids, in config order; a SIGHUP reload may add boards
     /// (at the end), never remove or reorder them.
     pub boards: BoardIds,
-    /// What the state store found when it opened the state (fixed for the
-    /// daemon's lifetime).
-    pub health: Arc<StateHealth>,
+    /// What the state store found when it opened the state, and (live)
+    /// whether it saves as it should.
+    pub health: SharedHealth,
+}
+
+/// The state store's health, shared: what opening the state found (fixed)
+/// and its trouble saving (live: the store thread sets it at the first
+/// failed commit and clears it once all is saved). One writer, any number
+/// of readers; a read is one `Arc` clone, so no reader ever waits for the
+/// store and the store never waits for a reader.
+#[derive(Clone, Debug)]
+pub struct SharedHealth(Arc<tokio::sync::watch::Sender<Arc<StateHealth>>>);
+
+impl Default for SharedHealth {
+    fn default() -> SharedHealth {
+        SharedHealth::new(StateHealth::default())
+    }
+}
+
+impl SharedHealth {
+    pub fn new(health: StateHealth) -> SharedHealth {
+        SharedHealth(Arc::new(tokio::sync::watch::Sender::new(Arc::new(health))))
+    }
+
+    /// The health now.
+    pub fn get(&self) -> Arc<StateHealth> {
+        Arc::clone(&self.0.borrow())
+    }
+
+    /// Sets the live trouble saving (`None`: all saved); readers that
+    /// [`SharedHealth::subscribe`]d hear of a change.
+    pub fn set_saving(&self, saving: Option<SavingTrouble>) {
+        self.0.send_if_modified(|health| {
+            if health.saving == saving {
+                return false;
+            }
+            Arc::make_mut(health).saving = saving;
+            true
+        });
+    }
+
+    /// Wakes its holder at each change.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<Arc<StateHealth>> {
+        self.0.subscribe()
+    }
 }
 
 /// The ids of the running boards, shared by every clone of a

@@ -509,16 +509,19 @@ async fn new_game_refuses_empty_padded_and_zero_time_controls() {
 async fn the_state_health_is_in_state_and_a_manager_property() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let mut handle = fake_runtime(&["b1"]);
-        handle.health = std::sync::Arc::new(chessclockd::control::StateHealth {
-            mode: chessclockd::control::StateMode::Durable,
-            path: Some("/var/lib/chessclockd/chessclockd.sqlite3".into()),
-            findings: vec![chessclockd::control::StateFinding {
-                kind: chessclockd::control::FindingKind::EventsMissing,
-                message: "26 of the 51 committed events are missing".into(),
-                board: None,
-            }],
-            evidence: Some("/var/lib/chessclockd/damaged-1".into()),
-        });
+        handle.health =
+            chessclockd::control::SharedHealth::new(chessclockd::control::StateHealth {
+                mode: chessclockd::control::StateMode::Durable,
+                path: Some("/var/lib/chessclockd/chessclockd.sqlite3".into()),
+                findings: vec![chessclockd::control::StateFinding {
+                    kind: chessclockd::control::FindingKind::EventsMissing,
+                    message: "26 of the 51 committed events are missing".into(),
+                    board: None,
+                }],
+                evidence: Some("/var/lib/chessclockd/damaged-1".into()),
+                saving: None,
+            });
+        let health = handle.health.clone();
         let (_server, client) = p2p(handle, test_config(false), NtpSource::Fixed(None)).await;
         let state: serde_json::Value =
             serde_json::from_str(&board_proxy(&client, "b1").await.state().await.unwrap()).unwrap();
@@ -534,6 +537,41 @@ async fn the_state_health_is_in_state_and_a_manager_property() {
             serde_json::from_str(&manager_proxy(&client).await.state_health().await.unwrap())
                 .unwrap();
         assert_eq!(property, state["state_health"]);
+        assert_eq!(state["state_health"]["saving"], serde_json::Value::Null);
+
+        // Issue 28 item 1: the store's trouble saving is live: the
+        // manager signals the change and the next State() has it.
+        let manager = ManagerProxy::builder(&client)
+            .cache_properties(CacheProperties::Yes)
+            .build()
+            .await
+            .unwrap();
+        let mut changes = manager.receive_state_health_changed().await;
+        // The cached value comes first.
+        let first = futures_util::StreamExt::next(&mut changes)
+            .await
+            .expect("the value");
+        assert_eq!(first.get().await.unwrap(), property.to_string());
+        health.set_saving(Some(chessclockd::control::SavingTrouble {
+            reason: chessclockd::control::SaveFailure::NoSpace,
+            saving: false,
+            waiting_records: 3,
+            reserve_left_bytes: 0,
+            since_wall_ms: 1_796_126_400_000,
+            message: "not saving: no space; 3 records wait in memory".into(),
+        }));
+        let changed = futures_util::StreamExt::next(&mut changes)
+            .await
+            .expect("a change");
+        let property: serde_json::Value =
+            serde_json::from_str(&changed.get().await.unwrap()).unwrap();
+        assert_eq!(property["saving"]["reason"], "no-space", "{property}");
+        let state: serde_json::Value =
+            serde_json::from_str(&board_proxy(&client, "b1").await.state().await.unwrap()).unwrap();
+        assert_eq!(
+            state["state_health"]["saving"]["waiting_records"], 3,
+            "{state}"
+        );
     })
     .await
     .expect("test timed out");

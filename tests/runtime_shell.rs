@@ -471,7 +471,7 @@ async fn a_corrupt_database_is_kept_aside_and_the_clock_runs() {
     let health = h.runtime.health();
     assert!(health.is_damaged(), "{health:?}");
     assert_eq!(health.findings[0].kind, FindingKind::NotADatabase);
-    assert_eq!(h.handle.health, health, "the control surfaces see it");
+    assert_eq!(h.handle.health.get(), health, "the control surfaces see it");
     let kept = PathBuf::from(health.evidence.clone().unwrap());
     assert_eq!(
         std::fs::read(kept.join("chessclockd.sqlite3")).unwrap(),

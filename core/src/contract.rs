@@ -341,12 +341,62 @@ pub struct StateHealth {
     /// Where copies of the damaged files were kept (never deleted by the
     /// daemon).
     pub evidence: Option<String>,
+    /// Live: the store cannot write the state directory as it should (a
+    /// full disk, a read-only file system, I/O errors); `None` while every
+    /// record is saved as it comes. Set at the first failed commit and
+    /// cleared once everything waiting is saved and the space reserve is
+    /// back.
+    #[serde(default)]
+    pub saving: Option<SavingTrouble>,
+}
+
+/// Why the store cannot save as it should.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SaveFailure {
+    /// The state's file system is full.
+    NoSpace,
+    /// The state's file system is read-only (remounted after errors, say).
+    ReadOnly,
+    /// Writing failed with an I/O error.
+    IoError,
+}
+
+impl SaveFailure {
+    /// The words of the warning: "not saving: no space".
+    pub fn words(self) -> &'static str {
+        match self {
+            SaveFailure::NoSpace => "no space",
+            SaveFailure::ReadOnly => "read-only file system",
+            SaveFailure::IoError => "I/O error",
+        }
+    }
+}
+
+/// The store's trouble saving, while it lasts ([`StateHealth::saving`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavingTrouble {
+    pub reason: SaveFailure,
+    /// `true`: records are still saved as they come, into the space the
+    /// store kept in reserve (a full disk). `false`: nothing can be saved
+    /// now; the records wait in memory, in order, and are saved as soon as
+    /// the store can write again (a crash before that loses them).
+    pub saving: bool,
+    /// Records waiting in memory (0 while saving into the reserve).
+    pub waiting_records: u64,
+    /// Reserve bytes left for the state (0 when none is left).
+    pub reserve_left_bytes: u64,
+    /// When the first commit failed (wall clock, ms since the Unix epoch).
+    pub since_wall_ms: i64,
+    /// For the arbiter, one line: starts "not saving: no space" or "disk
+    /// full: saving into the reserve".
+    pub message: String,
 }
 
 impl StateHealth {
-    /// Durable, nothing found.
+    /// Durable, nothing found, saving as it should.
     pub fn is_ok(&self) -> bool {
-        self.mode == StateMode::Durable && self.findings.is_empty()
+        self.mode == StateMode::Durable && self.findings.is_empty() && self.saving.is_none()
     }
 
     /// Whether games were (or may have been) lost or shortened.
@@ -372,13 +422,14 @@ impl StateHealth {
     /// CLI.
     pub fn lines(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
-            .findings
+            .saving
             .iter()
-            .map(|f| match &f.board {
-                Some(board) => format!("{board}: {}", f.message),
-                None => f.message.clone(),
-            })
+            .map(|trouble| trouble.message.clone())
             .collect();
+        lines.extend(self.findings.iter().map(|f| match &f.board {
+            Some(board) => format!("{board}: {}", f.message),
+            None => f.message.clone(),
+        }));
         if let Some(evidence) = &self.evidence {
             lines.push(format!("the damaged files were kept in {evidence}"));
         }

@@ -220,13 +220,21 @@ pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
 }
 
 /// What `State()`'s `state_health` says, one line each, when there is
-/// anything to say (the state is damaged, or kept in memory only).
+/// anything to say (the store cannot save as it should, the state is
+/// damaged, or kept in memory only).
 pub fn health_notes(state: &Value) -> Vec<String> {
     let Some(health) = state.get("state_health") else {
         return Vec::new();
     };
     let memory = health.get("mode").and_then(Value::as_str) == Some("memory");
     let mut notes = Vec::new();
+    if let Some(message) = health
+        .get("saving")
+        .and_then(|saving| saving.get("message"))
+        .and_then(Value::as_str)
+    {
+        notes.push(format!("state: {message}"));
+    }
     if let Some(Value::Array(findings)) = health.get("findings") {
         for finding in findings {
             let message = finding.get("message").and_then(Value::as_str).unwrap_or("");
@@ -475,6 +483,7 @@ pub(crate) mod tests {
             tenths_below_ms: Some(20_000),
             scheduled_start_forced: None,
             hourglass: false,
+            state_health: None,
             result: None,
         }
     }

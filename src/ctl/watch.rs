@@ -81,6 +81,17 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
     if view.arbiter_called {
         return (0, Tone::Arbiter, "ARBITER CALLED".to_owned());
     }
+    // The host cannot save its state as it should (a full disk): its
+    // games go on, but the arbiter must make room at once.
+    if let Some(trouble) = view.state_health.as_ref().and_then(|h| h.saving.as_ref()) {
+        if !trouble.saving {
+            return (
+                1,
+                Tone::Alert,
+                format!("NOT SAVING: {}", trouble.reason.words()),
+            );
+        }
+    }
     if let Some(first) = view.flags.first() {
         let mut text = format!("FLAG {first}");
         if view.flags.len() > 1 {
@@ -109,6 +120,17 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
         .collect();
     if !down.is_empty() {
         return (2, Tone::Alert, format!("{} DOWN", down.join(", ")));
+    }
+    if view
+        .state_health
+        .as_ref()
+        .is_some_and(|h| h.saving.as_ref().is_some_and(|t| t.saving))
+    {
+        return (
+            2,
+            Tone::Alert,
+            "DISK FULL: saving into the reserve".to_owned(),
+        );
     }
     if let Some(restart) = view.restart.as_ref().filter(|_| view.paused) {
         return (
@@ -840,6 +862,39 @@ mod tests {
         for line in &lines {
             assert!(line.text.chars().count() <= 80, "{}", line.text);
         }
+    }
+
+    /// Issue 28 item 1: a host that cannot save its state is an alert line
+    /// in `watch` (below an arbiter call, above everything else).
+    #[test]
+    fn a_host_not_saving_its_state_is_an_alert() {
+        let mut full = view("b1");
+        full.arbiter_called = false;
+        full.devices[0].connected = true;
+        let mut health = crate::control::StateHealth {
+            saving: Some(crate::control::SavingTrouble {
+                reason: crate::control::SaveFailure::NoSpace,
+                saving: false,
+                waiting_records: 12,
+                reserve_left_bytes: 0,
+                since_wall_ms: 0,
+                message: "not saving: no space".into(),
+            }),
+            ..Default::default()
+        };
+        full.state_health = Some(health.clone());
+        let lines = render(&[row("pi1", full.clone())], 80, &LocalTime::default());
+        let line = lines.iter().find(|l| l.text.starts_with("pi1/b1")).unwrap();
+        assert!(line.text.contains("NOT SAVING: no space"), "{}", line.text);
+        assert_eq!(line.tone, Tone::Alert);
+        // Saving into the reserve: still an alert, named so.
+        if let Some(trouble) = health.saving.as_mut() {
+            trouble.saving = true;
+        }
+        full.state_health = Some(health);
+        let lines = render(&[row("pi1", full)], 80, &LocalTime::default());
+        let line = lines.iter().find(|l| l.text.starts_with("pi1/b1")).unwrap();
+        assert!(line.text.contains("DISK FULL"), "{}", line.text);
     }
 
     #[test]

@@ -198,9 +198,13 @@ impl Manager {
 
     /// What the state store found when the daemon opened its state, as JSON:
     /// `mode` (`durable` or `memory`), `path`, `findings` (each `kind`,
-    /// `message` and maybe `board`; empty when nothing was lost) and
-    /// `evidence` (where copies of damaged files were kept).
-    #[zbus(property(emits_changed_signal = "const"))]
+    /// `message` and maybe `board`; empty when nothing was lost),
+    /// `evidence` (where copies of damaged files were kept) and, live,
+    /// `saving` (`null` while every record is saved; else `reason`
+    /// `no-space`, `read-only` or `io-error`, whether it still `saving`
+    /// into the reserve, `waiting_records`, `reserve_left_bytes`,
+    /// `since_wall_ms` and a one-line `message`). Changes are signalled.
+    #[zbus(property(emits_changed_signal = "true"))]
     fn state_health(&self) -> String {
         self.context.state_health_json().to_string()
     }

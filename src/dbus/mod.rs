@@ -52,7 +52,7 @@ pub use manager::{Manager, MANAGER_INTERFACE};
 pub use ntp::NtpSource;
 
 use crate::config::{BusKind, Config};
-use crate::control::{BoardEvent, BoardSnapshot, Caller, ControlHandle, StateHealth};
+use crate::control::{BoardEvent, BoardSnapshot, Caller, ControlHandle};
 
 /// The well-known bus name.
 pub const BUS_NAME: &str = "org.chessclockd.ChessClock1";
@@ -119,7 +119,7 @@ pub(crate) struct Context {
     pub(crate) live: std::sync::RwLock<Live>,
     pub(crate) ntp: NtpSource,
     pub(crate) reads: std::sync::Mutex<ReadShares>,
-    pub(crate) health: Arc<StateHealth>,
+    pub(crate) health: crate::control::SharedHealth,
 }
 
 /// The configuration the objects decide with: who may change clocks,
@@ -179,7 +179,7 @@ impl Context {
 
     /// The state store's health as JSON (the manager's `StateHealth`).
     pub(crate) fn state_health_json(&self) -> serde_json::Value {
-        serde_json::to_value(self.health.as_ref()).unwrap_or(serde_json::Value::Null)
+        serde_json::to_value(self.health.get().as_ref()).unwrap_or(serde_json::Value::Null)
     }
 
     /// A board's `State()` text with the state health added (the D-Bus
@@ -339,7 +339,7 @@ pub async fn serve_with(
         live: std::sync::RwLock::new(Live::of(&options.config)),
         ntp: options.ntp,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
-        health: Arc::clone(&handle.health),
+        health: handle.health.clone(),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.
@@ -372,8 +372,36 @@ pub async fn serve_with(
         bus: bus.to_owned(),
         source,
     })?;
+    tokio::spawn(announce_health(
+        connection.clone(),
+        handle.health.subscribe(),
+    ));
     tokio::spawn(pump_events(connection.clone(), handle, events));
     Ok(connection)
+}
+
+/// The manager's `StateHealth` changes (the store's trouble saving comes or
+/// goes): PropertiesChanged, so `chessclockctl` and other tools hear it at
+/// once.
+async fn announce_health(
+    connection: Connection,
+    mut health: tokio::sync::watch::Receiver<Arc<crate::control::StateHealth>>,
+) {
+    while health.changed().await.is_ok() {
+        let manager = match connection
+            .object_server()
+            .interface::<_, Manager>(MANAGER_PATH)
+            .await
+        {
+            Ok(manager) => manager,
+            Err(_) => return,
+        };
+        let emitter = manager.signal_emitter().clone();
+        let changed = manager.get().await.state_health_changed(&emitter).await;
+        if let Err(error) = changed {
+            tracing::warn!(%error, "D-Bus: cannot signal the state health's change");
+        }
+    }
 }
 
 fn check_board_id(id: &str) -> Result<(), ServeError> {

@@ -375,11 +375,19 @@ impl HallTask {
             self.restart_event(&board);
         }
         let mut events_open = true;
+        let mut health = self.handle.health.subscribe();
         loop {
             tokio::select! {
                 biased;
                 _ = &mut stop => break,
                 Some(net) = net.recv() => self.network(net).await,
+                Ok(()) = health.changed() => {
+                    // The store's trouble saving came or went: every
+                    // board's state says so.
+                    for board in &self.handle.boards.list() {
+                        self.refresh_state(board, None).await;
+                    }
+                }
                 event = events.recv(), if events_open => match event {
                     Ok(event) => {
                         let mut batch = vec![event];
@@ -461,6 +469,16 @@ impl HallTask {
             Ok(_) => None,
             Err(_) => last_state,
         };
+        // As D-Bus's `State()` has it: the state store's health, with its
+        // live trouble saving (a full disk shows on the hall's page).
+        let state = state.map(|mut state: serde_json::Value| {
+            if let Some(map) = state.as_object_mut() {
+                let health = serde_json::to_value(self.handle.health.get().as_ref())
+                    .unwrap_or(serde_json::Value::Null);
+                map.insert("state_health".into(), health);
+            }
+            state
+        });
         let pgn = match self.handle.call(board, Command::Pgn, Caller::DAEMON).await {
             Ok(Reply::Text(text)) => Some(text),
             // The board core renders a PGN for every board (without an

@@ -59,7 +59,7 @@ use tokio::sync::{broadcast, mpsc as tokio_mpsc, oneshot};
 
 use self::time::TimeSource;
 use crate::config::{BoardConfig, Config};
-use crate::control::{Caller, ControlHandle, StateHealth};
+use crate::control::{Caller, ControlHandle, SharedHealth, StateHealth};
 use crate::devices::{DeviceCommand, DeviceEvent, DeviceKey, DeviceManager};
 use crate::engine::{MatchControl, Settings};
 use chessclock_core::board::{Board, BoardSetup, GameSpec, Resumed};
@@ -233,7 +233,7 @@ pub struct Runtime {
     timing_thread: Option<std::thread::JoinHandle<()>>,
     store_thread: Option<std::thread::JoinHandle<()>>,
     state_path: PathBuf,
-    health: Arc<StateHealth>,
+    health: SharedHealth,
     /// The configuration running now (after overrides and reloads): what
     /// the next reload is compared with.
     config: Config,
@@ -364,8 +364,8 @@ impl Runtime {
                 "the state was found DAMAGED; games come back paused and marked (chessclockctl status)");
         }
         tracing::info!(path = %state_path.display(), games = stored.len(), "state database open");
-        let health = Arc::new(health);
         let notice = health.display_notice().map(str::to_owned);
+        let health = SharedHealth::new(health);
         let boards = build_boards(&config, &stored, boot::boot_id(), notice.as_deref(), &time);
         // The stored games of boards the file does not name: a reload that
         // names one of them again takes its game back (nothing changed it
@@ -388,7 +388,8 @@ impl Runtime {
             .stack_size(STORE_STACK)
             .spawn({
                 let time = time.clone();
-                move || store::run_store_thread(store, store_rx, commits_tx, time)
+                let health = health.clone();
+                move || store::run_store_thread(store, store_rx, commits_tx, time, health)
             })
             .context("cannot start the store thread")?;
 
@@ -504,7 +505,7 @@ impl Runtime {
             requests,
             events,
             boards: config.boards.iter().map(|b| b.id.clone()).collect(),
-            health: Arc::clone(&health),
+            health: health.clone(),
         };
         Ok(Runtime {
             config,
@@ -529,9 +530,9 @@ impl Runtime {
         self.time.clone()
     }
 
-    /// What opening the state found.
+    /// What opening the state found, and whether the store saves now.
     pub fn health(&self) -> Arc<StateHealth> {
-        Arc::clone(&self.health)
+        self.health.get()
     }
 
     pub fn handle(&self) -> ControlHandle {
@@ -564,7 +565,7 @@ impl Runtime {
             // `--state-dir` wins over the file, now as at the start.
             new.daemon.state_dir = self.config.daemon.state_dir.clone();
         }
-        if self.health.is_damaged() {
+        if self.health.get().is_damaged() {
             // As at the start: a damaged game is never resumed without the
             // arbiter, whatever the file says (the start logged why).
             new.daemon.resume_after_restart = false;
@@ -572,7 +573,8 @@ impl Runtime {
         let plan = reload::plan(&self.config, &new);
         log_plan(&plan);
         let mut config = plan.effective;
-        let notice = self.health.display_notice();
+        let health = self.health.get();
+        let notice = health.display_notice();
         let running = self.handle.boards.len();
         let mut boards = Vec::new();
         for (index, board) in config.boards.iter().enumerate().take(running) {

@@ -203,7 +203,10 @@ fn spec_6_1_a_repeated_hello_while_linked_reaches_the_board_as_a_new_welcome() {
         let mut h = Harness::start(&[board("b12", Some(&link), &[])], &[], options(10 * SECOND));
         let first = hello(BUTTONS, "CC0012");
         let (mut device, _) = plug_and_say_hello_once(&link, first).await;
-        assert!(matches!(h.next_event().await, DeviceEvent::Connected { .. }));
+        assert!(matches!(
+            h.next_event().await,
+            DeviceEvent::Connected { .. }
+        ));
         let again = Hello {
             first_unacked_event: 5,
             ..first

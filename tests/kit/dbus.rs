@@ -528,6 +528,7 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         tenths_below_ms: Some(20_000),
         scheduled_start_forced: scheduled.map(|(_, forced)| forced),
         hourglass: false,
+        state_health: None,
         result: None,
     }
 }

@@ -226,7 +226,9 @@ pub enum BoardInput {
     Device(DeviceInput),
     Eboard(EboardEvent),
     /// The store committed (`ok`) or failed to commit every record up to
-    /// `seq`.
+    /// `seq`. `ok` also when the store keeps the records to save them later
+    /// (a full disk: it says so in the state's health): the game goes on,
+    /// its presses acknowledged, rather than stop at a full disk.
     Committed {
         seq: u64,
         ok: bool,

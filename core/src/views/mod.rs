@@ -321,6 +321,7 @@ impl BoardModel {
                 controls.white,
                 crate::timecontrol::TimeControl::Hourglass { .. }
             ),
+            state_health: None,
         }
     }
 }
@@ -440,6 +441,10 @@ pub struct StateView {
     /// (a reader extrapolating the clocks needs to know).
     #[serde(default)]
     pub hourglass: bool,
+    /// The state store's health, which D-Bus's `State()` and the hall's
+    /// state message add (the board core does not know it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_health: Option<crate::contract::StateHealth>,
 }
 
 impl StateView {

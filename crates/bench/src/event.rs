@@ -272,7 +272,8 @@ impl Sim<'_> {
     fn flush(&mut self, players: &mut [Player], now: Micros, all: bool) -> anyhow::Result<()> {
         while (all && !self.pending.is_empty()) || self.pending.len() >= BATCH {
             let batch: Vec<Job> = self.pending.drain(..).collect();
-            let commits = commit_batch(self.store, &batch);
+            let commits = commit_batch(self.store, &batch)
+                .map_err(|failure| anyhow!("the store could not commit: {:?}", failure.reason))?;
             self.commits += 1;
             for commit in commits {
                 if !commit.ok {

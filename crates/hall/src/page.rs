@@ -54,8 +54,8 @@ const NO_ARBITERS: &str = "arbiters are not enabled on this hub: make a password
      `chessclock-hall passwd FILE USER` and start the hub with `--passwords FILE`";
 
 /// How urgent a board is, most urgent first: `(rank, time left, board)`.
-/// Ranks: 0 an arbiter call; 1 a fallen flag; 2 a lost device or its host
-/// offline; 3 low time (the running side under [`LOW_TIME_MS`]); 4 paused;
+/// Ranks: 0 an arbiter call; 1 a fallen flag; 2 a lost device, its host
+/// offline or its host's state not saved as it should (a full disk); 3 low time (the running side under [`LOW_TIME_MS`]); 4 paused;
 /// 5 a scheduled start to come; 6 running; 7 not started; 8 finished (a
 /// result). Within a rank, less time left first (running boards), then
 /// board order ([`board_key`]).
@@ -71,11 +71,12 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
         .as_array()
         .is_some_and(|d| d.iter().any(|d| d["connected"] == false))
         || state["eboard"]["connected"] == false;
+    let not_saving = state["state_health"]["saving"].is_object();
     let rank = if snapshot["arbiter_called"] == true {
         0
     } else if flags {
         1
-    } else if device_lost || !host_online {
+    } else if device_lost || !host_online || not_saving {
         2
     } else if state["result"].is_object() {
         8
@@ -594,6 +595,17 @@ mod tests {
         // Unknown hosts count as online.
         hosts.clear();
         assert_eq!(urgent_order(&boards, &hosts, 20_000)[3], "b6");
+    }
+
+    /// Issue 28 item 1: a board whose host cannot save its state (a full
+    /// disk) ranks with the lost devices.
+    #[test]
+    fn a_host_not_saving_its_state_ranks_with_lost_devices() {
+        let mut full = board(Some("white"), 900_000, "pi1");
+        assert_eq!(urgency(&full, true, 0).0, 6);
+        full["state"]["state_health"] =
+            json!({"saving": {"reason": "no-space", "saving": false, "message": "not saving"}});
+        assert_eq!(urgency(&full, true, 0).0, 2);
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub mod commits;
 mod damage_tests;
 pub mod open;
 pub mod read;
+pub mod saver;
+#[cfg(test)]
+mod saver_tests;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -47,7 +50,7 @@ pub use chessclock_core::journal::{DeviceOrigin, EventRow, Record, StoredEvent, 
 use chessclock_host::clock::{monotonic_now_us, wall_now_us};
 pub use open::Opened;
 pub use read::StoreReader;
-pub use thread::{commit_batch, run_store_thread, Commit, Job, StoreMsg};
+pub use thread::{commit_batch, run_store_thread, BatchFailure, Commit, Job, StoreMsg};
 
 /// The database file name inside the state directory.
 pub const DB_FILE: &str = "chessclockd.sqlite3";
@@ -132,6 +135,14 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The state directory (`None` for a store in memory).
+    pub fn dir(&self) -> Option<PathBuf> {
+        if self.path == Path::new(":memory:") {
+            return None;
+        }
+        self.path.parent().map(Path::to_path_buf)
     }
 
     fn sql_error(&self, source: rusqlite::Error) -> StoreError {
@@ -347,6 +358,35 @@ impl Store {
             rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
             true,
         );
+    }
+
+    /// (Tests.) Makes the database full at `pages` pages (`PRAGMA
+    /// max_page_count`): every write that needs another page fails with
+    /// SQLITE_FULL, as on a full disk. A large number gives the space back.
+    #[cfg(test)]
+    pub(crate) fn limit_pages(&self, pages: u64) -> u64 {
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count={pages}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map_or(0, |n| n as u64)
+    }
+
+    /// (Tests.) `PRAGMA query_only`: every write fails with
+    /// SQLITE_READONLY, as on a file system remounted read-only.
+    #[cfg(test)]
+    pub(crate) fn query_only(&self, on: bool) {
+        let _ = self
+            .conn
+            .execute_batch(&format!("PRAGMA query_only={}", i32::from(on)));
+    }
+
+    /// (Tests.) Pages in the database now.
+    #[cfg(test)]
+    pub(crate) fn pages(&self) -> u64 {
+        self.conn
+            .query_row("PRAGMA page_count", [], |r| r.get::<_, i64>(0))
+            .map_or(0, |n| n as u64)
     }
 
     /// Events committed so far (all games), as the commit record says.

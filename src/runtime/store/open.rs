@@ -262,6 +262,7 @@ impl Store {
             path: Some(paths.db.display().to_string()),
             findings: inspection.findings,
             evidence: None,
+            saving: None,
         };
         let is_lasting = |f: &StateFinding| lasting(f.kind);
         if health.findings.iter().any(|f| !is_lasting(f)) {
@@ -373,6 +374,7 @@ impl Store {
                     board: None,
                 }],
                 evidence: None,
+                saving: None,
             },
         })
     }

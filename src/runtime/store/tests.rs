@@ -191,6 +191,7 @@ fn queued_records_are_committed_together_and_each_board_told_its_last() {
         jobs_rx,
         commits_tx,
         crate::runtime::time::TimeSource::System,
+        crate::control::SharedHealth::default(),
     );
     let mut reports = Vec::new();
     while let Ok(commit) = commits.try_recv() {

@@ -9,7 +9,9 @@
 //! sequence number now committed (or that the transaction failed). A
 //! record that fails alone (a board without a game) fails its board's
 //! commit report, not the others'. While a clock runs the game's "alive"
-//! checkpoint is written once a second.
+//! checkpoint is written once a second. A batch the disk refuses (full,
+//! read-only, failing) is kept and written again in order
+//! ([`super::saver`]).
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -17,7 +19,11 @@ use std::time::Duration;
 
 use tokio::sync::mpsc as tokio_mpsc;
 
-use super::{Record, Store};
+use rusqlite::ErrorCode;
+
+use super::saver::Saver;
+use super::{Record, Store, StoreError};
+use crate::control::{SaveFailure, SharedHealth};
 use crate::runtime::time::TimeSource;
 
 /// A record for the store thread.
@@ -55,24 +61,66 @@ pub struct Commit {
 }
 
 /// Most records committed in one transaction.
-const MAX_BATCH: usize = 256;
+pub const MAX_BATCH: usize = 256;
+
+/// Why a batch was not committed: the disk, not the records (they are
+/// kept and written again).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchFailure {
+    pub reason: SaveFailure,
+}
+
+/// Whether `error` is the disk's (worth waiting for) rather than the
+/// record's own (a board without a game: it fails alone).
+fn disk_failure(error: &StoreError) -> Option<SaveFailure> {
+    let source = match error {
+        StoreError::Sql { source, .. } | StoreError::ReadOnly { source, .. } => source,
+        _ => return None,
+    };
+    match source.sqlite_error_code()? {
+        ErrorCode::DiskFull => Some(SaveFailure::NoSpace),
+        ErrorCode::ReadOnly => Some(SaveFailure::ReadOnly),
+        ErrorCode::SystemIoFailure
+        | ErrorCode::CannotOpen
+        | ErrorCode::DatabaseBusy
+        | ErrorCode::DatabaseLocked
+        | ErrorCode::OutOfMemory => Some(SaveFailure::IoError),
+        _ => None,
+    }
+}
 
 /// The store thread's loop. Returns when told to shut down or when every
 /// sender is gone, after committing what was queued before.
 pub fn run_store_thread(
-    mut store: Store,
+    store: Store,
     jobs: mpsc::Receiver<StoreMsg>,
     commits: tokio_mpsc::UnboundedSender<Commit>,
     time: TimeSource,
+    health: SharedHealth,
 ) {
     const CHECKPOINT: Duration = Duration::from_secs(1);
+    let dir = store.dir();
+    let wall = {
+        let time = time.clone();
+        Box::new(move || time.wall_us() / 1000)
+    };
+    let mut saver = Saver::new(store, dir, health, wall);
     let mut last_checkpoint = std::time::Instant::now();
+    let report = |list: Vec<Commit>| {
+        for commit in list {
+            // A closed channel means the timing thread is gone.
+            let _ = commits.send(commit);
+        }
+    };
     loop {
-        let wait = CHECKPOINT.saturating_sub(last_checkpoint.elapsed());
+        let mut wait = CHECKPOINT.saturating_sub(last_checkpoint.elapsed());
+        if let Some(due) = saver.due() {
+            wait = wait.min(due.saturating_duration_since(std::time::Instant::now()));
+        }
         let mut stop = false;
         match jobs.recv_timeout(wait) {
             Ok(StoreMsg::Running { id, running }) => {
-                if let Err(error) = store.set_running(&id, running) {
+                if let Err(error) = saver.store.set_running(&id, running) {
                     tracing::error!(board = %id, %error, "alive checkpoint failed");
                 }
             }
@@ -83,12 +131,11 @@ pub fn run_store_thread(
                         Ok(StoreMsg::Job(job)) => batch.push(*job),
                         Ok(StoreMsg::Running { id, running }) => {
                             // Keep the order: what came before is written first.
-                            for commit in commit_batch(&mut store, &batch) {
-                                let _ = commits.send(commit);
-                            }
-                            batch.clear();
-                            if let Err(error) = store.set_running(&id, running) {
-                                tracing::error!(board = %id, %error, "alive checkpoint failed");
+                            report(saver.save(std::mem::take(&mut batch)));
+                            if saver.may_checkpoint() {
+                                if let Err(error) = saver.store.set_running(&id, running) {
+                                    tracing::error!(board = %id, %error, "alive checkpoint failed");
+                                }
                             }
                         }
                         Ok(StoreMsg::Shutdown) => {
@@ -100,47 +147,55 @@ pub fn run_store_thread(
                     }
                 }
                 if !batch.is_empty() {
-                    for commit in commit_batch(&mut store, &batch) {
-                        // A closed channel means the timing thread is gone.
-                        let _ = commits.send(commit);
-                    }
+                    report(saver.save(batch));
                 }
             }
             Ok(StoreMsg::Shutdown) | Err(mpsc::RecvTimeoutError::Disconnected) => stop = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
+        saver.tick();
         if stop {
-            if let Err(error) = store.checkpoint(time.monotonic_us(), time.wall_us()) {
-                tracing::error!(%error, "final checkpoint failed");
+            saver.finish();
+            if saver.may_checkpoint() {
+                if let Err(error) = saver.store.checkpoint(time.monotonic_us(), time.wall_us()) {
+                    tracing::error!(%error, "final checkpoint failed");
+                }
             }
             tracing::debug!("store thread done");
             return;
         }
         if last_checkpoint.elapsed() >= CHECKPOINT {
             last_checkpoint = std::time::Instant::now();
-            if let Err(error) = store.checkpoint(time.monotonic_us(), time.wall_us()) {
-                tracing::error!(%error, "alive checkpoint failed");
+            if saver.may_checkpoint() {
+                if let Err(error) = saver.store.checkpoint(time.monotonic_us(), time.wall_us()) {
+                    tracing::warn!(%error, "alive checkpoint failed");
+                }
             }
         }
     }
 }
 
-/// Writes `batch` in one transaction; returns one commit report per board.
-pub fn commit_batch(store: &mut Store, batch: &[Job]) -> Vec<Commit> {
-    // Without a transaction (it could not begin) each write commits on
-    // its own: slower, equally safe.
-    let in_transaction = match store.begin() {
-        Ok(()) => true,
-        Err(error) => {
-            tracing::warn!(%error, "cannot begin a transaction; committing one by one");
-            false
-        }
-    };
+/// Writes `batch` in one transaction; returns one commit report per board,
+/// or why the disk took none of it (then nothing of it is written).
+pub fn commit_batch(store: &mut Store, batch: &[Job]) -> Result<Vec<Commit>, BatchFailure> {
+    // Without a transaction (it could not begin) each write would commit
+    // on its own, and a failure halfway would leave half the batch in:
+    // the batch waits instead.
+    if let Err(error) = store.begin() {
+        let reason = disk_failure(&error).unwrap_or(SaveFailure::IoError);
+        tracing::warn!(%error, "cannot begin a transaction");
+        return Err(BatchFailure { reason });
+    }
     let mut boards: BTreeMap<usize, Commit> = BTreeMap::new();
     for job in batch {
         let written = match store.write(&job.id, &job.record) {
             Ok(()) => true,
             Err(error) => {
+                if let Some(reason) = disk_failure(&error) {
+                    tracing::warn!(board = %job.id, %error, "could not write a record");
+                    store.rollback();
+                    return Err(BatchFailure { reason });
+                }
                 tracing::error!(board = %job.id, %error, "could not write a record");
                 false
             }
@@ -153,12 +208,11 @@ pub fn commit_batch(store: &mut Store, batch: &[Job]) -> Vec<Commit> {
         commit.seq = commit.seq.max(job.seq);
         commit.ok &= written;
     }
-    if in_transaction {
-        if let Err(error) = store.commit() {
-            tracing::error!(%error, records = batch.len(), "could not commit the records");
-            store.rollback();
-            boards.values_mut().for_each(|c| c.ok = false);
-        }
+    if let Err(error) = store.commit() {
+        tracing::warn!(%error, records = batch.len(), "could not commit the records");
+        store.rollback();
+        let reason = disk_failure(&error).unwrap_or(SaveFailure::IoError);
+        return Err(BatchFailure { reason });
     }
-    boards.into_values().collect()
+    Ok(boards.into_values().collect())
 }

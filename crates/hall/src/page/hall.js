@@ -56,6 +56,11 @@ function devicesLost(p) {
   const s = p.snapshot || {};
   return (s.devices || []).some(d => !d.connected) || (p.state && p.state.eboard && p.state.eboard.connected === false);
 }
+// The host's trouble saving its state (a full disk...), when it has any.
+function savingTrouble(p) {
+  const h = p.state && p.state.state_health;
+  return h && h.saving ? h.saving : null;
+}
 // The urgency order of the hub's /boards.json (src/hall/page.rs, `urgency`).
 function urgency(p) {
   const s = p.snapshot || {}, st = p.state || {};
@@ -63,7 +68,7 @@ function urgency(p) {
   let rank;
   if (s.arbiter_called) rank = 0;
   else if (s.flags && s.flags.length) rank = 1;
-  else if (devicesLost(p) || !online(p)) rank = 2;
+  else if (devicesLost(p) || !online(p) || savingTrouble(p)) rank = 2;
   else if (st.result) rank = 8;
   else if (s.running && !s.paused && left < LOW_TIME_MS) rank = 3;
   else if (s.paused) rank = 4;
@@ -123,7 +128,7 @@ function fill(id) {
   if (!s.started) classes.push("not-started");
   if (flags.length) classes.push("flag");
   if (arbiters && s.arbiter_called) classes.push("arbiter-call");
-  if (arbiters && devicesLost(p)) classes.push("device-lost");
+  if (arbiters && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
   if (arbiters && !isOnline) classes.push("offline");
   if (st.result) classes.push("finished");
   const [rank] = urgency(p);
@@ -171,8 +176,10 @@ function fill(id) {
     const seen = Math.max(h.last_seen_ms || 0, entry.received_ms || 0);
     let text = (p.host || "?") + (isOnline ? " online" : " OFFLINE");
     if (!isOnline) text += seen ? ", last seen " + timeOfDay(seen) + " (" + clock(Date.now() - seen) + " ago)" : ", last seen before the hub started";
+    const saving = savingTrouble(p);
+    if (saving) text += saving.saving ? ", DISK FULL: saving into the reserve" : ", NOT SAVING: " + String(saving.reason).replace(/-/g, " ");
     set(cells.host, text);
-    cells.host.title = seen ? "last heard of " + timeOfDay(seen) : "";
+    cells.host.title = (saving ? saving.message + "; " : "") + (seen ? "last heard of " + timeOfDay(seen) : "");
   }
   return tr;
 }
