@@ -110,7 +110,7 @@ impl Table {
             {
                 self.tracker
                     .on_press(self.now, side, move_number, used, &state);
-                for event in self.detector.clock_pressed(self.now) {
+                for event in self.detector.clock_pressed(self.now, side) {
                     self.tracker.on_board_event(&event);
                 }
             }

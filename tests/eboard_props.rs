@@ -7,6 +7,7 @@ use chessclockd::eboard::placement::Placement;
 use chessclockd::eboard::protocol::{
     encode_board_dump, encode_field_update, encode_message, message_id, Message, Parsed, Parser,
 };
+use chessclockd::engine::Side;
 use proptest::prelude::*;
 use shakmaty::Position;
 
@@ -93,7 +94,9 @@ proptest! {
             }
             detector.placement(now, &placement);
             if press {
-                detector.clock_pressed(now);
+                // Either side's press, as the random codes fall.
+                let side = if code % 2 == 0 { Side::White } else { Side::Black };
+                detector.clock_pressed(now, side);
             }
             detector.tick(now);
             let moves = detector.moves();

@@ -175,8 +175,8 @@ impl Shell {
                 false
             }
             Some(EboardCommand::Stop) => true,
-            Some(EboardCommand::ClockPressed { at }) => {
-                let events = self.detector.clock_pressed(at);
+            Some(EboardCommand::ClockPressed { at, side }) => {
+                let events = self.detector.clock_pressed(at, side);
                 self.emit_board(events);
                 false
             }
@@ -294,9 +294,10 @@ impl Shell {
                 SessionOutput::Orientation(o) => self.emit(EboardEvent::Orientation(o)),
                 SessionOutput::Clock(reading) => self.emit(EboardEvent::Clock { reading, at: now }),
                 SessionOutput::ClockPress { right_up } => {
-                    let events = self.detector.clock_pressed(now);
+                    // Not confirmed here: which lever is whose is the board
+                    // core's to know, and a press confirms only the
+                    // presser's own move (`EboardCommand::ClockPressed`).
                     self.emit(EboardEvent::ClockPress { right_up, at: now });
-                    self.emit_board(events);
                 }
                 SessionOutput::ClockAck(_) => {}
                 SessionOutput::Version { main, sub } => {

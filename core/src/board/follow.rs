@@ -170,9 +170,13 @@ impl Board {
                     self.follower
                         .on_press(at, *side, *move_number, *used, &state);
                     if acting && self.eboard.is_some() {
-                        // The press confirms a tentative move on the board.
+                        // The press confirms the presser's own tentative
+                        // move on the board, never the opponent's.
                         self.outbox
-                            .soon(Action::Eboard(EboardCommand::ClockPressed { at }));
+                            .soon(Action::Eboard(EboardCommand::ClockPressed {
+                                at,
+                                side: *side,
+                            }));
                     }
                 }
                 Notice::FlagFell {
@@ -377,12 +381,25 @@ impl Board {
 
     /// A DGT clock's lever on the board: a press of the side whose lever
     /// went down when the board has no button unit (White's lever is on the
-    /// `white-button` side); ignored, and said so, when it has one.
+    /// `white-button` side); ignored as a press, and said so, when it has
+    /// one. Either way it confirms that side's own tentative move on the
+    /// board (never the opponent's): the board's shell cannot, as only the
+    /// board core knows which lever is whose.
     pub(super) fn lever_pressed(&mut self, now: Micros, wall: i64, right_up: bool, at: Micros) {
         let has_buttons = self.devices.buttons.is_some();
         let Some(eboard) = self.eboard.as_mut() else {
             return;
         };
+        let left = match self.setup.white_button {
+            ButtonSide::Left => Side::White,
+            ButtonSide::Right => Side::Black,
+        };
+        // The right lever up: the left one went down.
+        let side = if right_up { left } else { left.other() };
+        let confirm = Action::Eboard(EboardCommand::ClockPressed {
+            at: at.min(now),
+            side,
+        });
         if has_buttons {
             if eboard.lever.is_none() {
                 tracing::warn!(board = %self.setup.id,
@@ -390,18 +407,13 @@ impl Board {
                 self.dirty = true;
             }
             eboard.lever = Some("ignored");
+            self.outbox.soon(confirm);
             return;
         }
         if eboard.lever.is_none() {
             self.dirty = true;
         }
         eboard.lever = Some("presses");
-        let left = match self.setup.white_button {
-            ButtonSide::Left => Side::White,
-            ButtonSide::Right => Side::Black,
-        };
-        // The right lever up: the left one went down.
-        let side = if right_up { left } else { left.other() };
         let t = self.t(at.min(now)).max(self.game.processed_to());
         let (input, stored) = if side == Side::Black
             && self.setup.start_on_black_press
@@ -412,7 +424,18 @@ impl Board {
             (Input::Press(side), StoredEvent::Press { side })
         };
         tracing::info!(board = %self.setup.id, %side, "press from the DGT clock's lever");
-        let _ = self.input(now, wall, t, input, stored, Caller::DAEMON, None, None);
+        let caused = self.input(now, wall, t, input, stored, Caller::DAEMON, None, None);
+        // A press the engine took has sent its confirmation already (see
+        // `follower_hears`); one it did not take (a paused clock, the side
+        // not running) still confirms, as a lever change always did.
+        let pressed = caused.is_ok_and(|notices| {
+            notices
+                .iter()
+                .any(|n| matches!(n, Notice::Pressed { side: s, .. } if *s == side))
+        });
+        if !pressed {
+            self.outbox.soon(confirm);
+        }
     }
 
     /// `SetTags`: the follower checks and takes them; the journal keeps them.

@@ -99,7 +99,8 @@ pub fn decode_capture(
                     detector.tick(now);
                 }
                 SessionOutput::ClockPress { .. } => {
-                    detector.clock_pressed(now);
+                    // A capture does not say which lever is whose.
+                    detector.lever_changed_side_unknown(now);
                 }
                 SessionOutput::Placement(placement) => {
                     detector.tick(now);

@@ -6,10 +6,14 @@
 //!   ([`Micros`], monotonic base chosen by the caller);
 //! * a move is first *tentative* (pieces are often put down on an
 //!   intermediate square: d2-d3-d4, a rook sliding a1-d1-e1-f1) and becomes
-//!   *confirmed* on a clock press ([`MoveDetector::clock_pressed`]), when the
-//!   next move is detected, or after [`DetectorConfig::confirm_after`] without
-//!   a change of placement ([`MoveDetector::tick`]). Until then a placement
-//!   that fits another legal move from the position *before* it replaces it;
+//!   *confirmed* on a clock press **of the side that made it**
+//!   ([`MoveDetector::clock_pressed`]), when the next move is detected, or
+//!   after [`DetectorConfig::confirm_after`] without a change of placement
+//!   ([`MoveDetector::tick`]). Until then a placement that fits another legal
+//!   move from the position *before* it replaces it. A press never confirms
+//!   the opponent's tentative move: the press of the side that just moved
+//!   often lands a few milliseconds after the opponent's first placement,
+//!   which may be a stop on the way (2...d6 on the way to d5);
 //! * in-between placements (a piece in the air, a captured piece lifted
 //!   first, castling or en passant half done) fit nothing and are ignored;
 //! * takebacks are looked for only when no forward move fits, comparing with
@@ -371,11 +375,34 @@ impl MoveDetector {
         }
     }
 
-    /// A clock press: confirms a tentative move.
-    pub fn clock_pressed(&mut self, now: Micros) -> Vec<BoardEvent> {
+    /// A clock press of `side`: confirms `side`'s own tentative move, and
+    /// only that. A tentative move of the other side stays tentative (a
+    /// placement on the way may still be replaced): it is confirmed by its
+    /// own side's press, by the next move, or by the board staying unchanged
+    /// for `confirm_after`.
+    pub fn clock_pressed(&mut self, now: Micros, side: Side) -> Vec<BoardEvent> {
+        let mut out = Vec::new();
+        if self.tentative_side() == Some(side) {
+            self.confirm(now, &mut out);
+        }
+        out
+    }
+
+    /// A lever change of the DGT clock whose side is not known: confirms the
+    /// tentative move, whichever side made it. Only for offline decoding of
+    /// a capture, which does not record which lever is whose; the daemon
+    /// always knows the side and uses [`MoveDetector::clock_pressed`].
+    pub fn lever_changed_side_unknown(&mut self, now: Micros) -> Vec<BoardEvent> {
         let mut out = Vec::new();
         self.confirm(now, &mut out);
         out
+    }
+
+    /// The side whose move is tentative, if one is.
+    fn tentative_side(&self) -> Option<Side> {
+        self.tentative_since?;
+        let before = self.position_at(self.moves.len().checked_sub(1)?);
+        Some(side_of(before.turn()))
     }
 
     /// The passing of time: confirms a tentative move and handles a stable

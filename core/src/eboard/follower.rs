@@ -452,6 +452,7 @@ impl Follower {
                         // The press came first: it confirms this move too.
                         self.act(FollowerAction::Command(EboardCommand::ClockPressed {
                             at: m.at,
+                            side: m.side,
                         }));
                     }
                 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::detect::BoardEvent;
 use super::placement::Orientation;
 use super::protocol::ClockReading;
+use crate::engine::Side;
 use crate::time::Micros;
 
 /// From the board task to the runtime. `at` is CLOCK_MONOTONIC µs.
@@ -47,9 +48,12 @@ pub enum EboardEvent {
 /// From the runtime to the board task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EboardCommand {
-    /// A press on the clock's buttons at `at`: confirms a tentative move.
+    /// A press of `side` at `at` (a button unit's, or the DGT clock's
+    /// lever): confirms `side`'s own tentative move, never the opponent's
+    /// ([`super::detect::MoveDetector::clock_pressed`]).
     ClockPressed {
         at: Micros,
+        side: Side,
     },
     /// Forget the game and follow the next one from the starting position
     /// (at once when it already stands on the board).

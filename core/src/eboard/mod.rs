@@ -45,8 +45,8 @@
 //!    caused something** (stage change, flag), for its notices in order:
 //!    `Started` → [`Follower::on_started`] (wall clock: the `Date` tag);
 //!    `Pressed` → [`Follower::on_press`] with the state right after it, and
-//!    `EboardCommand::ClockPressed { at }` to the shell (it confirms a
-//!    tentative move); `FlagFell` → [`Follower::on_flag`] (the Art. 6.4 /
+//!    `EboardCommand::ClockPressed { at, side }` to the shell (it confirms
+//!    the pressing side's own tentative move, never the opponent's); `FlagFell` → [`Follower::on_flag`] (the Art. 6.4 /
 //!    6.9 report to publish; a loss or a 6.9 draw becomes the result);
 //!    `Adjusted` with time given back → [`Follower::on_flag_withdrawn`].
 //!    Then, always, [`Follower::on_clocks`] with the state and the wall clock

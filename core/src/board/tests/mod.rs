@@ -5,6 +5,7 @@
 
 mod arbiter;
 mod defects;
+mod eboard;
 mod face;
 mod laws;
 mod restart;

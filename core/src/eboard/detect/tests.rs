@@ -87,8 +87,9 @@ impl Hand {
         events
     }
 
-    fn press(&mut self) -> Vec<BoardEvent> {
-        let events = self.det.clock_pressed(self.now);
+    /// A clock press of `side`.
+    fn press(&mut self, side: Side) -> Vec<BoardEvent> {
+        let events = self.det.clock_pressed(self.now, side);
         self.events.extend(events.clone());
         events
     }
@@ -165,9 +166,49 @@ fn move_is_tentative_then_confirmed_after_quiet_time() {
 fn clock_press_confirms() {
     let mut h = Hand::new();
     h.slide("g1", "f3");
-    let events = h.press();
+    let events = h.press(Side::White);
     assert_eq!(moves_in(&events), vec![(1, "g1f3".into(), Confirmed)]);
-    assert_eq!(h.press(), vec![], "a second press has nothing to confirm");
+    assert_eq!(
+        h.press(Side::White),
+        vec![],
+        "a second press has nothing to confirm"
+    );
+}
+
+/// Issue 28, item 3: White's press for its move lands just after Black's
+/// first placement, a stop on d6 on the way to d5. The press is White's: it
+/// completes White's move, never Black's.
+#[test]
+fn press_of_the_side_that_moved_does_not_confirm_the_opponents_tentative_placement() {
+    let mut h = Hand::new();
+    h.slide("e2", "e4");
+    h.events.clear();
+    let events = h.slide("d7", "d6");
+    assert_eq!(
+        moves_in(&events),
+        vec![(1, "e2e4".into(), Confirmed), (2, "d7d6".into(), Tentative)]
+    );
+    assert_eq!(h.press(Side::White), vec![], "White's press: Black's stop");
+    assert!(h.det.last_is_tentative());
+    let events = h.slide("d6", "d5");
+    assert_eq!(
+        moves_in(&events),
+        vec![(2, "d7d5".into(), Tentative)],
+        "d5 replaces the stop on d6"
+    );
+    assert_eq!(h.press(Side::White), vec![], "a second press of White's");
+    let events = h.press(Side::Black);
+    assert_eq!(moves_in(&events), vec![(2, "d7d5".into(), Confirmed)]);
+    assert_eq!(h.sans(), vec!["e4", "d5"]);
+    // With no press of Black's, the board standing still confirms.
+    let mut h = Hand::new();
+    h.slide("e2", "e4");
+    h.slide("d7", "d6");
+    h.press(Side::White);
+    h.slide("d6", "d5");
+    assert_eq!(moves_in(&h.wait(1_499)), vec![]);
+    assert_eq!(moves_in(&h.wait(1)), vec![(2, "d7d5".into(), Confirmed)]);
+    assert_eq!(h.sans(), vec!["e4", "d5"]);
 }
 
 #[test]
@@ -302,7 +343,7 @@ fn castling_rook_first_replaces_the_rook_move() {
     assert_eq!(moves_in(&events), vec![(1, "h1f1".into(), Tentative)]);
     let events = h.slide("e1", "g1");
     assert_eq!(moves_in(&events), vec![(1, "e1g1".into(), Tentative)]);
-    h.press();
+    h.press(Side::White);
     assert_eq!(h.sans(), vec!["O-O"]);
     // Black castles long, rook first, the king slid via d8.
     h.slide("a8", "d8");
@@ -371,7 +412,7 @@ fn takeback_to_an_earlier_position_newest_first() {
     h.slide("e2", "e4");
     h.slide("e7", "e5");
     h.slide("g1", "f3");
-    h.press();
+    h.press(Side::White);
     h.events.clear();
     // Black lifts the knight back first: an earlier position (ply 2).
     let events = h.slide("f3", "g1");
@@ -412,7 +453,7 @@ fn a_forward_move_wins_over_a_takeback() {
 fn kings_in_the_centre_signal_the_result_not_a_move() {
     let mut h = Hand::new();
     h.slide("e2", "e4");
-    h.press();
+    h.press(Side::White);
     h.events.clear();
     // Both kings on the dark centre squares: Black wins.
     h.lift("e1");
@@ -577,7 +618,7 @@ fn two_moves_deep_only_on_a_stable_placement() {
 fn unrecognised_placement_is_reported_once_then_resynchronised() {
     let mut h = Hand::new();
     h.slide("e2", "e4");
-    h.press();
+    h.press(Side::White);
     h.events.clear();
     // A black pawn pushed from a7 to a4 and a knight misplaced: no legal fit.
     h.slide("a7", "a4");
@@ -637,7 +678,7 @@ fn checkmate_ends_the_game_when_confirmed() {
 fn stalemate_ends_the_game() {
     let mut h = Hand::from_fen("7k/8/6Q1/8/8/8/8/K7 w - - 0 1");
     h.slide("g6", "f7");
-    let events = h.press();
+    let events = h.press(Side::White);
     assert!(matches!(
         events.as_slice(),
         [

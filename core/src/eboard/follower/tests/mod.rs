@@ -3,6 +3,8 @@
 //! engine, and the actions carried out by inserting inputs and re-running
 //! the engine. Every transcript names the issue item it pins.
 
+mod press_sides;
+
 use super::*;
 use crate::eboard::detect::{DetectorConfig, MoveDetector};
 use crate::eboard::placement::{index_of, Placement};
@@ -125,9 +127,9 @@ impl Table {
         self.follow(at, &notices);
         let state = self.engine.state(at);
         self.f.on_clocks(at, Self::wall(at), &state);
-        if let Input::Press(_) = input {
+        if let Input::Press(side) = input {
             if notices.iter().any(|n| matches!(n, Notice::Pressed { .. })) {
-                let events = self.det.clock_pressed(at);
+                let events = self.det.clock_pressed(at, side);
                 self.feed(events);
             }
         }
@@ -215,7 +217,9 @@ impl Table {
                         let events = match &command {
                             EboardCommand::Finish => self.det.finish(at),
                             EboardCommand::NewGame => self.det.new_game(at),
-                            EboardCommand::ClockPressed { at } => self.det.clock_pressed(*at),
+                            EboardCommand::ClockPressed { at, side } => {
+                                self.det.clock_pressed(*at, *side)
+                            }
                             _ => Vec::new(),
                         };
                         self.commands.push(command);
