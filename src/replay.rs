@@ -16,7 +16,13 @@
 //!   in the config schema (`{"type": "byo-yomi", "main": 600, "periods": 5,
 //!   "period": 30}`); a side control inside `white`/`black` is a string or such
 //!   a table;
-//! * `adjust` also takes `"stage"` (1-based), an addition to the format.
+//! * `adjust` also takes `"stage"` (1-based), an addition to the format,
+//!   and needs at least one of `remaining_ms`, `moves`, `stage`;
+//! * a press that would be a side's 1000th move is refused like any value
+//!   out of its bounds (a side has at most
+//!   [`MAX_MOVES`](crate::timecontrol::MAX_MOVES) moves);
+//! * per side, `periods_left` (byo-yomi) or `moves_left_in_block`
+//!   (Canadian overtime) follow the other fields, absent for other controls.
 
 use std::io::{BufRead, Write};
 
@@ -25,9 +31,10 @@ use serde_json::{Map, Value};
 use crate::config::SpecialControl;
 use crate::engine::report::StateReport;
 use crate::engine::{
-    Adjustment, Credit, Engine, Input, MatchControl, Micros, Settings, Side, StageAdvance, MS,
+    Adjustment, Credit, Engine, Ignored, Input, MatchControl, Micros, Notice, Settings, Side,
+    StageAdvance, MS,
 };
-use crate::timecontrol::{self, TimeControl};
+use crate::timecontrol::{self, TimeControl, MAX_MOVES};
 
 /// A problem with the input, on 1-based line `line`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -114,10 +121,16 @@ pub fn replay(input: &mut dyn BufRead) -> Result<Vec<String>, ReplayError> {
                 }
                 last_t = Some(event.t_ms);
                 let now = event.t_ms * MS;
-                engine
+                let notices = engine
                     .apply(now, event.input.unwrap_or(Input::Elapsed))
                     .map_err(|e| fail(e.to_string()))?;
-                output.push(StateReport::new(&engine.state(now)).to_json());
+                if let Some(side) = beyond_move_limit(&notices) {
+                    return Err(fail(format!(
+                        "{side}'s press would be its move {}: a side has at most {MAX_MOVES} moves",
+                        MAX_MOVES + 1
+                    )));
+                }
+                output.push(StateReport::new(&engine.state(now), engine.control()).to_json());
             }
         }
     }
@@ -128,6 +141,18 @@ pub fn replay(input: &mut dyn BufRead) -> Result<Vec<String>, ReplayError> {
         });
     }
     Ok(output)
+}
+
+/// The side whose press the engine ignored because it would have been that
+/// side's move [`MAX_MOVES`] + 1: out of the format's bounds, so an error.
+fn beyond_move_limit(notices: &[Notice]) -> Option<Side> {
+    notices.iter().find_map(|notice| match notice {
+        Notice::Ignored {
+            input: Input::Press(side),
+            reason: Ignored::MoveLimit,
+        } => Some(*side),
+        _ => None,
+    })
 }
 
 /// serde_json's message without its "at line 1 column N" (the line is ours).
@@ -315,6 +340,12 @@ fn event(object: &Map<String, Value>) -> Result<Event, String> {
                 ),
                 Some(_) => return Err(format!("\"stage\" must be between 1 and {}", u32::MAX)),
             };
+            if remaining.is_none() && moves.is_none() && stage.is_none() {
+                return Err(
+                    "\"adjust\" needs at least one of \"remaining_ms\", \"moves\" or \"stage\""
+                        .into(),
+                );
+            }
             Some(Input::Adjust(Adjustment {
                 side,
                 remaining,

@@ -261,6 +261,23 @@ fn line_column_counts_characters() {
     assert_eq!(line_column("", 5), (1, 1));
 }
 
+/// A stage of 1000 moves is refused by the configuration (`control = ...`)
+/// and by `resolve_control`, the path of `chessclockctl new` and D-Bus
+/// `NewGame`, with the same words naming the limit.
+#[test]
+fn a_stage_of_1000_moves_is_refused_by_the_config_and_by_new_game() {
+    let limit = "a stage of 1000 moves is more than a game can have (at most 999)";
+    let err = config("[presets.t]\ncontrol = \"1000/60\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.ends_with(limit), "{err}");
+    let err = Config::default()
+        .resolve_control("40/5400:1000/60")
+        .unwrap_err();
+    assert!(err.ends_with(limit), "{err}");
+    Config::default().resolve_control("999/60").unwrap();
+}
+
 #[test]
 fn overtime_tables_are_refused_in_their_own_words() {
     let cases = [

@@ -2,6 +2,7 @@
 //! the history, and the refusals a caller is told.
 
 use crate::engine::{Ignored, Input, Notice};
+use crate::timecontrol::MAX_MOVES;
 
 use crate::views::text::seconds;
 pub use crate::views::text::{correction_text, row_text, utc_text};
@@ -15,6 +16,7 @@ pub fn ignored_reason(reason: Ignored) -> &'static str {
         Ignored::NotPaused => "the clock is not paused",
         Ignored::NotRunningSide => "that side's clock is not running",
         Ignored::Frozen => "the clock stopped after a flag fell",
+        Ignored::MoveLimit => "that side has made 999 moves, the most a game can have",
     }
 }
 
@@ -36,6 +38,12 @@ pub fn ignored_message(input: &Input, reason: Ignored) -> String {
         Ignored::Frozen => {
             "the clock stopped after a flag fell: adjust the time or start a new game".into()
         }
+        Ignored::MoveLimit => match input {
+            Input::Press(side) => format!(
+                "{side} has made {MAX_MOVES} moves, the most a game can have (at most {MAX_MOVES})"
+            ),
+            _ => format!("a side has at most {MAX_MOVES} moves"),
+        },
     }
 }
 

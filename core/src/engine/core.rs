@@ -8,13 +8,15 @@
 //!   clock runs, changes with time;
 //! * no remaining time is ever negative; a side whose time reaches zero gets
 //!   its flag at exactly that instant, in the order the flags fall;
-//! * nothing is credited to a side after its loss flag (`dead`).
+//! * nothing is credited to a side after its loss flag (`dead`);
+//! * no side completes more than [`MAX_MOVES`] moves: a further press is
+//!   ignored ([`Ignored::MoveLimit`]).
 
 use super::{
     Adjustment, ClockState, Credit, EngineError, Ignored, Input, MatchControl, Micros, Notice,
     Settings, Side, SideState, StageAdvance,
 };
-use crate::timecontrol::{Bonus, TimeControl};
+use crate::timecontrol::{Bonus, TimeControl, MAX_MOVES};
 
 /// One side's clock at the core's instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -532,6 +534,8 @@ impl Core {
                     ignore(Ignored::Paused, sink);
                 } else if side != self.to_move {
                     ignore(Ignored::NotRunningSide, sink);
+                } else if self.side(side).moves >= MAX_MOVES {
+                    ignore(Ignored::MoveLimit, sink);
                 } else {
                     self.press(side, control, settings, sink);
                 }

@@ -29,6 +29,10 @@
 //!   (`last_stage: true`); after a loss flag a side stays at zero, is credited
 //!   nothing, and its presses still count moves and switch the clocks when
 //!   the game is not frozen;
+//! * no side completes more than [`MAX_MOVES`] (999) moves, the bound every
+//!   interface states: a press that would be a side's 1000th move is
+//!   ignored ([`Ignored::MoveLimit`]) and changes nothing; the replay tool
+//!   refuses it as input out of bounds;
 //! * byo-yomi and Canadian overtime count as stage 2 once the main time is
 //!   over; hourglass transfers follow the running side's control;
 //! * what the passing of time causes is recorded in the history under
@@ -189,6 +193,9 @@ pub enum Ignored {
     NotRunningSide,
     /// Frozen after a last-stage flag with increment/delay.
     Frozen,
+    /// A press that would be the side's move number [`MAX_MOVES`] + 1: no
+    /// side has more than [`MAX_MOVES`] moves.
+    MoveLimit,
 }
 
 /// What an input or the passing of time caused, for the runtime to report.
@@ -472,8 +479,8 @@ impl Engine {
             }
             if remaining > MAX_TIME {
                 return Err(EngineError::InvalidAdjustment(format!(
-                    "a remaining time of {} h is more than a game can have (at most {} h)",
-                    remaining / (3_600 * SECOND),
+                    "a remaining time of {} ms is more than a game can have (at most {} h)",
+                    report::ceil_ms(remaining),
                     MAX_TIME / (3_600 * SECOND)
                 )));
             }

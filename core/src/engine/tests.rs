@@ -85,3 +85,36 @@ fn a_repeating_stage_under_flag_advance_ends_at_the_last_possible_stage() {
     // the repeating stage: no freeze)
     assert_eq!(s.white.moves, 1);
 }
+
+/// No side has more than 999 moves (`docs/clock-behaviour.md`): the press
+/// that would be a side's 1000th move is ignored with
+/// [`Ignored::MoveLimit`] and changes nothing (it used to count
+/// `moves: 1000`).
+#[test]
+fn a_1000th_move_is_ignored_at_the_move_limit() {
+    let mut e = engine("7200+1");
+    e.apply(0, Input::Start).unwrap();
+    let mut t = 0;
+    for _ in 0..MAX_MOVES {
+        for side in [Side::White, Side::Black] {
+            t += 10 * MS;
+            let notices = e.apply(t, Input::Press(side)).unwrap();
+            assert!(
+                matches!(notices.as_slice(), [Notice::Pressed { .. }]),
+                "{notices:?}"
+            );
+        }
+    }
+    let before = e.state(t + MS);
+    assert_eq!((before.white.moves, before.black.moves), (999, 999));
+    let notices = e.apply(t + MS, Input::Press(Side::White)).unwrap();
+    assert_eq!(
+        notices,
+        vec![Notice::Ignored {
+            input: Input::Press(Side::White),
+            reason: Ignored::MoveLimit
+        }]
+    );
+    assert_eq!(e.state(t + MS), before, "the ignored press changed nothing");
+    assert_eq!(before.running, Some(Side::White));
+}

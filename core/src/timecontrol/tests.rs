@@ -241,3 +241,36 @@ fn display_round_trips() {
         assert_eq!(parse(&control.to_string()).unwrap(), control);
     }
 }
+
+/// A stage has at most 999 moves (`docs/replay-format.md`,
+/// `docs/time-controls.md`): a 1000-move stage is refused in every notation,
+/// naming the limit and the position of the count; 999 is a control. The
+/// configuration, the CLI, D-Bus and the replay all parse with this one
+/// function.
+#[test]
+fn a_stage_of_1000_moves_is_refused_naming_the_limit() {
+    for (text, position) in [
+        ("1000/60", 1),
+        ("40/5400:1000/60", 9),
+        ("40/120, 1000/60, SD/30;d5", 9),
+        ("canadian:600:1000/300", 14),
+    ] {
+        let err = parse(text).unwrap_err();
+        assert_eq!(err.position, position, "{text}: {err}");
+        assert!(
+            err.message
+                .ends_with("a stage of 1000 moves is more than a game can have (at most 999)"),
+            "{text}: {err}"
+        );
+    }
+    let err = parse("byoyomi:600:1000x30").unwrap_err();
+    assert!(err.message.contains("at most 999"), "{err}");
+    for text in [
+        "999/60",
+        "40/5400:999/60",
+        "canadian:600:999/300",
+        "byoyomi:600:999x30",
+    ] {
+        parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+}

@@ -516,6 +516,9 @@ pub enum IgnoredReason {
     Frozen,
     /// A press that arrived too late to be placed at its instant.
     TooLate,
+    /// A press that would have been the side's 1000th move (a side has at
+    /// most [`crate::timecontrol::MAX_MOVES`]).
+    MoveLimit,
 }
 
 impl IgnoredReason {
@@ -529,6 +532,7 @@ impl IgnoredReason {
             IgnoredReason::NotRunningSide => "not-running-side",
             IgnoredReason::Frozen => "frozen",
             IgnoredReason::TooLate => "too-late",
+            IgnoredReason::MoveLimit => "move-limit",
         }
     }
 }
@@ -543,6 +547,7 @@ impl From<crate::engine::Ignored> for IgnoredReason {
             Ignored::NotPaused => IgnoredReason::NotPaused,
             Ignored::NotRunningSide => IgnoredReason::NotRunningSide,
             Ignored::Frozen => IgnoredReason::Frozen,
+            Ignored::MoveLimit => IgnoredReason::MoveLimit,
         }
     }
 }

@@ -118,6 +118,9 @@ pub fn row_text_in(row: &crate::views::HistoryRow, style: Style) -> String {
         crate::views::IgnoredReason::NotRunningSide => "that side's clock was not running",
         crate::views::IgnoredReason::Frozen => "the clock had stopped after a flag",
         crate::views::IgnoredReason::TooLate => "it arrived too late to be placed",
+        crate::views::IgnoredReason::MoveLimit => {
+            "that side had made 999 moves, the most a game can have"
+        }
     });
     let by_arbiter = row.caller_uid.is_some() || row.caller_name.is_some();
     let text = match &row.event {

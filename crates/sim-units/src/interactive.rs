@@ -6,6 +6,12 @@
 //! `q`/Esc/Ctrl-C = quit; with a [`BoardHost`] (`chessclockd --demo`) also
 //! `r` = resume the clocks and `n` = a new game. The terminal is restored
 //! on every exit path.
+//!
+//! The view also ends, within [`STEP`] (40 ms), when its terminal goes away
+//! (hung up, closed: nothing is read or drawn any more) and when the host's
+//! `stop()` comes true (`chessclock-sim` makes SIGTERM, SIGINT and SIGHUP
+//! do that), also while it waits for the terminal's answer at the start
+//! (`crate::tty`).
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -21,6 +27,7 @@ use crossterm::style::{
 use crossterm::{cursor, queue, terminal};
 
 use super::script::Script;
+use super::tty::{KeyInput, Ready, STEP};
 use super::view::{render, BoardPanel, Canvas, Tone, ViewStatus};
 use super::{ScriptRun, SimHandle, SimUnits};
 use chessclock_host::clock::monotonic_now_us;
@@ -65,13 +72,21 @@ pub fn key_action(key: &KeyEvent) -> KeyAction {
     }
 }
 
+/// How long the terminal may take to say whether it speaks the kitty
+/// keyboard protocol (crossterm's own wait).
+const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
+
 struct TerminalGuard {
     enhanced: bool,
 }
 
 impl TerminalGuard {
-    fn enter() -> io::Result<TerminalGuard> {
+    /// Raw mode, the alternate screen, and the kitty keyboard protocol when
+    /// the terminal has it. Returns at once when `stop()` comes true or the
+    /// terminal goes away meanwhile (the loop then ends at its first turn).
+    fn enter(input: &KeyInput, stop: &dyn Fn() -> bool) -> io::Result<TerminalGuard> {
         terminal::enable_raw_mode()?;
+        let mut guard = TerminalGuard { enhanced: false };
         let mut out = io::stdout();
         queue!(
             out,
@@ -79,7 +94,10 @@ impl TerminalGuard {
             cursor::Hide,
             terminal::Clear(terminal::ClearType::All)
         )?;
-        let enhanced = matches!(terminal::supports_keyboard_enhancement(), Ok(true));
+        let enhanced = matches!(
+            input.kitty_keyboard(&mut out, QUERY_TIMEOUT, stop),
+            Ok(Some(true))
+        );
         if enhanced {
             queue!(
                 out,
@@ -89,9 +107,10 @@ impl TerminalGuard {
                         | KeyboardEnhancementFlags::REPORT_ALL_KEYS_AS_ESCAPE_CODES
                 )
             )?;
+            guard.enhanced = true;
         }
         out.flush()?;
-        Ok(TerminalGuard { enhanced })
+        Ok(guard)
     }
 }
 
@@ -110,6 +129,13 @@ impl Drop for TerminalGuard {
         let _ = out.flush();
         let _ = terminal::disable_raw_mode();
     }
+}
+
+/// Takes the terminal out of raw mode without writing to it, for a host
+/// program that must leave while the view is stuck writing (a terminal
+/// nobody reads): the rest of the restoring needs a write.
+pub fn leave_raw_mode() {
+    let _ = terminal::disable_raw_mode();
 }
 
 fn tone_style(out: &mut impl Write, tone: Tone) -> io::Result<()> {
@@ -211,10 +237,10 @@ pub trait BoardHost {
 /// user quits or `stop()` is true.
 pub fn run_demo(units: SimUnits, host: &dyn BoardHost, stop: &dyn Fn() -> bool) -> io::Result<()> {
     let handle = units.handle();
-    let result = {
-        let _guard = TerminalGuard::enter()?;
-        event_loop(&handle, None, stop, Some(host))
-    };
+    let result = KeyInput::open().and_then(|input| {
+        let _guard = TerminalGuard::enter(&input, stop)?;
+        event_loop(&handle, &input, None, stop, Some(host))
+    });
     units.shutdown();
     result
 }
@@ -235,16 +261,19 @@ pub fn run_interactive_full(
         ),
         None => None,
     };
-    let result = {
-        let _guard = TerminalGuard::enter()?;
-        event_loop(&handle, script_run.as_ref(), stop, None)
-    };
+    let result = KeyInput::open().and_then(|input| {
+        let _guard = TerminalGuard::enter(&input, stop)?;
+        event_loop(&handle, &input, script_run.as_ref(), stop, None)
+    });
     units.shutdown();
     result
 }
 
+/// Draws and reads keys until the user quits, `stop()` comes true or the
+/// terminal goes away (all three end the view without an error).
 fn event_loop(
     handle: &SimHandle,
+    input: &KeyInput,
     script: Option<&ScriptRun>,
     stop: &dyn Fn() -> bool,
     host: Option<&dyn BoardHost>,
@@ -264,66 +293,91 @@ fn event_loop(
         status.now_us = monotonic_now_us();
         status.script = script.map(|s| s.progress.borrow().clone());
         status.board = host.and_then(BoardHost::panel);
-        let (width, height) = terminal::size()?;
-        let canvas = render(&handle.snapshots(), &status, width, height);
-        if previous.as_ref() != Some(&canvas) {
-            draw(&mut out, &canvas, previous.as_ref())?;
-            previous = Some(canvas);
+        let drawn = terminal::size().and_then(|(width, height)| {
+            let canvas = render(&handle.snapshots(), &status, width, height);
+            if previous.as_ref() != Some(&canvas) {
+                draw(&mut out, &canvas, previous.as_ref())?;
+                previous = Some(canvas);
+            }
+            Ok(())
+        });
+        if let Err(error) = drawn {
+            // a terminal that went away is the end of the view, not a fault
+            return if input.gone() { Ok(()) } else { Err(error) };
         }
-        if !event::poll(Duration::from_millis(40))? {
-            continue;
+        match input.wait(STEP)? {
+            Ready::Gone => return Ok(()),
+            Ready::Idle => continue,
+            Ready::Input => {}
         }
-        let Event::Key(key) = event::read()? else {
-            continue;
-        };
-        match key_action(&key) {
-            KeyAction::Quit => return Ok(()),
-            KeyAction::Nothing => {}
-            KeyAction::Resume => {
-                status.message = host.map_or_else(
-                    || "r resumes the clocks only in chessclockd --demo".to_owned(),
-                    BoardHost::resume,
-                );
-            }
-            KeyAction::NewGame => {
-                status.message = host.map_or_else(
-                    || "n starts a new game only in chessclockd --demo".to_owned(),
-                    BoardHost::new_game,
-                );
-            }
-            KeyAction::Press(button) => {
-                status.message = match handle.press(None, button) {
-                    Ok(()) => format!("{} pressed", super::log::button_name(button)),
-                    Err(error) => error.to_string(),
-                };
-            }
-            KeyAction::ToggleAll => {
-                let plugged = handle.snapshots().iter().any(|s| s.plugged);
-                for name in &names {
-                    let _ = if plugged {
-                        handle.unplug(name, None)
-                    } else {
-                        handle.replug(name)
-                    };
+        // crossterm parses what arrived; it is never left to wait itself
+        while event::poll(Duration::ZERO)? {
+            if let Event::Key(key) = event::read()? {
+                if on_key(handle, host, &names, &mut status, &key) == KeyAction::Quit {
+                    return Ok(());
                 }
-                status.message = if plugged {
-                    "all units unplugged"
-                } else {
-                    "all units replugged"
-                }
-                .into();
-            }
-            KeyAction::Toggle(index) => {
-                status.message = match names.get(index) {
-                    Some(name) => match handle.toggle_plug(name) {
-                        Ok(()) => format!("{name}: cable toggled"),
-                        Err(error) => error.to_string(),
-                    },
-                    None => format!("no unit {}", index + 1),
-                };
             }
         }
     }
+}
+
+/// Does what `key` asks (the status line says what happened) and returns
+/// its action.
+fn on_key(
+    handle: &SimHandle,
+    host: Option<&dyn BoardHost>,
+    names: &[String],
+    status: &mut ViewStatus,
+    key: &KeyEvent,
+) -> KeyAction {
+    let action = key_action(key);
+    match action {
+        KeyAction::Quit | KeyAction::Nothing => {}
+        KeyAction::Resume => {
+            status.message = host.map_or_else(
+                || "r resumes the clocks only in chessclockd --demo".to_owned(),
+                BoardHost::resume,
+            );
+        }
+        KeyAction::NewGame => {
+            status.message = host.map_or_else(
+                || "n starts a new game only in chessclockd --demo".to_owned(),
+                BoardHost::new_game,
+            );
+        }
+        KeyAction::Press(button) => {
+            status.message = match handle.press(None, button) {
+                Ok(()) => format!("{} pressed", super::log::button_name(button)),
+                Err(error) => error.to_string(),
+            };
+        }
+        KeyAction::ToggleAll => {
+            let plugged = handle.snapshots().iter().any(|s| s.plugged);
+            for name in names {
+                let _ = if plugged {
+                    handle.unplug(name, None)
+                } else {
+                    handle.replug(name)
+                };
+            }
+            status.message = if plugged {
+                "all units unplugged"
+            } else {
+                "all units replugged"
+            }
+            .into();
+        }
+        KeyAction::Toggle(index) => {
+            status.message = match names.get(index) {
+                Some(name) => match handle.toggle_plug(name) {
+                    Ok(()) => format!("{name}: cable toggled"),
+                    Err(error) => error.to_string(),
+                },
+                None => format!("no unit {}", index + 1),
+            };
+        }
+    }
+    action
 }
 
 #[cfg(test)]

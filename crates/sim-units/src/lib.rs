@@ -33,6 +33,7 @@ pub mod log;
 pub mod pty;
 pub mod runner;
 pub mod script;
+mod tty;
 pub mod unit;
 pub mod view;
 

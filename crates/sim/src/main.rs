@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use chessclock_sim_units::{
@@ -193,6 +195,70 @@ fn run(units_args: &UnitArgs, stay: bool) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// How long the view has to end after a stop signal before the program
+/// leaves without it. The view looks at its stop flag every 40 ms and ends
+/// at once when its terminal goes away, but a write to a terminal that is
+/// there and not read blocks until it is read.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// `chessclock-sim interactive`: the view until `q`, until the terminal goes
+/// away, or until SIGTERM, SIGINT or SIGHUP (terminal restored, symlinks
+/// removed, status 0 for all of them).
+fn interactive(units_args: &UnitArgs) -> anyhow::Result<ExitCode> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let options = units_args.options()?;
+    let script = units_args.script()?;
+    // The signals are taken before anything starts, so none finds the
+    // default action (death, symlinks left behind) on the way.
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (mut term, mut int, mut hup) = {
+        let _context = signals.enter();
+        (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::hangup())?,
+        )
+    };
+    let simulated = sim::spawn_units(&options).context("starting the simulated units")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ended, view_ended) = std::sync::mpsc::channel::<()>();
+    let links: Vec<PathBuf> = options
+        .units
+        .iter()
+        .filter_map(|u| u.link.clone())
+        .collect();
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            signals.block_on(async {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                    _ = hup.recv() => {}
+                }
+            });
+            stop.store(true, Ordering::Relaxed);
+            if view_ended.recv_timeout(STOP_GRACE) == Err(RecvTimeoutError::Timeout) {
+                // Stuck writing to a terminal nobody reads: leave without
+                // the view (raw mode off, the symlinks removed as on every
+                // exit; the alternate screen needs a write, so it stays).
+                sim::interactive::leave_raw_mode();
+                for link in &links {
+                    sim::pty::remove_link(link);
+                }
+                std::process::exit(0);
+            }
+        });
+    }
+    let result =
+        sim::interactive::run_interactive_full(simulated, script, &|| stop.load(Ordering::Relaxed));
+    drop(ended);
+    result?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
@@ -200,38 +266,7 @@ fn main() -> ExitCode {
         Command::Dgt { args } => chessclock_sim::dgt::run_sim_cli(args, &mut std::io::stdout())
             .map(|_| ExitCode::SUCCESS)
             .context("simulating the DGT board"),
-        Command::Interactive { units } => (|| {
-            let options = units.options()?;
-            let script = units.script()?;
-            let simulated = sim::spawn_units(&options).context("starting the simulated units")?;
-            // SIGTERM/SIGHUP end the view cleanly (terminal restored,
-            // symlinks removed); keys handle the rest.
-            let stop = Arc::new(AtomicBool::new(false));
-            let flag = Arc::clone(&stop);
-            let signals = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            std::thread::spawn(move || {
-                signals.block_on(async {
-                    use tokio::signal::unix::{signal, SignalKind};
-                    let (Ok(mut term), Ok(mut hup)) = (
-                        signal(SignalKind::terminate()),
-                        signal(SignalKind::hangup()),
-                    ) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = hup.recv() => {}
-                    }
-                    flag.store(true, Ordering::Relaxed);
-                });
-            });
-            sim::interactive::run_interactive_full(simulated, script, &|| {
-                stop.load(Ordering::Relaxed)
-            })?;
-            Ok(ExitCode::SUCCESS)
-        })(),
+        Command::Interactive { units } => interactive(units),
     };
     match result {
         Ok(code) => code,
