@@ -450,8 +450,9 @@ pub fn result_command(result: &str, termination: &str) -> Result<Command, String
         "" => None,
         text => Some(crate::eboard::Termination::parse(text).ok_or_else(|| {
             format!(
-                "termination `{text}`: expected normal, resignation, agreement, time forfeit, \
-                 rules infraction, adjudication, abandoned, death or emergency"
+                "termination `{text}`: expected normal, resignation, agreement, checkmate, \
+                 stalemate, time forfeit, rules infraction, adjudication, abandoned, death or \
+                 emergency"
             )
         })?),
     };

@@ -469,7 +469,7 @@ impl Board {
                 .result()
                 .map(|(result, termination)| crate::views::ResultView {
                     result: result.pgn().to_owned(),
-                    termination: termination.pgn().to_owned(),
+                    termination: termination.words().to_owned(),
                 }),
             control_prose: crate::views::match_prose(&self.spec.control),
             tenths_below_ms: self.setup.display.tenths_below_ms,

@@ -537,7 +537,11 @@ impl Follower {
     fn end_on_board(&mut self, reason: GameEndReason, winner: Option<Side>, ply: u32, at: Micros) {
         self.game.game_end = Some((reason, winner));
         let result = winner.map_or(GameResult::Draw, GameResult::win);
-        self.decide(at, result, Termination::Normal);
+        let termination = match reason {
+            GameEndReason::Checkmate => Termination::Checkmate,
+            GameEndReason::Stalemate => Termination::Stalemate,
+        };
+        self.decide(at, result, termination);
         let side = self
             .game
             .moves

@@ -75,12 +75,23 @@ impl GameResult {
     }
 }
 
-/// The PGN `Termination` tag's standard values (PGN standard 9.8.1).
+/// How a game ended: the PGN `Termination` tag's standard values (PGN
+/// standard 9.8.1), with the ways of a `normal` end told apart for the
+/// record (a resignation is stored and shown as one; its PGN tag is still
+/// `normal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Termination {
-    /// Checkmate, stalemate, resignation, a draw agreed or claimed.
+    /// A normal end not told more precisely (a draw claimed, say).
     Normal,
+    /// A player resigned (PGN `normal`).
+    Resignation,
+    /// A draw agreed (PGN `normal`).
+    Agreement,
+    /// Checkmate on the board (PGN `normal`).
+    Checkmate,
+    /// Stalemate on the board (PGN `normal`).
+    Stalemate,
     /// A flag fell (a loss, or a draw by Art. 6.9).
     TimeForfeit,
     RulesInfraction,
@@ -91,10 +102,14 @@ pub enum Termination {
 }
 
 impl Termination {
-    /// The tag's value (`normal`, `time forfeit`, ...).
+    /// The PGN tag's value (`normal`, `time forfeit`, ...).
     pub fn pgn(self) -> &'static str {
         match self {
-            Termination::Normal => "normal",
+            Termination::Normal
+            | Termination::Resignation
+            | Termination::Agreement
+            | Termination::Checkmate
+            | Termination::Stalemate => "normal",
             Termination::TimeForfeit => "time forfeit",
             Termination::RulesInfraction => "rules infraction",
             Termination::Adjudication => "adjudication",
@@ -104,15 +119,29 @@ impl Termination {
         }
     }
 
+    /// How the record and every surface say it: `resignation`,
+    /// `agreement`, `checkmate`, `stalemate`, else the PGN value.
+    pub fn words(self) -> &'static str {
+        match self {
+            Termination::Resignation => "resignation",
+            Termination::Agreement => "agreement",
+            Termination::Checkmate => "checkmate",
+            Termination::Stalemate => "stalemate",
+            other => other.pgn(),
+        }
+    }
+
     /// Reads a tag value or the CLI's words: the PGN values with a space or
     /// a hyphen (`time-forfeit`), and `resignation`, `agreement`,
-    /// `checkmate`, `stalemate` (all `normal`).
+    /// `checkmate`, `stalemate` (each kept as said; `draw` is `normal`).
     pub fn parse(text: &str) -> Option<Termination> {
         let text = text.trim().to_ascii_lowercase().replace('-', " ");
         Some(match text.as_str() {
-            "normal" | "resignation" | "agreement" | "checkmate" | "stalemate" | "draw" => {
-                Termination::Normal
-            }
+            "normal" | "draw" => Termination::Normal,
+            "resignation" | "resigned" => Termination::Resignation,
+            "agreement" | "agreed" => Termination::Agreement,
+            "checkmate" | "mate" => Termination::Checkmate,
+            "stalemate" => Termination::Stalemate,
             "time forfeit" | "time" | "flag" => Termination::TimeForfeit,
             "rules infraction" => Termination::RulesInfraction,
             "adjudication" => Termination::Adjudication,
@@ -568,7 +597,10 @@ mod tests {
             Termination::parse("time-forfeit"),
             Some(Termination::TimeForfeit)
         );
-        assert_eq!(Termination::parse("resignation"), Some(Termination::Normal));
+        assert_eq!(
+            Termination::parse("resignation"),
+            Some(Termination::Resignation)
+        );
         assert_eq!(Termination::parse("bored"), None);
         for t in [
             Termination::Normal,
@@ -578,9 +610,22 @@ mod tests {
             Termination::Abandoned,
             Termination::Death,
             Termination::Emergency,
+            Termination::Resignation,
+            Termination::Agreement,
+            Termination::Checkmate,
+            Termination::Stalemate,
         ] {
-            assert_eq!(Termination::parse(t.pgn()), Some(t));
+            assert_eq!(Termination::parse(t.words()), Some(t));
         }
+        // Issue 28 item 5: a resignation is kept as one; its tag is `normal`.
+        assert_eq!(
+            Termination::parse("resignation").map(Termination::pgn),
+            Some("normal")
+        );
+        assert_eq!(
+            Termination::parse("agreement").map(Termination::words),
+            Some("agreement")
+        );
         // 2026-11-30T13:02:03.456Z
         let wall = 1_796_043_723_456_000;
         assert_eq!(

@@ -888,7 +888,7 @@ impl GameSummary {
                 result.pgn(),
                 termination
                     .unwrap_or(crate::eboard::Termination::Normal)
-                    .pgn()
+                    .words()
             ),
             (_, Some(side)) => format!("{side} flagged"),
             _ if started.is_none() => "not started".to_owned(),

@@ -310,7 +310,7 @@ pub fn row_text_in(row: &crate::views::HistoryRow, style: Style) -> String {
             Some(result) => format!(
                 "result {}{}",
                 result.pgn(),
-                termination.map_or(String::new(), |t| format!(" ({})", t.pgn()))
+                termination.map_or(String::new(), |t| format!(" ({})", t.words()))
             ),
             None => "result withdrawn".to_owned(),
         },

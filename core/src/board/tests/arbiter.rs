@@ -476,3 +476,42 @@ fn a_decided_game_is_listed_with_its_result() {
     let history = Board::stored_history(setup(), spec("300"), &rig.stored(6_000));
     assert_eq!(GameSummary::of(1, &history, true).result, "unfinished");
 }
+
+/// `result --termination resignation` (and `agreement`) is stored and shown
+/// as said, everywhere but the PGN tag, which the standard fixes at
+/// `normal` (before, the record and every surface said `normal`).
+#[test]
+fn a_resignation_is_stored_and_shown_as_a_resignation() {
+    use crate::eboard::{GameResult, Termination};
+    use crate::views::GameSummary;
+    let mut rig = started("300");
+    rig.command(
+        5_000,
+        BoardCommand::SetResult {
+            result: Some(GameResult::WhiteWins),
+            termination: Termination::parse("resignation"),
+        },
+    );
+    rig.commit_all(5_000);
+    let history = Board::stored_history(setup(), spec("300"), &rig.stored(5_000));
+    assert_eq!(
+        GameSummary::of(1, &history, true).result,
+        "1-0 (resignation)"
+    );
+    let text: Vec<String> = history
+        .events
+        .iter()
+        .map(crate::views::text::row_text)
+        .collect();
+    assert!(
+        text.iter().any(|t| t.contains("result 1-0 (resignation)")),
+        "{text:?}"
+    );
+    let model = rig.board.model(mono(5_000));
+    let result = model.state_view(mono(5_000)).result.unwrap();
+    assert_eq!(
+        (result.result.as_str(), result.termination.as_str()),
+        ("1-0", "resignation")
+    );
+    assert!(rig.board.pgn().contains("[Termination \"normal\"]"));
+}

@@ -402,8 +402,9 @@ fn item3_an_unpressed_mate_stops_the_clock_when_it_appeared_and_gets_its_clock()
     );
     assert_eq!(
         t.f.result(),
-        Some((GameResult::BlackWins, Termination::Normal))
+        Some((GameResult::BlackWins, Termination::Checkmate))
     );
+    // A checkmate is kept as one; the PGN tag says `normal`.
     assert_eq!(t.tag("Termination").as_deref(), Some("normal"));
     assert_eq!(t.tag("ClockStatus").as_deref(), Some("stopped"));
     assert!(flat(&t.f.render()).ends_with("Qh4# {[%clk 0:00:56] [%emt 0:00:02]} 0-1"));
@@ -624,7 +625,7 @@ fn item1_a_board_reset_keeps_the_finished_game_and_starts_the_next() {
     t.tick(at + ms(2_000));
     assert_eq!(
         t.f.result(),
-        Some((GameResult::WhiteWins, Termination::Normal))
+        Some((GameResult::WhiteWins, Termination::Checkmate))
     );
     let finished = t.f.render();
     assert!(finished.contains("17. Rd8#") && finished.contains("[Result \"1-0\"]"));
