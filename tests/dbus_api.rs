@@ -6,6 +6,8 @@
 
 mod kit;
 
+use std::collections::HashMap;
+
 use chessclockd::control::ControlHandle;
 use chessclockd::dbus::client::{BoardProxy, ManagerProxy};
 use chessclockd::dbus::{board_path, serve_with, Error, NtpSource, ServeOptions};
@@ -231,6 +233,23 @@ async fn invalid_arguments_get_typed_errors_and_change_nothing() {
         assert_invalid_argument(b1.new_game("5400+3x0").await, "unexpected `x`");
         assert_invalid_argument(b1.new_game("no-such-preset").await, "neither a preset");
         assert_invalid_argument(b1.start_at(1_000_000).await, "in the past");
+        // Issue 28: SetTags took 50,000 tags; refused with the core's words
+        // before the runtime hears of it (the fake runtime would take them).
+        let names: Vec<String> = (0..50_000).map(|i| format!("Tag{i:05}")).collect();
+        let flood: HashMap<&str, &str> = names.iter().map(|n| (n.as_str(), "x")).collect();
+        assert_invalid_argument(
+            b1.set_tags(flood).await,
+            "too many tags: 50000 (at most 64)",
+        );
+        let long = "é".repeat(256);
+        assert_invalid_argument(
+            b1.set_tags(HashMap::from([("White", long.as_str())])).await,
+            "tag `White`: the value has 256 characters (at most 255)",
+        );
+        assert_invalid_argument(
+            b1.new_game(&"1".repeat(100_000)).await,
+            "the time control has 100000 characters (at most 256)",
+        );
         assert_invalid_argument(manager.add_device("ttyACM0").await, "absolute path");
 
         // Errors the runtime raises keep their type too.

@@ -16,6 +16,7 @@
 //! * [`eboard`]: a DGT board's protocol, move detection and the Laws checks
 //!   it makes possible, the live PGN;
 //! * [`journal`]: the format of a game's stored events;
+//! * [`limits`]: the bounds on everything a caller can store;
 //! * [`timetext`]: times and durations as arbiters type them;
 //! * [`contract`]: the commands, replies and events between a control
 //!   surface and the boards' owner, and [`views`], what readers see.
@@ -27,6 +28,7 @@ pub mod display;
 pub mod eboard;
 pub mod engine;
 pub mod journal;
+pub mod limits;
 pub mod session;
 pub mod time;
 pub mod timecontrol;

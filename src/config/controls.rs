@@ -277,6 +277,12 @@ impl Config {
     /// A preset name or a notation, as the engine needs it, with the
     /// `[engine]` settings (overridden by a preset table's own).
     pub fn resolve_control(&self, text: &str) -> Result<(MatchControl, Settings), String> {
+        // Refused before it is looked up (or written back in an error).
+        chessclock_core::limits::check_chars(
+            "the time control",
+            text,
+            chessclock_core::limits::MAX_CONTROL,
+        )?;
         self.resolve_at_depth(text.trim(), 0)
     }
 

@@ -104,6 +104,60 @@ fn boards_are_validated() {
     }
 }
 
+/// Issue 28: every string the configuration gives a board is bounded, with
+/// the core's limits and words.
+#[test]
+fn the_configurations_strings_are_bounded() {
+    let id = "b".repeat(65);
+    let err = config(&format!("[[board]]\nid = \"{id}\"\n")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a board id has 65 bytes (at most 64)"),
+        "{err}"
+    );
+    let device = format!("/dev/{}", "d".repeat(300));
+    let err = config(&format!("[[board]]\nid = \"a\"\nbuttons = \"{device}\"\n")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("board `a`: a device's name has 305 bytes (at most 256)"),
+        "{err}"
+    );
+    let err = config(&format!(
+        "[[board]]\nid = \"a\"\nwhite = \"{}\"\n",
+        "w".repeat(256)
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tag `White`: the value has 256 characters (at most 255)"),
+        "{err}"
+    );
+    let err = config(&format!(
+        "[[board]]\nid = \"a\"\ncontrol = \"{}\"\n",
+        "1".repeat(300)
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the time control has 300 characters (at most 256)"),
+        "{err}"
+    );
+    let name = "p".repeat(257);
+    let err = config(&format!("[presets]\n{name} = \"300\"\n")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a preset's name has 257 characters (at most 256)"),
+        "{err}"
+    );
+    // At the limits: taken.
+    config(&format!(
+        "[[board]]\nid = \"{}\"\nwhite = \"{}\"\n",
+        "b".repeat(64),
+        "w".repeat(255)
+    ))
+    .unwrap();
+}
+
 #[test]
 fn validation_errors_point_at_the_key() {
     let at = |text: &str| match config(text).unwrap_err() {

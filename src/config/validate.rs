@@ -1,11 +1,14 @@
 //! What the schema alone cannot check: the kernel's real-time priority
 //! range, presets and board controls that must resolve, board ids, PGN tags
-//! and devices used by two boards.
+//! and devices used by two boards, and the bounds on every string the
+//! configuration gives a board (`chessclock_core::limits`).
 //!
 //! Promises: the first problem found is returned with the `Place` in the
 //! file it belongs to, so the error can point at the key; the kernel's
 //! priority range is asked of [`crate::platform`], never of the runtime
 //! (which imports this module).
+
+use chessclock_core::limits;
 
 use super::errors::Place;
 use super::{check_topic_level, BrokerAddress, Config, DeviceRef};
@@ -32,6 +35,8 @@ impl Config {
             ));
         }
         for name in self.presets.keys() {
+            limits::check_chars("a preset's name", name, limits::MAX_CONTROL)
+                .map_err(|e| (format!("[presets] {e}"), Place::Preset(name.clone())))?;
             self.resolve_control(name).map_err(|e| {
                 (
                     format!("[presets] `{name}`: {e}"),
@@ -113,9 +118,11 @@ impl Config {
                 if seen.contains(&device) {
                     continue;
                 }
+                let name = String::from(device.clone());
+                limits::check_bytes("a device's name", &name, limits::MAX_DEVICE_NAME)
+                    .map_err(|e| (format!("board `{}`: {e}", board.id), at(&name)))?;
                 seen.push(device);
                 if let Some(other) = devices.insert(device, board.id.as_str()) {
-                    let name = String::from(device.clone());
                     return Err((
                         format!(
                             "device `{name}` is used by both board `{other}` and board `{}`",
@@ -135,6 +142,7 @@ fn check_board_id(id: &str) -> Result<(), String> {
     if id.is_empty() {
         return Err("a board id must not be empty".into());
     }
+    limits::check_bytes("a board id", id, limits::MAX_BOARD_ID)?;
     if let Some(bad) = id
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))

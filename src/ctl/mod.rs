@@ -645,9 +645,9 @@ fn print_presets(
     for preset in presets {
         writeln!(
             stdout,
-            "{:<width$}  {:<control_width$}  {}{}",
-            preset.name,
-            preset.control,
+            "{}  {}  {}{}",
+            output::pad(&preset.name, width),
+            output::pad(&preset.control, control_width),
             preset.prose,
             if preset.source == "config" {
                 "  (from the config)"

@@ -112,6 +112,20 @@ pub fn status_table(views: &[StateView]) -> String {
     columns(&rows)
 }
 
+/// `text` padded with spaces to `width` characters. Not with `format!`'s
+/// width (`{:<width$}`): a width above 65,535 panics there ("Formatting
+/// argument out of range"), and a cell may be longer than that (a history
+/// row naming many tags).
+pub fn pad(text: &str, width: usize) -> String {
+    let mut padded = String::with_capacity(text.len().max(width));
+    padded.push_str(text);
+    padded.extend(std::iter::repeat_n(
+        ' ',
+        width.saturating_sub(text.chars().count()),
+    ));
+    padded
+}
+
 /// Rows of cells as aligned columns, two spaces apart.
 fn columns(rows: &[Vec<String>]) -> String {
     let count = rows.iter().map(Vec::len).max().unwrap_or(0);
@@ -128,7 +142,7 @@ fn columns(rows: &[Vec<String>]) -> String {
         let line: Vec<String> = row
             .iter()
             .enumerate()
-            .map(|(c, cell)| format!("{cell:<width$}", width = widths[c]))
+            .map(|(c, cell)| pad(cell, widths[c]))
             .collect();
         text.push_str(line.join("  ").trim_end());
         text.push('\n');
@@ -500,6 +514,66 @@ pub(crate) mod tests {
             "{table}"
         );
         assert!(lines[1].contains("buttons DOWN"), "{table}");
+    }
+
+    /// Issue 28: `chessclockctl history` panicked ("Formatting argument out
+    /// of range") on a row of more than 65,535 characters: a game whose
+    /// tags were set before tags were bounded (300 of 255 characters here,
+    /// a row of about 80,000).
+    #[test]
+    fn history_prints_a_row_longer_than_65535_characters() {
+        use chessclock_core::journal::StoredEvent;
+        use chessclock_core::views::{GameHeader, HistoryRow};
+        let tags = (0..300)
+            .map(|i| (format!("Tag{i:03}"), "x".repeat(255)))
+            .collect();
+        let row = HistoryRow {
+            event: StoredEvent::Tags { tags },
+            t_ms: 1_000,
+            t_us: 1_000_000,
+            wall_us: 1_796_126_401_000_000,
+            caller_uid: Some(1000),
+            caller_name: None,
+            device: None,
+            outcome: vec![],
+            white_used_ms: 0,
+            black_used_ms: 0,
+            white_remaining_ms: Some(300_000),
+            black_remaining_ms: Some(300_000),
+            white_moves: 0,
+            black_moves: 0,
+            move_number: None,
+            move_used_ms: None,
+            ignored: None,
+            correction: None,
+        };
+        let history = HistoryView {
+            header: GameHeader {
+                board: "b1".into(),
+                control: "300+2".into(),
+                settings: Default::default(),
+                created_wall_us: 1_796_126_400_000_000,
+                caller_uid: None,
+                game: Some(1),
+                control_prose: None,
+                tenths_below_ms: None,
+            },
+            events: vec![row],
+        };
+        let table = history_table(&history, &LocalTime::default());
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "the title, the header, the row");
+        assert!(lines[2].chars().count() > 65_535, "{}", lines[2].len());
+        assert!(lines[2].ends_with(&format!("Tag299 \"{}\"", "x".repeat(255))));
+        // The header's WHAT is not padded to the row's width.
+        assert!(lines[1].ends_with("WHAT"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn pad_fills_to_a_width_in_characters() {
+        assert_eq!(pad("é", 3), "é  ");
+        assert_eq!(pad("abcd", 2), "abcd");
+        assert_eq!(pad("", 70_000).len(), 70_000);
     }
 
     #[test]

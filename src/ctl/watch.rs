@@ -172,7 +172,7 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
 /// Cuts `text` to `width` characters.
 fn fit(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
-        format!("{text:<width$}")
+        super::output::pad(text, width)
     } else {
         let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
         cut.push('…');

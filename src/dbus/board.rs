@@ -484,7 +484,7 @@ impl Board {
     }
 
     /// Writes an arbiter's note into the game's record (one line, at most
-    /// 500 characters).
+    /// 500 characters, `chessclock_core::limits::MAX_NOTE`).
     async fn note(
         &self,
         text: String,
@@ -547,6 +547,8 @@ impl Board {
     /// Sets PGN tags of the current game (`Event`, `Site`, `Date`, `Round`,
     /// `White`, `Black`, or another valid tag name; an empty value gives a
     /// tag back to its configured default). Recorded in the game's journal.
+    /// At most 64 tags a game, names of at most 64 characters, values of at
+    /// most 255 (`chessclock_core::limits`).
     async fn set_tags(
         &self,
         tags: HashMap<String, String>,
@@ -556,9 +558,9 @@ impl Board {
         let caller = self.context.authorize(connection, &header).await?;
         let mut tags: Vec<(String, String)> = tags.into_iter().collect();
         tags.sort();
-        for (name, value) in &tags {
-            crate::eboard::follower::check_tag(name, value).map_err(Error::InvalidArgument)?;
-        }
+        // The core's own check (the board core makes it again): a request
+        // refused here never reaches the timing thread.
+        crate::eboard::follower::check_tags(&tags).map_err(Error::InvalidArgument)?;
         self.handle
             .call(&self.id, Command::SetTags { tags }, caller)
             .await?;

@@ -284,6 +284,13 @@ impl Context {
 pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error> {
     let hint = "give a notation such as `5400+30`, `40/5400+30:1800+30`, `G/90;d5`, `-`, \
                 or a preset name (chessclockctl new BOARD PRESET)";
+    // The limit first: too long a text is not written back in an error.
+    chessclock_core::limits::check_chars(
+        "the time control",
+        control,
+        chessclock_core::limits::MAX_CONTROL,
+    )
+    .map_err(Error::InvalidArgument)?;
     if control.trim().is_empty() {
         return Err(Error::InvalidArgument(format!(
             "the time control is empty: {hint}"
@@ -296,7 +303,7 @@ pub fn validate_control_text(config: &Config, control: &str) -> Result<(), Error
             control.trim().escape_default()
         )));
     }
-    if control.len() > 256 || control.chars().any(|c| c.is_control() || !c.is_ascii()) {
+    if control.chars().any(|c| c.is_control() || !c.is_ascii()) {
         return Err(Error::InvalidArgument(format!(
             "the time control `{}` is not valid: {hint}",
             control.escape_default()

@@ -8,8 +8,10 @@
 //! from the typed views the board cores publish after each committed
 //! change: a reader never reaches the timing thread, so a flood of readers
 //! costs the clock nothing. It also broadcasts the board events (with a
-//! `StateChanged` snapshot for every new view), writes the live PGN files
-//! and carries the commands for the electronic-board tasks.
+//! `StateChanged` snapshot for every new view), renders and writes the
+//! live PGN (the board cores hand over the game, never its text, so no PGN
+//! is rendered on the timing thread) and carries the commands for the
+//! electronic-board tasks.
 //!
 //! Promises: a read sees only committed state; the state it shows is the
 //! board's at the instant of the read, computed exactly as the engine would
@@ -195,7 +197,8 @@ impl Control {
                     view.history.clear();
                 }
             }
-            ControlMsg::Pgn { board, text } => {
+            ControlMsg::Pgn { board, game } => {
+                let text = game.render();
                 if let (Some(dir), Some(id)) = (&self.config.daemon.pgn_dir, self.ids.get(board)) {
                     let _ = self
                         .pgn_files
@@ -338,6 +341,13 @@ impl Control {
 
     /// A control's text (notation or preset) as the board core takes it.
     fn resolve(&self, control: &str) -> Result<GameSpec, ControlError> {
+        // Too long a text is not written back in the error.
+        chessclock_core::limits::check_chars(
+            "the time control",
+            control,
+            chessclock_core::limits::MAX_CONTROL,
+        )
+        .map_err(ControlError::InvalidArgument)?;
         let (resolved, settings) = self
             .config
             .resolve_control(control)

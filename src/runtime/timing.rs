@@ -108,9 +108,11 @@ pub enum ControlMsg {
         board: usize,
         header: Box<GameHeader>,
     },
+    /// The board's PGN changed: the game to render (the control loop
+    /// renders it; the timing thread renders no PGN).
     Pgn {
         board: usize,
-        text: String,
+        game: Box<chessclock_core::eboard::PgnGame>,
     },
     Eboard {
         board: usize,
@@ -250,7 +252,7 @@ impl Timing {
                     board: index,
                     header,
                 },
-                Action::Pgn(text) => ControlMsg::Pgn { board: index, text },
+                Action::Pgn(game) => ControlMsg::Pgn { board: index, game },
                 Action::Eboard(command) => ControlMsg::Eboard {
                     board: index,
                     command,

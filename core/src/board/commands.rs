@@ -22,6 +22,18 @@ impl Board {
         caller: Caller,
         command: BoardCommand,
     ) {
+        // Who asks is stored with what they do: bounded like every other
+        // string a caller gives (`crate::limits`).
+        if let Some(name) = &caller.name {
+            if let Err(error) = crate::limits::check_bytes(
+                "the caller's name",
+                name,
+                crate::limits::MAX_CALLER_NAME,
+            ) {
+                self.reply_now(token, Err(ControlError::InvalidArgument(error)));
+                return;
+            }
+        }
         let t = self.t(now).max(self.game.processed_to());
         let (input, stored) = match command {
             BoardCommand::NewGame(spec) => {
@@ -180,12 +192,8 @@ impl Board {
                 "the note is empty: give the text to record".into(),
             ));
         }
-        if text.chars().count() > MAX_NOTE_CHARS {
-            return Err(ControlError::InvalidArgument(format!(
-                "the note has {} characters: at most {MAX_NOTE_CHARS} are recorded",
-                text.chars().count()
-            )));
-        }
+        crate::limits::check_chars("the note", text, crate::limits::MAX_NOTE)
+            .map_err(ControlError::InvalidArgument)?;
         if text.chars().any(char::is_control) {
             return Err(ControlError::InvalidArgument(
                 "the note must be one line of text (no control characters)".into(),
@@ -347,7 +355,7 @@ impl Board {
                 self.write_row(0, wall, stored, &Caller::DAEMON, None, &[]);
             }
         }
-        self.outbox.after_commit(Action::Pgn(self.pgn()));
+        self.outbox.after_commit(Action::Pgn(self.pgn_game()));
         self.dirty = true;
     }
 
@@ -476,9 +484,6 @@ fn adjustment(
         stage,
     })
 }
-
-/// The longest note the record keeps, in characters.
-pub const MAX_NOTE_CHARS: usize = 500;
 
 /// A relative correction of `side`'s remaining time in `state` (the instant
 /// of the command), bounded like any correction.

@@ -357,7 +357,7 @@ impl Board {
             }
             FollowerAction::PgnChanged => {
                 if self.outbox.pgn_after_commit() {
-                    self.outbox.immediately(Action::Pgn(self.follower.render()));
+                    self.outbox.immediately(Action::Pgn(self.pgn_game()));
                 }
             }
         }

@@ -267,8 +267,10 @@ pub enum Action {
     NewHistory(Box<GameHeader>),
     /// For the board's electronic board task.
     Eboard(EboardCommand),
-    /// The live PGN changed (readers; the broadcast file when configured).
-    Pgn(String),
+    /// The live PGN changed (readers; the broadcast file when configured):
+    /// the game to render, which the shell renders away from the timing
+    /// thread ([`crate::eboard::PgnGame::render`]).
+    Pgn(Box<crate::eboard::PgnGame>),
     /// Whether a clock of the board runs: the store keeps the game's
     /// "alive" checkpoint (the last instant the daemon is known to have
     /// run, for a restart after a reboot) only while one does.
@@ -357,7 +359,7 @@ impl Board {
         board
             .outbox
             .immediately(Action::NewHistory(Box::new(board.header.clone())));
-        let pgn = board.pgn();
+        let pgn = board.pgn_game();
         board.outbox.immediately(Action::Pgn(pgn));
         board.dirty = true;
         let mut actions = board.finish(now);
@@ -487,6 +489,11 @@ impl Board {
         self.follower.render()
     }
 
+    /// [`Board::pgn`] before it is rendered: what [`Action::Pgn`] carries.
+    pub fn pgn_game(&self) -> Box<crate::eboard::PgnGame> {
+        Box::new(self.follower.pgn(false))
+    }
+
     /// The earliest monotonic instant at which [`BoardInput::Tick`] is due.
     pub fn next_deadline(&self) -> Option<Micros> {
         let processed = self.game.processed_to();
@@ -583,9 +590,7 @@ impl Board {
         }
         if let Some(at) = released.pgn_at {
             let at = at.min(released.actions.len());
-            released
-                .actions
-                .insert(at, Action::Pgn(self.follower.render()));
+            released.actions.insert(at, Action::Pgn(self.pgn_game()));
         }
         for action in released.actions {
             self.outbox.immediately(action);

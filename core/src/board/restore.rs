@@ -337,7 +337,7 @@ impl Board {
             }
         }
         // Built from committed rows only.
-        let pgn = board.pgn();
+        let pgn = board.pgn_game();
         board.outbox.immediately(Action::Pgn(pgn));
         board.dirty = true;
         let mut actions = board.finish(now);

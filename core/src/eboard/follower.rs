@@ -42,6 +42,7 @@
 //!   reader can extrapolate the running clock from `ReferenceTime`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use shakmaty::Chess;
 
@@ -52,7 +53,7 @@ use super::laws::{
 use super::link::{EboardCommand, EboardEvent};
 use super::pgn::{
     clock_text, control_tags, rfc3339_utc_ms, utc_date_time, valid_tag_name, GameResult, MoveClock,
-    PgnGame, PgnMove, Termination,
+    PgnGame, PgnMove, RecordedPress, SetTags, Termination,
 };
 use crate::engine::{ClockState, MatchControl, Micros, Side, MS};
 use crate::timecontrol::TimeControl;
@@ -254,6 +255,9 @@ struct Game {
     defaults: BTreeMap<String, String>,
     /// Tags set since (D-Bus, CLI, the hub).
     overrides: BTreeMap<String, String>,
+    /// `defaults` with `overrides` over them, made when either changes and
+    /// shared with every PGN handed over (see `crate::eboard::pgn`).
+    tags: SetTags,
     control_tags: Vec<(String, String)>,
     /// The board follows this game (its start was seen, or it was resumed).
     on_board: bool,
@@ -272,6 +276,7 @@ struct Game {
 impl Game {
     fn new(defaults: BTreeMap<String, String>, control: &MatchControl) -> Game {
         Game {
+            tags: Arc::new(defaults.clone()),
             defaults,
             overrides: BTreeMap::new(),
             control_tags: control_tags(control),
@@ -289,10 +294,7 @@ impl Game {
     }
 
     fn tag(&self, name: &str) -> Option<&str> {
-        self.overrides
-            .get(name)
-            .or_else(|| self.defaults.get(name))
-            .map(String::as_str)
+        self.tags.get(name).map(String::as_str)
     }
 }
 
@@ -977,7 +979,7 @@ fn result_of_signal(signal: super::detect::SignalledResult) -> GameResult {
 
 mod games;
 mod record;
-pub use record::check_tag;
+pub use record::{check_tag, check_tags};
 
 #[cfg(test)]
 mod tests;

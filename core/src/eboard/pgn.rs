@@ -16,14 +16,22 @@
 //!   only when the flag fell), `%emt` the time the move took, rounded to the
 //!   nearest second;
 //! * tag values escaped (`\\`, `\"`), control characters dropped;
+//! * building a [`PgnGame`] renders nothing and copies none of the tags
+//!   people set ([`PgnGame::set_tags`] is shared): the board core hands it
+//!   over on every change of the clocks, and the daemon's control loop,
+//!   never the timing thread, calls [`PgnGame::render`];
+//! * [`PgnGame::render`] takes time in proportion to the text it writes
+//!   (no tag is looked for among the others);
 //! * [`time_control_tag`] is always a valid PGN TimeControl value (PGN
 //!   9.6.1, with the common `moves/seconds+increment` field), and
 //!   [`control_tags`] keeps the exact control in the project's notation in
 //!   `ClockControl` (see its docs for per-side controls).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
-use crate::engine::{MatchControl, Micros, SECOND};
+use crate::engine::{MatchControl, Micros, Side, SECOND};
 use crate::timecontrol::{Bonus, TimeControl};
 
 /// The clock times of one move.
@@ -164,14 +172,35 @@ pub struct PgnMove {
 pub const SEVEN_TAG_ROSTER: [&str; 7] =
     ["Event", "Site", "Date", "Round", "White", "Black", "Result"];
 
-/// A game ready to render.
+/// The tags people set on a game (the configured ones and those set
+/// since), by name: shared between the follower and every [`PgnGame`] made
+/// from it, so handing a game's PGN over copies none of them.
+pub type SetTags = Arc<BTreeMap<String, String>>;
+
+/// One press of the clock's record (a game whose moves are unknown): the
+/// side and its times after the press.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordedPress {
+    pub side: Side,
+    pub clock: Option<MoveClock>,
+}
+
+/// A game ready to render: what the board core hands over, cheap to build
+/// (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PgnGame {
-    /// Every tag but `Result` (the STR ones in any order; missing ones are
-    /// written `?`). Later duplicates replace earlier ones.
+    /// The tags people set (never `Result`).
+    pub set_tags: SetTags,
+    /// Every other tag but `Result` (the STR ones in any order; missing
+    /// ones are written `?`). A later duplicate replaces an earlier one,
+    /// and one of [`PgnGame::set_tags`].
     pub tags: Vec<(String, String)>,
     /// Comments before the first move, in order.
     pub comments: Vec<String>,
+    /// The clock's record when the moves are unknown: one comment a press
+    /// after [`PgnGame::comments`], `{1. White [%clk H:MM:SS] [%emt
+    /// H:MM:SS]}`, `{1... Black ...}`.
+    pub presses: Vec<RecordedPress>,
     pub moves: Vec<PgnMove>,
     /// `None`: the game goes on (`*`).
     pub result: Option<GameResult>,
@@ -209,12 +238,12 @@ pub fn escape(value: &str) -> String {
 }
 
 /// Whether `name` is a PGN tag name: a letter, then letters, digits and
-/// underscores (at most 64 characters).
+/// underscores (at most [`crate::limits::MAX_TAG_NAME`] characters).
 pub fn valid_tag_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+    name.len() <= crate::limits::MAX_TAG_NAME
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && name.len() <= 64
 }
 
 impl PgnGame {
@@ -224,6 +253,7 @@ impl PgnGame {
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+            .or_else(|| self.set_tags.get(name).map(String::as_str))
     }
 
     /// The result token: `1-0`, `0-1`, `1/2-1/2` or `*`.
@@ -242,17 +272,15 @@ impl PgnGame {
             };
             let _ = writeln!(out, "[{name} \"{}\"]", escape(&value));
         }
-        let mut others: Vec<(&str, &str)> = Vec::new();
-        for (name, value) in &self.tags {
+        // In ASCII order of the name; a later tag replaces an earlier one.
+        let mut others: BTreeMap<&str, &str> = BTreeMap::new();
+        let set = self.set_tags.iter();
+        for (name, value) in set.chain(self.tags.iter().map(|(n, v)| (n, v))) {
             if SEVEN_TAG_ROSTER.contains(&name.as_str()) || !valid_tag_name(name) {
                 continue;
             }
-            match others.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = value,
-                None => others.push((name, value)),
-            }
+            others.insert(name, value);
         }
-        others.sort_by(|a, b| a.0.cmp(b.0));
         for (name, value) in others {
             let _ = writeln!(out, "[{name} \"{}\"]", escape(value));
         }
@@ -262,7 +290,24 @@ impl PgnGame {
         for comment in &self.comments {
             tokens.push(format!("{{{}}}", comment.replace('}', ")")));
         }
-        let mut after_comment = !self.comments.is_empty();
+        for (i, press) in self.presses.iter().enumerate() {
+            let number = i / 2 + 1;
+            let mut text = match press.side {
+                Side::White => format!("{{{number}. White"),
+                Side::Black => format!("{{{number}... Black"),
+            };
+            if let Some(clock) = press.clock {
+                let _ = write!(
+                    text,
+                    " [%clk {}] [%emt {}]",
+                    clock_text(clock.clk),
+                    duration_text(clock.emt)
+                );
+            }
+            text.push('}');
+            tokens.push(text);
+        }
+        let mut after_comment = !self.comments.is_empty() || !self.presses.is_empty();
         for (i, m) in self.moves.iter().enumerate() {
             let number = i / 2 + 1;
             if i % 2 == 0 {
@@ -418,7 +463,6 @@ mod tests {
                 ("BlackClock".into(), "0:03:00".into()),
                 ("WhiteClock".into(), "0:02:53".into()),
             ],
-            comments: Vec::new(),
             moves: vec![
                 PgnMove {
                     san: "e4".into(),
@@ -439,7 +483,7 @@ mod tests {
                     clock: None,
                 },
             ],
-            result: None,
+            ..PgnGame::default()
         }
     }
 
@@ -645,5 +689,47 @@ mod tests {
         assert!(!valid_tag_name("White Elo"));
         assert!(!valid_tag_name(""));
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\cd");
+        assert!(valid_tag_name(&"a".repeat(crate::limits::MAX_TAG_NAME)));
+        assert!(!valid_tag_name(
+            &"a".repeat(crate::limits::MAX_TAG_NAME + 1)
+        ));
+    }
+
+    /// The tags people set are shared, not copied, and merge with the
+    /// daemon's own in ASCII order (the roster first); a daemon's tag of the
+    /// same name wins.
+    #[test]
+    fn set_tags_are_shared_and_merged_in_ascii_order() {
+        let set: SetTags = Arc::new(
+            [
+                ("White", "Aap, A."),
+                ("Event", "Open"),
+                ("WhiteElo", "2100"),
+                ("Annotator", "B"),
+                ("Site", "set"),
+            ]
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+        );
+        let g = PgnGame {
+            set_tags: Arc::clone(&set),
+            tags: vec![
+                ("UTCDate".into(), "2026.11.30".into()),
+                ("Site".into(), "own".into()),
+                ("BlackClock".into(), "0:03:00".into()),
+            ],
+            ..PgnGame::default()
+        };
+        assert!(
+            Arc::ptr_eq(&g.clone().set_tags, &set),
+            "a clone shares them"
+        );
+        assert_eq!(
+            g.render(),
+            "[Event \"Open\"]\n[Site \"own\"]\n[Date \"????.??.??\"]\n[Round \"?\"]\n\
+             [White \"Aap, A.\"]\n[Black \"?\"]\n[Result \"*\"]\n[Annotator \"B\"]\n\
+             [BlackClock \"0:03:00\"]\n[UTCDate \"2026.11.30\"]\n[WhiteElo \"2100\"]\n\n*\n\n"
+        );
     }
 }

@@ -10,8 +10,19 @@ use crate::time::{Micros, SECOND};
 const MAX_NUMBER: u64 = 1_000_000_000;
 
 /// Parses the project's notation (PGN TimeControl + `d`/`b`), US Chess
-/// notation, or the byo-yomi / Canadian textual forms, whichever fits.
+/// notation, or the byo-yomi / Canadian textual forms, whichever fits. A
+/// text of more than [`crate::limits::MAX_CONTROL`] characters is refused
+/// before it is read (every control a board takes comes through here: the
+/// configuration, D-Bus, the hall, a replay).
 pub fn parse(text: &str) -> Result<TimeControl, ParseError> {
+    if let Err(message) =
+        crate::limits::check_chars("the time control", text, crate::limits::MAX_CONTROL)
+    {
+        return Err(ParseError {
+            position: crate::limits::MAX_CONTROL + 1,
+            message,
+        });
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut cursor = Cursor { chars, at: 0 };
     cursor.skip_spaces();

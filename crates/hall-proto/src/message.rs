@@ -19,10 +19,12 @@ use serde::{Deserialize, Serialize};
 
 use chessclock_core::contract::{BoardEvent, BoardSnapshot, Caller, Command, ControlError, Reply};
 use chessclock_core::engine::Side;
+use chessclock_core::limits;
 
 /// The payload schema's version (the `schema` field of every payload).
 pub const SCHEMA: u32 = 1;
-/// The longest request id and arbiter name taken, in bytes.
+/// The longest request id taken, in bytes (the arbiter's name: the core's
+/// [`limits::MAX_CALLER_NAME`], the same).
 pub const MAX_NAME: usize = 128;
 
 /// The topics of one hall as seen from one host.
@@ -357,12 +359,16 @@ pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyP
         ));
     }
     let arbiter = request.arbiter.trim();
-    if arbiter.is_empty() || arbiter.len() > MAX_NAME || arbiter.chars().any(char::is_control) {
+    if arbiter.is_empty()
+        || arbiter.len() > limits::MAX_CALLER_NAME
+        || arbiter.chars().any(char::is_control)
+    {
         return Err(ReplyPayload::error(
             Some(id),
             "invalid-argument",
             format!(
-                "`arbiter` must name the arbiter: 1 to {MAX_NAME} bytes, no control characters"
+                "`arbiter` must name the arbiter: 1 to {} bytes, no control characters",
+                limits::MAX_CALLER_NAME
             ),
         ));
     }
@@ -409,6 +415,8 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
             }
         }
         HallCommand::NewGame { control } => {
+            // The limit first: too long a text is not written back.
+            limits::check_chars("the time control", &control, limits::MAX_CONTROL)?;
             if control.trim().is_empty() || control.trim() != control {
                 return Err(format!(
                     "control `{control}`: give a notation or preset name without spaces at \
@@ -418,12 +426,9 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
             Command::NewGame { control }
         }
         HallCommand::SetTags { tags } => {
-            for (name, value) in &tags {
-                chessclock_core::eboard::follower::check_tag(name, value)?;
-            }
-            Command::SetTags {
-                tags: tags.into_iter().collect(),
-            }
+            let tags: Vec<(String, String)> = tags.into_iter().collect();
+            chessclock_core::eboard::follower::check_tags(&tags)?;
+            Command::SetTags { tags }
         }
         HallCommand::SetResult {
             result,
@@ -497,6 +502,58 @@ mod tests {
             r#"{"id":"r4","arbiter":"A","command":"adjust","side":"white","remaining_ms":-5}"#,
         );
         assert_eq!(error.error.unwrap().kind, "invalid-argument");
+    }
+
+    /// Issue 28: `set-tags` took 50,000 tags. Refused as D-Bus refuses
+    /// them, with the core's words, and so are a control and an arbiter's
+    /// name beyond their limits.
+    #[test]
+    fn fifty_thousand_tags_are_refused_with_a_clear_error() {
+        let tags: serde_json::Map<String, serde_json::Value> = (0..50_000)
+            .map(|i| (format!("Tag{i:05}"), serde_json::Value::from("x")))
+            .collect();
+        let payload = serde_json::json!({
+            "id": "t1", "arbiter": "A", "command": "set-tags", "tags": tags,
+        });
+        let reply = error_of(&payload.to_string());
+        assert_eq!(reply.id.as_deref(), Some("t1"));
+        let error = reply.error.unwrap();
+        assert_eq!(error.kind, "invalid-argument");
+        assert_eq!(error.message, "too many tags: 50000 (at most 64)");
+
+        // The largest accepted: 64 tags of 255 characters.
+        let tags: serde_json::Map<String, serde_json::Value> = (0..limits::MAX_TAGS)
+            .map(|i| {
+                (
+                    format!("Tag{i:02}"),
+                    "é".repeat(limits::MAX_TAG_VALUE).into(),
+                )
+            })
+            .collect();
+        let payload = serde_json::json!({
+            "id": "t2", "arbiter": "A", "command": "set-tags", "tags": tags,
+        });
+        let (_, _, command) = parse_command(payload.to_string().as_bytes()).unwrap();
+        assert!(matches!(command, Command::SetTags { tags } if tags.len() == limits::MAX_TAGS));
+
+        let payload = serde_json::json!({
+            "id": "t3", "arbiter": "A", "command": "new-game", "control": "1".repeat(100_000),
+        });
+        let error = error_of(&payload.to_string()).error.unwrap();
+        assert_eq!(
+            error.message,
+            "the time control has 100000 characters (at most 256)"
+        );
+        let payload = serde_json::json!({
+            "id": "t4", "arbiter": "a".repeat(129), "command": "pause",
+        });
+        let error = error_of(&payload.to_string()).error.unwrap();
+        assert_eq!(error.kind, "invalid-argument");
+        assert!(
+            error.message.contains("1 to 128 bytes"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn a_note_is_a_row_of_the_record_with_who_wrote_it() {
     ]);
     let long = "x".repeat(501);
     step!(rig, rig.command(5_000, BoardCommand::Note(long)) => [
-        "reply 5: InvalidArgument: the note has 501 characters: at most 500 are recorded",
+        "reply 5: InvalidArgument: the note has 501 characters (at most 500)",
     ]);
 }
 

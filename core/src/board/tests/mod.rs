@@ -4,6 +4,7 @@
 //! milliseconds after the rig's start; the wall clock runs beside them.
 
 mod arbiter;
+mod bounds;
 mod defects;
 mod eboard;
 mod face;

@@ -3,6 +3,7 @@
 //! how a restored game is brought back before the board is followed again.
 
 use super::*;
+use crate::limits;
 
 impl Follower {
     // ---- games and tags ----
@@ -42,18 +43,25 @@ impl Follower {
     /// Sets tags of the current game (`Event`, `Site`, `Date`, `Round`,
     /// `White`, `Black`, or any other valid PGN tag name except those the
     /// follower writes, [`RESERVED_TAGS`]); an empty value gives the tag
-    /// back to its configured default. Nothing changes when one is refused.
+    /// back to its configured default. Nothing changes when one is refused,
+    /// or when the game would carry more than [`limits::MAX_TAGS`] tags
+    /// (the configured ones and the set ones together; see
+    /// [`check_tags`] for one request).
     pub fn set_tags(&mut self, tags: &[(String, String)]) -> Result<(), String> {
-        for (name, value) in tags {
-            check_tag(name, value)?;
-        }
+        check_tags(tags)?;
+        let mut overrides = self.game.overrides.clone();
         for (name, value) in tags {
             if value.is_empty() {
-                self.game.overrides.remove(name);
+                overrides.remove(name);
             } else {
-                self.game.overrides.insert(name.clone(), value.clone());
+                overrides.insert(name.clone(), value.clone());
             }
         }
+        let mut merged = self.game.defaults.clone();
+        merged.extend(overrides.iter().map(|(n, v)| (n.clone(), v.clone())));
+        limits::check_count("tags on the game", merged.len(), limits::MAX_TAGS)?;
+        self.game.overrides = overrides;
+        self.game.tags = Arc::new(merged);
         self.changed();
         Ok(())
     }

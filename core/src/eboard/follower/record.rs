@@ -3,6 +3,7 @@
 //! itself).
 
 use super::*;
+use crate::limits;
 
 impl Follower {
     // ---- the PGN ----
@@ -24,12 +25,13 @@ impl Follower {
     /// made, the moves are unknown: the movetext is comments only (valid PGN
     /// for every reader), one per press in order, `{1. White [%clk H:MM:SS]
     /// [%emt H:MM:SS]}`, `{1... Black ...}`, after one saying so.
+    ///
+    /// Cheap to build on every change (the timing thread does): the tags
+    /// people set are shared, not copied, and nothing is rendered but the
+    /// daemon's own few tags; [`PgnGame::render`] writes the text.
     pub fn pgn(&self, live: bool) -> PgnGame {
         let game = &self.game;
         let mut tags: Vec<(String, String)> = Vec::new();
-        for (name, value) in game.defaults.iter().chain(game.overrides.iter()) {
-            tags.push((name.clone(), value.clone()));
-        }
         if let Some(wall) = game.started_wall {
             let (date, time) = utc_date_time(wall);
             if game.tag("Date").is_none() {
@@ -69,6 +71,7 @@ impl Follower {
             tags.push(("Termination".into(), termination.pgn().into()));
         }
         let mut comments = Vec::new();
+        let mut presses = Vec::new();
         let mut moves = Vec::new();
         if game.on_board || !game.moves.is_empty() {
             moves = game
@@ -83,35 +86,52 @@ impl Follower {
         } else if !game.presses.is_empty() {
             // The moves are unknown: the clock's record, one comment a press.
             comments.push("moves not recorded; the presses of the clock:".to_owned());
-            for (i, press) in game.presses.iter().enumerate() {
-                let number = i / 2 + 1;
-                let mut text = match press.side {
-                    Side::White => format!("{number}. White"),
-                    Side::Black => format!("{number}... Black"),
-                };
-                if let Some(clock) = press.clock {
-                    text.push_str(&format!(
-                        " [%clk {}] [%emt {}]",
-                        clock_text(clock.clk),
-                        crate::eboard::pgn::duration_text(clock.emt)
-                    ));
-                }
-                comments.push(text);
-            }
+            presses = game
+                .presses
+                .iter()
+                .map(|press| RecordedPress {
+                    side: press.side,
+                    clock: press.clock,
+                })
+                .collect();
         }
         PgnGame {
+            set_tags: Arc::clone(&game.tags),
             tags,
             comments,
+            presses,
             moves,
             result: game.result.map(|(r, _)| r),
         }
     }
 }
 
-/// Whether a tag may be set: a valid PGN name not written by the follower,
-/// a value of at most 255 characters without control characters, and a
-/// `Date` as `YYYY.MM.DD` (`?` for unknown digits).
+/// Whether one request's tags may be set: at most [`limits::MAX_TAGS`] of
+/// them (counted first, so a flood is refused before any is looked at),
+/// each one as [`check_tag`] says. D-Bus `SetTags`, the hall's `set-tags`
+/// and [`Follower::set_tags`] all ask this.
+pub fn check_tags(tags: &[(String, String)]) -> Result<(), String> {
+    limits::check_count("tags", tags.len(), limits::MAX_TAGS)?;
+    for (name, value) in tags {
+        check_tag(name, value)?;
+    }
+    Ok(())
+}
+
+/// Whether a tag may be set: a valid PGN name of at most
+/// [`limits::MAX_TAG_NAME`] characters not written by the follower, a value
+/// of at most [`limits::MAX_TAG_VALUE`] characters without control
+/// characters, and a `Date` as `YYYY.MM.DD` (`?` for unknown digits).
 pub fn check_tag(name: &str, value: &str) -> Result<(), String> {
+    // Too long a name is not written back whole.
+    if name.len() > limits::MAX_TAG_NAME {
+        let start: String = name.chars().take(16).collect();
+        limits::check_chars(
+            &format!("tag `{start}…`: the name"),
+            name,
+            limits::MAX_TAG_NAME,
+        )?;
+    }
     if !valid_tag_name(name) {
         return Err(format!(
             "tag `{name}`: a tag name is a letter followed by letters, digits or `_`"
@@ -122,11 +142,11 @@ pub fn check_tag(name: &str, value: &str) -> Result<(), String> {
             "tag `{name}` is written by the daemon itself (the clock, the result or the control)"
         ));
     }
-    if value.chars().count() > 255 {
-        return Err(format!(
-            "tag `{name}`: the value is longer than 255 characters"
-        ));
-    }
+    limits::check_chars(
+        &format!("tag `{name}`: the value"),
+        value,
+        limits::MAX_TAG_VALUE,
+    )?;
     if value.chars().any(char::is_control) {
         return Err(format!("tag `{name}`: the value holds a control character"));
     }
