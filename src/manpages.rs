@@ -165,6 +165,7 @@ const SECTIONS: &[(&str, &str, &[Key])] = &[
             ("eboard", "device", "A DGT electronic board."),
             ("white-button", "\"left\" | \"right\"", "Which button of the unit is White's."),
             ("start-on-black-press", "bool", "Club practice: before the game, Black's press starts White's clock (default false: FIDE Art. 6.6, the arbiter starts the clocks)."),
+            ("short-control", "bool", "The control gives under a minute of base time on purpose (default false: --check-config and the daemon warn that 15+10 is 15 seconds, as chessclockctl new asks for --yes)."),
             ("event, site, round, white, black", "text", "PGN tags of the board's games (over [event])."),
         ],
     ),

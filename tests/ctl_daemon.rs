@@ -137,6 +137,18 @@ async fn chessclockctl_drives_the_real_daemon() {
             out.contains("board2: starts at ") && out.contains("(forced past the NTP check)"),
             "{out}"
         );
+        // Issue 28 item 5: a start moved to an instant already reached
+        // starts at once and says so.
+        let (ok, out, err) = ctl(&bus, &["start", "board2", "--at", "+0s", "--force"]).await;
+        assert!(ok, "{err}");
+        assert!(
+            out.contains("board2: started") && !out.contains("as scheduled"),
+            "{out}"
+        );
+        let (ok, out, _) = ctl(&bus, &["status", "board2", "--json"]).await;
+        assert!(ok);
+        let status: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(status["state"]["started"], true, "{out}");
 
         // The history names the caller.
         let (ok, out, err) = ctl(&bus, &["history", "board1", "--json"]).await;

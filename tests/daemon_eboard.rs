@@ -59,6 +59,7 @@ async fn the_board_counts_the_moves_when_a_press_is_forgotten() {
     let mut config = kit::runtime::config();
     config.daemon.pgn_dir = Some(pgn_dir.clone());
     config.boards.push(BoardConfig {
+        short_control: false,
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
         eboard: Some(DeviceRef::Path(link.clone())),
         // Two moves in a minute, then a minute more.
@@ -256,6 +257,7 @@ async fn a_board_added_by_a_reload_follows_its_electronic_board() {
     let handle = runtime.handle();
 
     config.boards.push(BoardConfig {
+        short_control: false,
         id: "b2".into(),
         eboard: Some(DeviceRef::Path(link.clone())),
         ..b1

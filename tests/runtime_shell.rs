@@ -65,6 +65,7 @@ struct Harness {
 fn config(control: &str) -> Config {
     let mut config = kit::runtime::config();
     config.boards.push(BoardConfig {
+        short_control: false,
         buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),
         displays: vec![DeviceRef::Path("/dev/fake-display".into()).into()],
         ..kit::runtime::board("b1", control)
@@ -622,6 +623,7 @@ async fn a_reload_adds_a_board_that_plays_and_takes_back_its_stored_game() {
 
     let mut new = config("180+2");
     new.boards.push(BoardConfig {
+        short_control: false,
         id: "b2".into(),
         buttons: Some(DeviceRef::Path("/dev/fake-buttons-2".into())),
         displays: vec![DeviceRef::Path("/dev/fake-display-2".into()).into()],
@@ -676,6 +678,7 @@ async fn a_reload_adds_a_board_that_plays_and_takes_back_its_stored_game() {
     let mut h = launch(config("180+2"), dir.path());
     let mut again = config("180+2");
     again.boards.push(BoardConfig {
+        short_control: false,
         id: "b2".into(),
         buttons: None,
         displays: Vec::new(),

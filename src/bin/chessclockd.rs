@@ -93,8 +93,11 @@ fn main() -> ExitCode {
 /// `--check-config FILE`: the file is parsed and validated exactly as the
 /// daemon (and SIGHUP) would, and nothing else is touched.
 fn check_config(path: &Path) -> ExitCode {
-    match Config::load(path) {
-        Ok(config) => {
+    match Config::load_with_warnings(path) {
+        Ok((config, warnings)) => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
             let boards = config.boards.len();
             println!(
                 "{}: ok ({boards} board{})",
@@ -120,7 +123,10 @@ fn load_config(path: &Path) -> anyhow::Result<(Config, Option<PathBuf>)> {
         );
         return Ok((Config::default(), None));
     }
-    let config = Config::load(path)?;
+    let (config, warnings) = Config::load_with_warnings(path)?;
+    for warning in warnings {
+        tracing::warn!("{warning}");
+    }
     Ok((config, Some(path.to_owned())))
 }
 
@@ -275,6 +281,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     config.daemon.mlock = false;
     config.daemon.require_ntp_for_scheduled_start = false;
     config.boards = vec![BoardConfig {
+        short_control: false,
         id: "demo".into(),
         control: DEMO_CONTROL.into(),
         buttons: Some(device("buttons")?),

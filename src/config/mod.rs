@@ -208,6 +208,12 @@ pub struct BoardConfig {
     /// starts the clocks); the `--demo` board has it on.
     #[serde(default)]
     pub start_on_black_press: bool,
+    /// The board's control gives less than a minute of base time on
+    /// purpose (`15+10` is 15 seconds: the notation counts seconds, and a
+    /// control under a minute is refused as a likely slip without this, as
+    /// `chessclockctl new` refuses it without `--yes`).
+    #[serde(default)]
+    pub short_control: bool,
     /// PGN tags of this board's games: `Event` (over `[event] name`),
     /// `Site`, `Round`, `White`, `Black`.
     #[serde(default)]
@@ -273,6 +279,24 @@ impl Config {
             source,
         })?;
         Config::parse_str(&text, path)
+    }
+
+    /// [`Config::load`], and what in the file is valid but most likely a
+    /// slip, one line each (`FILE:LINE:COLUMN: warning: ...`).
+    pub fn load_with_warnings(path: &Path) -> Result<(Config, Vec<String>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let config = Config::parse_str(&text, path)?;
+        let warnings = config
+            .slips()
+            .into_iter()
+            .map(|(message, place)| {
+                errors::invalid(&text, path, format!("warning: {message}"), &place).to_string()
+            })
+            .collect();
+        Ok((config, warnings))
     }
 
     /// Parses and validates config text; `path` names it in errors.

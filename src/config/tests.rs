@@ -443,3 +443,36 @@ fn broker_addresses() {
     assert!(at("mqtt://h:x").is_err());
     assert!(at("mqtt://").is_err());
 }
+
+/// Issue 28 item 5: one rule for a control under a minute. The file is
+/// valid (a short control is legal, and tests and demos use them) but
+/// `--check-config` and the daemon say the same as `chessclockctl new`,
+/// at the control's line and column, unless `short-control = true`.
+#[test]
+fn a_control_under_a_minute_is_warned_of_as_the_cli_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, "[[board]]\nid = \"b1\"\ncontrol = \"15+10\"\n").unwrap();
+    let (config, warnings) = Config::load_with_warnings(&path).unwrap();
+    assert_eq!(config.boards.len(), 1);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let want = format!(
+        "{}:3:1: warning: board `b1`: control: `15+10` gives 0:15 of base time",
+        path.display()
+    );
+    assert!(warnings[0].starts_with(&want), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("15 minutes is 900+10")
+            && warnings[0].contains("short-control = true"),
+        "{}",
+        warnings[0]
+    );
+    std::fs::write(
+        &path,
+        "[[board]]\nid = \"b1\"\ncontrol = \"15+10\"\nshort-control = true\n",
+    )
+    .unwrap();
+    assert!(Config::load_with_warnings(&path).unwrap().1.is_empty());
+    std::fs::write(&path, "[[board]]\nid = \"b1\"\ncontrol = \"900+10\"\n").unwrap();
+    assert!(Config::load_with_warnings(&path).unwrap().1.is_empty());
+}

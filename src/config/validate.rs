@@ -16,6 +16,35 @@ use super::{check_topic_level, BrokerAddress, Config, DeviceRef};
 impl Config {
     /// Checks what the schema alone cannot: board ids, devices used twice,
     /// presets and board controls that do not resolve.
+    /// What is valid but most likely a slip, each with its place: a board
+    /// control under a minute of base time (`15+10` is 15 seconds), the
+    /// same rule `chessclockctl new` applies (it refuses without `--yes`;
+    /// the file says `short-control = true`). `--check-config` prints these
+    /// and the daemon logs them; neither refuses the file.
+    pub(super) fn slips(&self) -> Vec<(String, Place)> {
+        let mut slips = Vec::new();
+        for (index, board) in self.boards.iter().enumerate() {
+            if board.short_control {
+                continue;
+            }
+            let Ok((control, _)) = self.resolve_control(&board.control) else {
+                continue;
+            };
+            let view = chessclock_core::views::ControlView::of(&board.control, &control);
+            if let Some(why) = view.short_base() {
+                slips.push((
+                    format!(
+                        "board `{}`: control: {why}; add `short-control = true` to the board \
+                         if that is what you mean",
+                        board.id
+                    ),
+                    Place::Board(index, "control".to_owned()),
+                ));
+            }
+        }
+        slips
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         self.check().map_err(|(message, _)| message)
     }

@@ -370,34 +370,10 @@ async fn new_game(
         ctx.manager.describe_control(&control).await,
     )?;
     let view: ControlView = super::parse_json("daemon", "control", &text)?;
-    if let Some(base) = view.base_ms().filter(|&b| b < 60_000) {
-        if !yes {
-            let minutes = control
-                .split(['+', 'd', 'b'])
-                .next()
-                .and_then(|s| s.parse::<u64>().ok())
-                .filter(|_| {
-                    control
-                        .chars()
-                        .all(|c| c.is_ascii_digit() || "+db".contains(c))
-                });
-            let hint = match minutes {
-                Some(n) => format!(
-                    " (the notation counts seconds: {n} minutes is {}{})",
-                    n * 60,
-                    &control[n.to_string().len()..]
-                ),
-                None => String::new(),
-            };
-            return Err(CtlError::Usage(format!(
-                "`{control}` gives {} of base time ({}){hint}: add --yes if that is what you mean",
-                chessclock_core::clocktext::remaining_ms(
-                    base,
-                    chessclock_core::clocktext::Style::SECONDS
-                ),
-                view.prose
-            )));
-        }
+    if let Some(why) = view.short_base().filter(|_| !yes) {
+        return Err(CtlError::Usage(format!(
+            "{why}: add --yes if that is what you mean"
+        )));
     }
     for_each_board(&ids, |id| {
         let control = control.clone();
@@ -472,7 +448,7 @@ async fn start(
             None => api("all boards", ctx.manager.start_all().await),
         };
         for (id, was) in ids.iter().zip(&before) {
-            let after = ctx.state(id).await?;
+            let after = settled_start(ctx, id, ctx.state(id).await?).await?;
             if after.started != was.started
                 || after.scheduled_start_unix_ms != was.scheduled_start_unix_ms
             {
@@ -497,14 +473,37 @@ async fn start(
             Some(us) => api(&id, proxy.start_at_forced(us, force).await)?,
             None => api(&id, proxy.start().await)?,
         }
-        let after = ctx.state(&id).await?;
+        let after = settled_start(ctx, &id, ctx.state(&id).await?).await?;
         Ok(vec![start_echo(&was, &after, at_us.is_some(), local)])
     })
     .await
 }
 
+/// The state after a start: a start at an instant already reached
+/// happens with its command, but its view may trail the reply by a commit;
+/// waits (at most 2 s) until the board shows it started.
+async fn settled_start(ctx: &Ctx<'_>, id: &str, after: StateView) -> Result<StateView, CtlError> {
+    let due = |view: &StateView| {
+        !view.started
+            && view
+                .scheduled_start_unix_ms
+                .is_some_and(|at| at.saturating_mul(1000) <= chessclock_host::clock::wall_now_us())
+    };
+    let mut view = after;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while due(&view) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        view = ctx.state(id).await?;
+    }
+    Ok(view)
+}
+
+/// What a start did, as the state after it shows: a start at an instant
+/// already reached (`--at +0s`) starts at once and says so, not "starts as
+/// scheduled".
 fn start_echo(before: &StateView, after: &StateView, scheduled: bool, local: &LocalTime) -> String {
-    if scheduled {
+    let pending = after.scheduled_start_ms.is_some() || after.scheduled_start_unix_ms.is_some();
+    if scheduled && (pending || !after.started) {
         echo::scheduled(before, after, local)
     } else {
         echo::started(after)
@@ -529,7 +528,7 @@ async fn pause_or_resume(
             api("all boards", ctx.manager.resume_all().await)
         };
         for (id, was) in ids.iter().zip(&before) {
-            let after = ctx.state(id).await?;
+            let after = settled_start(ctx, id, ctx.state(id).await?).await?;
             if after.paused != was.paused {
                 println!(
                     "{}",

@@ -422,6 +422,7 @@ mod tests {
     fn board(id: &str, buttons: Option<&str>, displays: &[&str]) -> BoardConfig {
         let device = |s: &str| DeviceRef::try_from(s.to_owned()).unwrap();
         BoardConfig {
+            short_control: false,
             id: id.to_owned(),
             control: "fide-rapid".to_owned(),
             buttons: buttons.map(device),

@@ -601,6 +601,7 @@ mod tests {
         fn new(control_text: &str) -> Rig {
             let mut config = Config::default();
             config.boards.push(BoardConfig {
+                short_control: false,
                 id: "b1".into(),
                 control: control_text.into(),
                 buttons: Some(DeviceRef::Path("/dev/fake-buttons".into())),

@@ -248,6 +248,7 @@ impl FakeDevice {
 
 fn board(id: &str, buttons: Option<&Path>, displays: &[&Path]) -> BoardConfig {
     BoardConfig {
+        short_control: false,
         id: id.to_owned(),
         control: "fide-rapid".to_owned(),
         buttons: buttons.map(|p| DeviceRef::Path(p.to_path_buf())),

@@ -21,6 +21,7 @@ pub fn config() -> Config {
 /// fields a test needs with `..board(id, control)`.
 pub fn board(id: &str, control: &str) -> BoardConfig {
     BoardConfig {
+        short_control: false,
         id: id.to_owned(),
         control: control.to_owned(),
         buttons: None,

@@ -548,6 +548,11 @@ impl Board {
             BoardInput::Eboard(event) => self.eboard_event(now, wall, event),
             BoardInput::Reconfigure(setup, spec) => self.reconfigure(now, wall, *setup, *spec),
         }
+        if self.scheduled.as_ref().is_some_and(|s| s.start.at <= now) {
+            // A start scheduled for an instant already reached (`--at
+            // +0s`) starts now, with the command that set it.
+            self.process_due(now, wall);
+        }
         self.follow_actions(now, wall, &Caller::DAEMON);
         self.finish(now)
     }

@@ -970,6 +970,37 @@ impl ControlView {
             (w, b) => w.or(b),
         }
     }
+
+    /// Under a minute of base time is most often a slip (`15+10` for 15
+    /// minutes: the notation counts seconds). The one rule for every place
+    /// a person writes a control (`chessclockctl new` refuses it without
+    /// `--yes`, the configuration without `short-control = true`): what is
+    /// wrong, in words, with the minutes it likely meant.
+    pub fn short_base(&self) -> Option<String> {
+        let base = self.base_ms().filter(|&b| b < 60_000)?;
+        let text = self.control.as_str();
+        let minutes = text
+            .split(['+', 'd', 'b'])
+            .next()
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|_| {
+                text.chars()
+                    .all(|c| c.is_ascii_digit() || "+db".contains(c))
+            });
+        let hint = match minutes {
+            Some(n) => format!(
+                " (the notation counts seconds: {n} minutes is {}{})",
+                n * 60,
+                &text[n.to_string().len()..]
+            ),
+            None => String::new(),
+        };
+        Some(format!(
+            "`{text}` gives {} of base time ({}){hint}",
+            crate::clocktext::remaining_ms(base, crate::clocktext::Style::SECONDS),
+            self.prose
+        ))
+    }
 }
 
 /// A preset, as the Manager's `Presets()` lists it.

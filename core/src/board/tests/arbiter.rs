@@ -515,3 +515,24 @@ fn a_resignation_is_stored_and_shown_as_a_resignation() {
     );
     assert!(rig.board.pgn().contains("[Termination \"normal\"]"));
 }
+
+/// `start --at +0s`: a start scheduled for an instant already reached
+/// starts with the command that set it (before, at the next tick, after
+/// the CLI had read the board and said "starts as scheduled").
+#[test]
+fn a_start_at_an_instant_already_reached_starts_with_its_command() {
+    let mut rig = Rig::linked("300");
+    rig.command(
+        1_000,
+        BoardCommand::StartAt {
+            unix_time_us: wall(1_000),
+            forced: true,
+        },
+    );
+    assert!(rig.state(1_000).started, "started with the command");
+    rig.commit_all(1_000);
+    let model = rig.board.model(mono(1_000));
+    let view = model.state_view(mono(1_000));
+    assert!(view.started && view.scheduled_start_ms.is_none());
+    assert_eq!(view.running, Some(Side::White));
+}
