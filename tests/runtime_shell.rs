@@ -308,6 +308,71 @@ async fn on_a_stepped_clock_the_flag_falls_at_the_step_that_reaches_it() {
     h.runtime.shutdown().await;
 }
 
+/// Issue 28 item 5: a scheduled start kept its monotonic deadline when the
+/// wall clock was stepped (a +10 s step made it start 10 s late by the
+/// host's clock). On a stepped clock whose wall reading alone is stepped
+/// by +10 s, as a clock set does, the start comes when the wall clock
+/// reaches it: 10 s earlier on the monotonic clock, not a step later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scheduled_start_follows_a_step_of_the_wall_clock() {
+    const T0: Micros = 1_000 * SECOND;
+    const WALL0: i64 = 1_796_061_600_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = SteppedClock::new(T0, WALL0);
+    let h = launch_timed(config("60"), dir.path(), TimeSource::Stepped(clock.clone()));
+    h.connect_all();
+    h.call(Command::StartAt {
+        unix_time_us: WALL0 + 60 * SECOND,
+        force: true,
+    })
+    .await
+    .unwrap();
+    let state = h.state().await;
+    assert_eq!(state["scheduled_start_ms"], (T0 + 60 * SECOND) / MS);
+
+    clock.advance_us(20 * SECOND);
+    clock.step_wall_us(10 * SECOND);
+    // The runtime hears the set at once: the start is now due at 50 s.
+    let due = (T0 + 50 * SECOND) / MS;
+    tokio::time::timeout(TIMEOUT, async {
+        while h.state().await["scheduled_start_ms"] != due {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the scheduled start follows the wall clock");
+    clock.advance_to(T0 + 50 * SECOND - 1);
+    assert_eq!(h.state().await["started"], false, "not before its instant");
+    clock.advance_us(1);
+    tokio::time::timeout(TIMEOUT, async {
+        while h.state().await["started"] != true {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the game starts at the step that reaches its instant");
+    let (epoch, start) = {
+        let state = h.state().await;
+        let history = h.history().await;
+        let epoch = state["game_epoch_us"].as_i64().unwrap();
+        let start = history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["do"] == "start")
+            .expect("start recorded")["t_us"]
+            .as_i64()
+            .unwrap();
+        (epoch, start)
+    };
+    assert_eq!(
+        epoch + start,
+        T0 + 50 * SECOND,
+        "when the wall clock said 60 s"
+    );
+    h.runtime.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_press_reaches_its_board_and_is_acked_after_its_commit() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,9 @@
 //! deadline comes, whichever is first" with neither a spin nor a blind
 //! absolute sleep.
 //!
+//! [`WallWatch`] wakes the same loop when the wall clock is set, for the
+//! starts scheduled on the wall clock.
+//!
 //! Promises: [`DeadlineTimer::expired`] never returns before the armed
 //! instant; re-arming replaces the previous instant; it is cancel-safe (a
 //! `select!` may drop it). Should the kernel refuse a timerfd (it does not on
@@ -159,6 +162,115 @@ impl DeadlineTimer {
 impl Default for DeadlineTimer {
     fn default() -> Self {
         DeadlineTimer::new()
+    }
+}
+
+/// How far ahead the wall-clock watch's own timer is armed: it is there to
+/// be cancelled by a clock set, not to expire.
+const WALL_WATCH_AHEAD: Micros = 365 * 24 * 3_600 * 1_000_000;
+
+enum WallSource {
+    /// A timerfd on CLOCK_REALTIME armed with `TFD_TIMER_CANCEL_ON_SET`:
+    /// the kernel cancels it (its read fails with `ECANCELED`) whenever
+    /// the wall clock is set.
+    TimerFd(AsyncFd<TimerFdRaw>),
+    /// No timerfd: the timing loop's own check at each wake-up (at least
+    /// every half second) is all there is.
+    None,
+    /// A stepped clock's wall steps (tests: see `super::time`).
+    Stepped(tokio::sync::watch::Receiver<u64>),
+}
+
+/// Wakes the timing loop when the wall clock is set (`date -s`, an NTP
+/// step), so that a start scheduled on the wall clock follows it at once.
+///
+/// Promises: [`WallWatch::set`] returns after each set of the wall clock
+/// (and, rarely, without one: a spurious wake costs one look at the
+/// clocks); it is cancel-safe.
+pub struct WallWatch {
+    source: WallSource,
+}
+
+impl WallWatch {
+    /// A watch on `time`'s wall clock.
+    pub fn on(time: &TimeSource) -> WallWatch {
+        if let TimeSource::Stepped(clock) = time {
+            return WallWatch {
+                source: WallSource::Stepped(clock.wall_sets()),
+            };
+        }
+        let source = match Self::timerfd() {
+            Ok(fd) => WallSource::TimerFd(fd),
+            Err(error) => {
+                tracing::warn!(%error, "no timerfd cancelled on a clock set: a set of the wall clock is seen within half a second");
+                WallSource::None
+            }
+        };
+        WallWatch { source }
+    }
+
+    fn timerfd() -> io::Result<AsyncFd<TimerFdRaw>> {
+        let timer = TimerFd::new(
+            ClockId::CLOCK_REALTIME,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )?;
+        Self::arm(&timer)?;
+        // As for `DeadlineTimer::timerfd`: `TimerFdRaw` owns its descriptor.
+        #[allow(deprecated)]
+        AsyncFd::new(TimerFdRaw(timer))
+    }
+
+    fn arm(timer: &TimerFd) -> io::Result<()> {
+        let at = chessclock_host::clock::wall_now_us().saturating_add(WALL_WATCH_AHEAD);
+        timer
+            .set(
+                Expiration::OneShot(chessclock_host::clock::timespec_of_us(at)),
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME | TimerSetTimeFlags::TFD_TIMER_CANCEL_ON_SET,
+            )
+            .map_err(io::Error::from)
+    }
+
+    fn rearm(timer: &TimerFd) {
+        if let Err(error) = Self::arm(timer) {
+            tracing::error!(%error, "cannot arm the wall-clock watch again");
+        }
+    }
+
+    /// Waits for the next set of the wall clock.
+    pub async fn set(&mut self) {
+        match &mut self.source {
+            WallSource::TimerFd(fd) => loop {
+                let Ok(mut guard) = fd.readable().await else {
+                    return std::future::pending().await;
+                };
+                let read = guard.try_io(|inner| {
+                    let mut count = [0u8; 8];
+                    nix::unistd::read(inner.get_ref().0.as_fd(), &mut count)
+                        .map_err(io::Error::from)
+                });
+                match read {
+                    Err(_would_block) => continue,
+                    Ok(Err(error)) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                    // Expired a year on: armed again.
+                    Ok(Ok(_)) => Self::rearm(&fd.get_ref().0),
+                    // Cancelled by a clock set: armed again, and told.
+                    Ok(Err(error)) if error.raw_os_error() == Some(nix::libc::ECANCELED) => {
+                        Self::rearm(&fd.get_ref().0);
+                        return;
+                    }
+                    Ok(Err(error)) => {
+                        tracing::error!(%error, "cannot read the wall-clock watch: a set of the wall clock is seen within half a second");
+                        return std::future::pending().await;
+                    }
+                }
+            },
+            WallSource::None => std::future::pending().await,
+            WallSource::Stepped(sets) => {
+                if sets.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
     }
 }
 

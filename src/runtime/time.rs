@@ -6,8 +6,10 @@
 //! time, and every instant is written down.
 //!
 //! Promises: every reading of the runtime's threads goes through one
-//! [`TimeSource`]; a stepped clock never goes back, and moving it wakes
-//! every deadline armed at or before the new instant, and no other.
+//! [`TimeSource`]; a stepped clock's monotonic reading never goes back,
+//! and moving it wakes every deadline armed at or before the new instant,
+//! and no other; stepping its wall reading alone wakes the runtime as a
+//! set of the host's clock does (`super::deadline::WallWatch`).
 
 use std::sync::Arc;
 
@@ -49,6 +51,8 @@ impl TimeSource {
 pub struct SteppedClock {
     clock: ManualClock,
     moved: watch::Sender<Micros>,
+    /// Counts the wall clock's steps ([`SteppedClock::step_wall_us`]).
+    wall_set: watch::Sender<u64>,
 }
 
 impl SteppedClock {
@@ -57,6 +61,7 @@ impl SteppedClock {
         Arc::new(SteppedClock {
             clock: ManualClock::new(monotonic_us, wall_us),
             moved: watch::Sender::new(monotonic_us),
+            wall_set: watch::Sender::new(0),
         })
     }
 
@@ -71,6 +76,20 @@ impl SteppedClock {
     /// deadlines now due.
     pub fn advance_to(&self, at: Micros) {
         self.advance_us(at - self.clock.monotonic_us());
+    }
+
+    /// Steps the wall reading alone by `us` (forward or back), as setting
+    /// the host's clock does, and tells the runtime, as the kernel tells a
+    /// timer cancelled on a clock set.
+    pub fn step_wall_us(&self, us: i64) {
+        self.clock.step_wall_us(us);
+        self.wall_set
+            .send_modify(|steps| *steps = steps.wrapping_add(1));
+    }
+
+    /// Where the runtime learns that the wall clock was set.
+    pub(crate) fn wall_sets(&self) -> watch::Receiver<u64> {
+        self.wall_set.subscribe()
     }
 
     /// Now on this clock's monotonic reading.

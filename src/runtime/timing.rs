@@ -6,8 +6,10 @@
 //! unit's port to the display's port without waking another thread),
 //! records to the store thread, and everything that waits for a commit
 //! (replies, events, the readers' views) to the control loop. It waits on
-//! its inputs, the devices' events, the store's commits and an absolute
-//! `timerfd` ([`DeadlineTimer`]) armed for the earliest board deadline.
+//! its inputs, the devices' events, the store's commits, an absolute
+//! `timerfd` ([`DeadlineTimer`]) armed for the earliest board deadline and
+//! a set of the wall clock ([`WallWatch`]), after which every board hears
+//! the new wall time at once (a scheduled start follows the wall clock).
 //!
 //! Promises: nothing here decides anything about a game (the board core
 //! does); no JSON is built and no reader is answered on this thread; per
@@ -22,7 +24,7 @@ use std::sync::{mpsc, Arc};
 
 use tokio::sync::mpsc as tokio_mpsc;
 
-use super::deadline::DeadlineTimer;
+use super::deadline::{DeadlineTimer, WallWatch};
 use super::store::{Commit, Job, StoreMsg};
 use super::time::TimeSource;
 use crate::control::Caller;
@@ -31,6 +33,7 @@ use crate::eboard::EboardEvent;
 use crate::engine::{Micros, MS};
 use chessclock_core::board::{
     Action, Board, BoardCommand, BoardInput, BoardSetup, DeviceInput, GameSpec, ReplyToken,
+    WALL_SLACK,
 };
 use chessclock_core::contract::BoardEvent;
 use chessclock_core::eboard::EboardCommand;
@@ -165,6 +168,9 @@ pub struct Timing {
     by_id: HashMap<String, usize>,
     /// The boards due in this tick (kept to reuse its allocation).
     came: Vec<(usize, Micros)>,
+    /// The wall clock less the monotonic one when last looked at: a change
+    /// beyond `WALL_SLACK` is a set of the wall clock.
+    wall_offset: Micros,
 }
 
 impl Timing {
@@ -189,7 +195,9 @@ impl Timing {
             due: BinaryHeap::with_capacity(boards.len()),
             by_id: HashMap::with_capacity(boards.len()),
             came: Vec::new(),
+            wall_offset: 0,
         };
+        timing.wall_offset = timing.time.wall_us() - timing.time.monotonic_us();
         let mut first = Vec::new();
         for (index, (board, actions)) in boards.into_iter().enumerate() {
             timing.push_board(board);
@@ -402,6 +410,25 @@ impl Timing {
         }
     }
 
+    /// When the wall clock was set (or slewed past `WALL_SLACK`) since the
+    /// last look, every board hears it at once (a `Tick`), so a start
+    /// scheduled on the wall clock follows it; else nothing: one reading of
+    /// the wall clock per wake-up.
+    fn follow_wall(&mut self, io: &TimingIo, now: Micros) {
+        let offset = self.time.wall_us().saturating_sub(now);
+        if offset.saturating_sub(self.wall_offset).saturating_abs() <= WALL_SLACK {
+            return;
+        }
+        tracing::info!(
+            moved_ms = offset.saturating_sub(self.wall_offset) / MS,
+            "the wall clock was set"
+        );
+        self.wall_offset = offset;
+        for index in 0..self.boards.len() {
+            self.handle(io, index, now, BoardInput::Tick);
+        }
+    }
+
     fn next_wake(&mut self) -> Option<Micros> {
         self.prune_due();
         self.due.peek().map(|&Reverse((due, _))| due)
@@ -437,9 +464,11 @@ impl Timing {
     /// handed to the devices.
     pub async fn run(mut self, mut io: TimingIo) {
         let mut timer = DeadlineTimer::on(&self.time);
+        let mut wall = WallWatch::on(&self.time);
         loop {
             self.heartbeat.fetch_add(1, Ordering::Relaxed);
             let now = self.time.monotonic_us();
+            self.follow_wall(&io, now);
             self.tick(&io, now);
             self.send_store_jobs();
             let deadline = self.next_wake();
@@ -488,6 +517,8 @@ impl Timing {
                     }
                     Some(TimingMsg::AddBoard(added)) => self.add_board(&mut io, *added),
                 },
+                // A set of the wall clock: `follow_wall` above sees it.
+                () = wall.set() => {}
                 _ = timer.expired() => {
                     if timed {
                         self.lateness.record(self.time.monotonic_us() - until);

@@ -414,6 +414,10 @@ impl Board {
             self.dirty = true;
         }
         eboard.lever = Some("presses");
+        let lever_serial = format!(
+            "dgt-clock:{}",
+            eboard.serial.as_deref().unwrap_or(&eboard.name)
+        );
         let t = self.t(at.min(now)).max(self.game.processed_to());
         let (input, stored) = if side == Side::Black
             && self.setup.start_on_black_press
@@ -423,8 +427,26 @@ impl Board {
         } else {
             (Input::Press(side), StoredEvent::Press { side })
         };
+        // The player's press, as a button unit's is: the device's origin
+        // (`dgt-clock:` and the e-board's serial, else its port) says so
+        // in the record, and no arbiter is named (issue 28 item 5).
+        let origin = DeviceOrigin {
+            serial: lever_serial,
+            boot_id: 0,
+            event: 0,
+            late_us: now.saturating_sub(at).max(0),
+        };
         tracing::info!(board = %self.setup.id, %side, "press from the DGT clock's lever");
-        let caused = self.input(now, wall, t, input, stored, Caller::DAEMON, None, None);
+        let caused = self.input(
+            now,
+            wall,
+            t,
+            input,
+            stored,
+            Caller::DAEMON,
+            Some(origin),
+            None,
+        );
         // A press the engine took has sent its confirmation already (see
         // `follower_hears`); one it did not take (a paused clock, the side
         // not running) still confirms, as a lever change always did.

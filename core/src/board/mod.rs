@@ -56,6 +56,8 @@ mod restore;
 mod tests;
 mod time;
 
+pub use time::WALL_SLACK;
+
 use chessclock_protocol::{Button, Hello, Leds};
 
 use crate::contract::{BoardEvent, Caller, ControlError, DeviceLink, Reply};

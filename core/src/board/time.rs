@@ -3,9 +3,37 @@
 
 use super::*;
 
+/// How far the wall clock may move against the monotonic one before a
+/// scheduled start is mapped again: more than the reading jitter of the
+/// two clocks (read one after the other), far less than a step that
+/// matters to a round's start.
+pub const WALL_SLACK: Micros = 20 * MS;
+
 impl Board {
+    /// A scheduled start follows the wall clock it was given in: when the
+    /// wall clock was stepped (or slewed by more than [`WALL_SLACK`]) since
+    /// the start's monotonic instant was worked out, the instant is worked
+    /// out again from `now` and `wall`; a start whose wall instant has
+    /// passed by the new reading is due at once, never before `now`.
+    pub(super) fn follow_wall(&mut self, now: Micros, wall: i64) {
+        let Some(scheduled) = self.scheduled.as_mut() else {
+            return;
+        };
+        let mapped = now.saturating_add(scheduled.start.unix_time_us.saturating_sub(wall));
+        let moved = mapped.saturating_sub(scheduled.start.at);
+        if moved.saturating_abs() <= WALL_SLACK {
+            return;
+        }
+        scheduled.start.at = mapped.max(now);
+        self.dirty = true;
+        tracing::info!(board = %self.setup.id, moved_ms = moved / MS,
+            unix_time_us = scheduled.start.unix_time_us,
+            "the wall clock moved: the scheduled start follows it");
+    }
+
     /// A scheduled start that came due; flags and periods that fell due.
     pub(super) fn process_due(&mut self, now: Micros, wall: i64) {
+        self.follow_wall(now, wall);
         if let Some(scheduled) = self.scheduled.clone() {
             if scheduled.start.at <= now {
                 self.scheduled = None;

@@ -41,7 +41,8 @@ impl Clock for SystemClock {
 }
 
 /// A clock that moves only when told: both readings start where given and
-/// advance together by [`ManualClock::advance_us`].
+/// advance together by [`ManualClock::advance_us`]; the wall reading alone
+/// is stepped by [`ManualClock::step_wall_us`].
 #[derive(Debug, Default)]
 pub struct ManualClock {
     monotonic: std::sync::atomic::AtomicI64,
@@ -63,6 +64,12 @@ impl ManualClock {
         let us = us.max(0);
         self.monotonic
             .fetch_add(us, std::sync::atomic::Ordering::SeqCst);
+        self.wall.fetch_add(us, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Steps the wall reading alone by `us`, forward or back, as a clock
+    /// set (`date -s`, an NTP step) does; the monotonic reading stays.
+    pub fn step_wall_us(&self, us: i64) {
         self.wall.fetch_add(us, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -453,3 +453,79 @@ fn a_repeated_hello_while_linked_resends_the_state_and_takes_the_next_press() {
         "view",
     ]);
 }
+
+/// Issue 28 item 5: a scheduled start kept its monotonic instant when the
+/// wall clock was stepped (a +10 s step made it start 10 s late by the
+/// host's clock). It follows the wall clock it was given in: a step
+/// forward brings it nearer, a step back puts it off, a step past it
+/// starts the game at once, never at an instant before the step was seen.
+#[test]
+fn a_scheduled_start_follows_the_wall_clock_when_it_is_stepped() {
+    // The wall clock read at monotonic `at_ms`, stepped by `step_ms`.
+    let stepped = |at_ms: i64, step_ms: i64| WALL0 + (at_ms + step_ms) * MS;
+    let start = |rig: &mut Rig| {
+        rig.command(
+            0,
+            BoardCommand::StartAt {
+                unix_time_us: wall(90_000),
+                forced: false,
+            },
+        );
+        rig.commit_all(0);
+    };
+
+    // +10 s at 30 s: the start is due at 80 s on the monotonic clock.
+    let mut rig = Rig::linked("900+10");
+    start(&mut rig);
+    rig.board
+        .handle(mono(30_000), stepped(30_000, 10_000), BoardInput::Tick);
+    assert_eq!(
+        rig.deadline_ms(),
+        Some(31_000.0),
+        "the countdown's next second"
+    );
+    let model = rig.board.model(mono(30_000));
+    assert_eq!(model.scheduled_start.map(|s| s.at), Some(mono(80_000)));
+    rig.board
+        .handle(mono(79_999), stepped(79_999, 10_000), BoardInput::Tick);
+    assert!(!rig.state(79_999).started, "not before the wall instant");
+    rig.board
+        .handle(mono(80_001), stepped(80_001, 10_000), BoardInput::Tick);
+    let state = rig.state(80_001);
+    assert!(state.started, "started when the wall clock reached 90 s");
+    assert_eq!(state.white.used, MS, "from 80 s on the monotonic clock");
+
+    // -10 s at 30 s: due at 100 s; at 90 s (80 s on the wall) nothing.
+    let mut rig = Rig::linked("900+10");
+    start(&mut rig);
+    rig.board
+        .handle(mono(30_000), stepped(30_000, -10_000), BoardInput::Tick);
+    rig.board
+        .handle(mono(90_004), stepped(90_004, -10_000), BoardInput::Tick);
+    assert!(!rig.state(90_004).started, "the wall clock says 80 s");
+    rig.board
+        .handle(mono(100_000), stepped(100_000, -10_000), BoardInput::Tick);
+    assert!(rig.state(100_000).started);
+    assert_eq!(rig.state(100_000).white.used, 0);
+
+    // +2 min at 30 s, past the start: it starts at 30 s, when seen.
+    let mut rig = Rig::linked("900+10");
+    start(&mut rig);
+    rig.board
+        .handle(mono(30_000), stepped(30_000, 120_000), BoardInput::Tick);
+    let state = rig.state(31_000);
+    assert!(state.started);
+    assert_eq!(state.white.used, SECOND, "from the step, not before it");
+
+    // Reading jitter within the slack moves nothing: the start stays exact.
+    let mut rig = Rig::linked("900+10");
+    start(&mut rig);
+    rig.board.handle(
+        mono(89_000),
+        stepped(89_000, 0) + WALL_SLACK,
+        BoardInput::Tick,
+    );
+    rig.board
+        .handle(mono(90_004), wall(90_004), BoardInput::Tick);
+    assert_eq!(rig.state(100_000).white.used, 10 * SECOND);
+}

@@ -309,3 +309,50 @@ fn an_ignored_lever_still_confirms_its_own_sides_move_only() {
     assert_eq!(state.black.moves, 1, "the ignored lever is no press");
     assert!(t.pgn().contains("2... d6"), "{}", t.pgn());
 }
+
+/// Issue 28 item 5: a press from the DGT clock's lever is the player's
+/// press, recorded with the device that made it; never "(pressed by the
+/// arbiter)" with the daemon as who.
+#[test]
+fn a_dgt_lever_press_is_recorded_as_the_players_press_not_the_arbiters() {
+    let mut t = Table::new(false);
+    t.play(1_000, "e4");
+    t.lever(2_000, Side::White);
+    let row = t
+        .rig
+        .history
+        .iter()
+        .rev()
+        .find(|row| matches!(row.event, StoredEvent::Press { side: Side::White }))
+        .expect("the lever's press is in the history")
+        .clone();
+    let text = crate::views::text::row_text(&row);
+    assert_eq!(text, "white completed move 1 in 2.000 s", "{text}");
+    assert!(!text.contains("arbiter"), "{text}");
+    assert_eq!((row.caller_uid, row.caller_name.as_deref()), (None, None));
+    let device = row.device.as_ref().expect("the lever is the row's device");
+    assert_eq!(device.serial, "dgt-clock:/dev/dgt");
+    let header = crate::views::GameHeader {
+        board: "b1".into(),
+        control: "60".into(),
+        settings: Settings::default(),
+        created_wall_us: 0,
+        caller_uid: None,
+        game: None,
+        control_prose: None,
+        tenths_below_ms: None,
+    };
+    let record = crate::views::RecordRow::new(&header, 0, &row);
+    assert_eq!(record.who, "device dgt-clock:/dev/dgt");
+    // The arbiter's undo takes back only the arbiter's own presses.
+    let token = t.rig.token();
+    t.input(
+        2_100,
+        BoardInput::Command {
+            token,
+            caller: Caller::uid(1000),
+            command: BoardCommand::UndoPress,
+        },
+    );
+    assert_eq!(t.rig.board.state(mono(2_100)).white.moves, 1, "not undone");
+}
