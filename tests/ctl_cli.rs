@@ -250,7 +250,7 @@ async fn tags_and_results_reach_the_daemon_and_bad_ones_do_not() {
             .to_owned();
         assert_eq!(
             command,
-            "SetResult { result: Some(Draw), termination: Some(Normal) }"
+            "SetResult { result: Some(Draw), termination: Some(Agreement) }"
         );
         s.ok(&["result", "b1", "*"]).await;
         // Refused before anything is sent: usage errors, exit status 2.

@@ -32,7 +32,9 @@ fn side_time_of(view: &StateView, side: &SideView) -> String {
 
 /// The board's state in a few words.
 pub fn state_text(view: &StateView) -> String {
-    let mut text = if !view.started {
+    let mut text = if let Some(over) = &view.over {
+        format!("over: {}", over.why)
+    } else if !view.started {
         if view.scheduled_start_ms.is_some() {
             "start scheduled".to_owned()
         } else {
@@ -498,6 +500,7 @@ pub(crate) mod tests {
             scheduled_start_forced: None,
             hourglass: false,
             state_health: None,
+            over: None,
             result: None,
         }
     }

@@ -132,6 +132,9 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
             "DISK FULL: saving into the reserve".to_owned(),
         );
     }
+    if let Some(over) = view.over.as_ref().filter(|o| o.result.is_some()) {
+        return (8, Tone::Normal, format!("OVER {}", over.why));
+    }
     if let Some(restart) = view.restart.as_ref().filter(|_| view.paused) {
         return (
             4,

@@ -23,7 +23,8 @@
 //!   running board; it starts with its stored game, paused, when the state
 //!   has one, else a new game of its control), and a board's `control` (a game not yet started takes
 //!   it at once, a game in progress keeps its control), `white-button`,
-//!   `start-on-black-press` and PGN tags (`[event]`, `[engine]` and the
+//!   `start-on-black-press`, `short-control` (it only silences a warning)
+//!   and PGN tags (`[event]`, `[engine]` and the
 //!   tags from the next game);
 //! * kept until a restart (logged at WARN): `daemon.state-dir`, `bus`,
 //!   `crash-safety`, `rt-priority`, `mlock`, `watch-dirs`, `[hall]`, a board's
@@ -123,7 +124,7 @@ const BOARD_DEVICE_KEYS: &[&str] = &["buttons", "displays", "eboard"];
 
 /// A board's keys the running daemon applies at once (its `control` and
 /// PGN tags are decided apart).
-const LIVE_BOARD_KEYS: &[&str] = &["white-button", "start-on-black-press"];
+const LIVE_BOARD_KEYS: &[&str] = &["white-button", "start-on-black-press", "short-control"];
 
 /// A board's PGN tags (a game's tags are set when it starts).
 const BOARD_TAG_KEYS: &[&str] = &["event", "site", "round", "white", "black"];

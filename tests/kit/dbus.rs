@@ -529,6 +529,7 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         scheduled_start_forced: scheduled.map(|(_, forced)| forced),
         hourglass: false,
         state_health: None,
+        over: None,
         result: None,
     }
 }

@@ -113,6 +113,19 @@ pub struct ResultView {
     pub termination: String,
 }
 
+/// A game that is over, and why ([`StateView::over`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverView {
+    /// `1-0`, `0-1`, `1/2-1/2`; `None` when a flag ended the game and the
+    /// arbiter has yet to say whether it is a loss or a draw (Art. 6.9).
+    pub result: Option<String>,
+    /// How it ended: `checkmate`, `resignation`, `time forfeit`, ...; for a
+    /// flag without a result, `time forfeit`.
+    pub termination: String,
+    /// For the arbiter: `0-1 (checkmate)`, `white's flag fell`.
+    pub why: String,
+}
+
 /// One flag fall, in the order they fell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlagFall {
@@ -209,9 +222,38 @@ impl BoardModel {
         self.clock.state(self.game_time(mono))
     }
 
+    /// Whether the game is over at `state`, and why: a result (on the
+    /// board, by a flag's verdict, by the arbiter), or a flag that fell in
+    /// the last stage of its side's control (no more time to come: the game
+    /// is lost or drawn, Art. 6.9, whatever the clock still shows).
+    pub fn over(&self, state: &ClockState) -> Option<OverView> {
+        if let Some(result) = &self.result {
+            return Some(OverView {
+                result: Some(result.result.clone()),
+                termination: result.termination.clone(),
+                why: format!("{} ({})", result.result, result.termination),
+            });
+        }
+        let controls = self.clock.control();
+        let side = state.flags.iter().copied().find(|&side| {
+            controls
+                .for_side(side)
+                .is_last_stage(state.side(side).stage)
+        })?;
+        Some(OverView {
+            result: None,
+            termination: "time forfeit".to_owned(),
+            why: format!("{side}'s flag fell"),
+        })
+    }
+
     /// The D-Bus properties' snapshot at monotonic instant `mono`.
     pub fn snapshot(&self, mono: Micros) -> BoardSnapshot {
-        let state = self.state(mono);
+        let mut state = self.state(mono);
+        if self.over(&state).is_some() {
+            // A game that is over has no clock running.
+            state.running = None;
+        }
         BoardSnapshot {
             board: self.board.clone(),
             control: self.control.clone(),
@@ -244,7 +286,12 @@ impl BoardModel {
     /// The State view at monotonic instant `mono`.
     pub fn state_view(&self, mono: Micros) -> StateView {
         let t = self.game_time(mono);
-        let state = self.clock.state(t);
+        let mut state = self.clock.state(t);
+        let over = self.over(&state);
+        if over.is_some() {
+            // A game that is over has no clock running.
+            state.running = None;
+        }
         let since_start = self.started_at.map(|start| t - start);
         let default_time = i64::try_from(self.default_time_ms)
             .unwrap_or(i64::MAX / MS)
@@ -322,6 +369,7 @@ impl BoardModel {
                 crate::timecontrol::TimeControl::Hourglass { .. }
             ),
             state_health: None,
+            over,
         }
     }
 }
@@ -445,6 +493,10 @@ pub struct StateView {
     /// state message add (the board core does not know it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_health: Option<crate::contract::StateHealth>,
+    /// The game is over, and why (`null` while it goes on); `running` is
+    /// then `null`.
+    #[serde(default)]
+    pub over: Option<OverView>,
 }
 
 impl StateView {

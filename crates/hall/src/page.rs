@@ -78,7 +78,7 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
         1
     } else if device_lost || !host_online || not_saving {
         2
-    } else if state["result"].is_object() {
+    } else if state["result"].is_object() || state["over"]["result"].is_string() {
         8
     } else if running.is_some() && snapshot["paused"] != true && left < LOW_TIME_MS {
         3
@@ -172,6 +172,7 @@ pub fn public_view(payload: &Value) -> Value {
         "snapshot": public_snapshot,
         "snapshot_wall_ms": payload["snapshot_wall_ms"],
         "state": {"result": payload["state"]["result"],
+                  "over": payload["state"]["over"],
                   "scheduled_start_unix_ms": payload["state"]["scheduled_start_unix_ms"]},
         "players": players(payload),
     })

@@ -536,3 +536,38 @@ fn a_start_at_an_instant_already_reached_starts_with_its_command() {
     assert!(view.started && view.scheduled_start_ms.is_none());
     assert_eq!(view.running, Some(Side::White));
 }
+
+/// Issue 28 item 5: a game that is over says so, with why, and no clock
+/// runs in it: after a flag in the last stage (the arbiter decides loss or
+/// draw, Art. 6.9), and after a result.
+#[test]
+fn a_game_that_is_over_says_why_and_runs_no_clock() {
+    use crate::eboard::{GameResult, Termination};
+    let mut rig = started("3");
+    rig.run_deadlines(4_000);
+    let view = rig.board.model(mono(4_000)).state_view(mono(4_000));
+    assert_eq!(view.flags, [Side::White]);
+    assert_eq!(view.running, None, "the flag ended the game");
+    let over = view.over.expect("over");
+    assert_eq!(
+        (over.result, over.why.as_str()),
+        (None, "white's flag fell")
+    );
+    let snapshot = rig.board.model(mono(4_000)).snapshot(mono(4_000));
+    assert_eq!(snapshot.running, None);
+
+    let mut rig = started("300");
+    rig.command(
+        5_000,
+        BoardCommand::SetResult {
+            result: Some(GameResult::BlackWins),
+            termination: Some(Termination::Resignation),
+        },
+    );
+    rig.commit_all(5_000);
+    let view = rig.board.model(mono(5_000)).state_view(mono(5_000));
+    let over = view.over.expect("over");
+    assert_eq!(over.result.as_deref(), Some("0-1"));
+    assert_eq!(over.why, "0-1 (resignation)");
+    assert_eq!(view.running, None);
+}

@@ -29,7 +29,7 @@ function timeOfDay(ms) {
 }
 function over(p) {
   const s = p.snapshot || {};
-  return !!((p.state && p.state.result) || (s.flags && s.flags.length));
+  return !!((p.state && (p.state.result || p.state.over)) || (s.flags && s.flags.length));
 }
 function remaining(p, side) {
   const s = p.snapshot || {};
@@ -69,7 +69,7 @@ function urgency(p) {
   if (s.arbiter_called) rank = 0;
   else if (s.flags && s.flags.length) rank = 1;
   else if (devicesLost(p) || !online(p) || savingTrouble(p)) rank = 2;
-  else if (st.result) rank = 8;
+  else if (st.result || (st.over && st.over.result)) rank = 8;
   else if (s.running && !s.paused && left < LOW_TIME_MS) rank = 3;
   else if (s.paused) rank = 4;
   else if (!s.started && (st.scheduled_start_unix_ms || st.scheduled_start_ms !== null && st.scheduled_start_ms !== undefined)) rank = 5;
@@ -124,13 +124,13 @@ function fill(id) {
   const isOnline = online(p);
   const classes = [];
   if (s.started && s.running && !s.paused && !over(p)) classes.push("running");
-  if (s.paused) classes.push("paused");
+  if (s.paused && !st.over) classes.push("paused");
   if (!s.started) classes.push("not-started");
   if (flags.length) classes.push("flag");
   if (arbiters && s.arbiter_called) classes.push("arbiter-call");
   if (arbiters && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
   if (arbiters && !isOnline) classes.push("offline");
-  if (st.result) classes.push("finished");
+  if (st.result || st.over) classes.push("finished");
   const [rank] = urgency(p);
   if (rank === 3) classes.push("low-time");
   const startAt = st.scheduled_start_unix_ms;
@@ -165,7 +165,7 @@ function fill(id) {
   set(cells.start, !s.started && startAt
     ? (startAt > Date.now() ? "in " + clock(startAt - Date.now()) : "due") + " (" + timeOfDay(startAt) + ")"
     : "");
-  set(cells.result, st.result ? st.result.result + (st.result.termination && st.result.termination !== "normal" ? " (" + st.result.termination + ")" : "") : "");
+  set(cells.result, st.result ? st.result.result + (st.result.termination && st.result.termination !== "normal" ? " (" + st.result.termination + ")" : "") : st.over ? "over: " + st.over.why : "");
   if (cells.devices) {
     const devices = (s.devices || []).map(d => d.role + (d.connected ? " ok" : " LOST"));
     if (st.eboard) devices.push("eboard" + (st.eboard.connected ? " ok" : " LOST"));
