@@ -130,7 +130,7 @@ function fill(id) {
   if (arbiters && s.arbiter_called) classes.push("arbiter-call");
   if (arbiters && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
   if (arbiters && !isOnline) classes.push("offline");
-  if (st.result || st.over) classes.push("finished");
+  if (st.result || (st.over && st.over.result)) classes.push("finished");
   const [rank] = urgency(p);
   if (rank === 3) classes.push("low-time");
   const startAt = st.scheduled_start_unix_ms;
