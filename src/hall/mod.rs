@@ -35,7 +35,10 @@
 //!   command gets an error reply. A request id seen again on the same board
 //!   (QoS 1 may deliver twice) gets the first reply again and is not carried
 //!   out again (the latest 256 are remembered); a retained command is never
-//!   carried out (it would be again at every reconnection). Who may
+//!   carried out (it would be again at every reconnection); a command whose
+//!   `deadline_ms` has passed by this daemon's wall clock when its turn
+//!   comes is refused (`expired`, logged with how late it was) and not
+//!   carried out. Who may
 //!   command is the broker's to decide (its password file and ACL, made by
 //!   `scripts/hall-credentials`): the daemon takes what its command topics
 //!   carry;
@@ -55,8 +58,8 @@ use crate::control::{BoardEvent, BoardSnapshot, Caller, Command, ControlHandle, 
 use crate::runtime::time::TimeSource;
 
 use chessclock_hall_proto::message::{
-    self, parse_command, ClockMapping, EventPayload, HostEvent, HostEventPayload, ReplyPayload,
-    StatePayload, Topics, SCHEMA,
+    self, parse_request, ClockMapping, EventPayload, HostEvent, HostEventPayload, ParsedCommand,
+    ReplyPayload, StatePayload, Topics, SCHEMA,
 };
 
 /// Requests the MQTT client may hold before `try_publish` says it is full.
@@ -126,6 +129,7 @@ impl Hall {
             topics.clone(),
             commands_rx,
             replies_tx,
+            time.clone(),
         ));
         let (stop, stop_rx) = oneshot::channel();
         let events = handle.events.subscribe();
@@ -234,22 +238,45 @@ async fn run_commands(
     topics: Topics,
     mut commands: mpsc::Receiver<(String, Vec<u8>)>,
     replies: mpsc::UnboundedSender<Message>,
+    time: TimeSource,
 ) {
     // The latest replies by (board, request id): QoS 1 may deliver a
     // command twice, and a press must not be made twice.
     let mut answered: VecDeque<((String, String), ReplyPayload)> = VecDeque::new();
     while let Some((board, payload)) = commands.recv().await {
-        let reply = match parse_command(&payload) {
-            Ok((id, caller, command)) => {
-                let key = (board.clone(), id.clone());
+        let reply = match parse_request(&payload) {
+            Ok(parsed) => {
+                let key = (board.clone(), parsed.id.clone());
+                // Read when the command's turn comes, not when it arrived:
+                // one that waited past its deadline in the queue is late too.
+                let now_ms = time.wall_us().div_euclid(1000);
                 if let Some((_, reply)) = answered.iter().find(|(seen, _)| *seen == key) {
                     tracing::info!(
                         board,
-                        id,
+                        id = parsed.id,
                         "hall: a command seen again; answered again, not carried out"
                     );
                     reply.clone()
+                } else if let Some(reply) = parsed.expired(now_ms) {
+                    // Whoever sent it has stopped waiting (the hub answered
+                    // its page already): carried out now it would act behind
+                    // the arbiter's back.
+                    tracing::warn!(
+                        board,
+                        arbiter = parsed.caller.name.as_deref().unwrap_or(""),
+                        id = parsed.id,
+                        command = ?parsed.command,
+                        late_ms = now_ms - parsed.deadline_ms.unwrap_or(now_ms),
+                        "hall: a command past its deadline; refused (expired), not carried out"
+                    );
+                    reply
                 } else {
+                    let ParsedCommand {
+                        id,
+                        caller,
+                        command,
+                        ..
+                    } = parsed;
                     tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
                         command = ?command, "hall: command");
                     let answer = handle.call(&board, command, caller).await;

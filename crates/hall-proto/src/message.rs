@@ -178,8 +178,48 @@ pub struct CommandRequest {
     pub id: String,
     /// Recorded in the history as the caller's name.
     pub arbiter: String,
+    /// The last wall instant (ms since the Unix epoch) at which the command
+    /// may still be carried out; later it is refused (`expired`) and
+    /// nothing changes. Absent: no deadline. The hub sets it to when it
+    /// stops waiting for the reply, so a command it answered as failed never
+    /// runs later.
+    #[serde(default)]
+    pub deadline_ms: Option<i64>,
     #[serde(flatten)]
     pub command: HallCommand,
+}
+
+/// A command payload read and checked ([`parse_request`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedCommand {
+    /// The request id, echoed in the reply.
+    pub id: String,
+    /// Who asks (the arbiter's name).
+    pub caller: Caller,
+    /// The runtime's command.
+    pub command: Command,
+    /// [`CommandRequest::deadline_ms`].
+    pub deadline_ms: Option<i64>,
+}
+
+impl ParsedCommand {
+    /// The `expired` reply if the command's deadline has passed at wall
+    /// instant `now_ms` (a command is carried out up to its deadline
+    /// inclusive), else `None`.
+    pub fn expired(&self, now_ms: i64) -> Option<ReplyPayload> {
+        let deadline = self.deadline_ms?;
+        (now_ms > deadline).then(|| {
+            ReplyPayload::error(
+                Some(self.id.clone()),
+                "expired",
+                format!(
+                    "the command's deadline passed {} ms ago (deadline_ms {deadline}): \
+                     not carried out",
+                    now_ms - deadline
+                ),
+            )
+        })
+    }
 }
 
 /// The commands the hall may give, under `command` (kebab-case), with
@@ -244,7 +284,8 @@ pub struct ReplyPayload {
 
 /// Why a command failed: `kind` is the D-Bus error's name in kebab-case
 /// (`invalid-argument`, `invalid-state`, `unknown-board`, `malformed`,
-/// `busy`, `internal`, ...).
+/// `busy`, `internal`, ...), or `expired` (the command's `deadline_ms`
+/// had passed: not carried out).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReplyError {
     pub kind: String,
@@ -310,6 +351,13 @@ impl ReplyPayload {
 /// A command payload read and checked: the request id, who asks and the
 /// runtime's command; or the error reply to send.
 pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyPayload> {
+    parse_request(payload).map(|parsed| (parsed.id, parsed.caller, parsed.command))
+}
+
+/// A command payload read and checked, with its deadline; or the error
+/// reply to send. The deadline is not checked here: see
+/// [`ParsedCommand::expired`].
+pub fn parse_request(payload: &[u8]) -> Result<ParsedCommand, ReplyPayload> {
     let value: serde_json::Value = serde_json::from_slice(payload).map_err(|error| {
         ReplyPayload::error(
             None,
@@ -376,8 +424,14 @@ pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyP
         uid: None,
         name: Some(arbiter.to_owned()),
     };
+    let deadline_ms = request.deadline_ms;
     match to_command(request.command) {
-        Ok(command) => Ok((id, caller, command)),
+        Ok(command) => Ok(ParsedCommand {
+            id,
+            caller,
+            command,
+            deadline_ms,
+        }),
         Err(message) => Err(ReplyPayload::error(Some(id), "invalid-argument", message)),
     }
 }
@@ -468,6 +522,39 @@ mod tests {
 
     fn error_of(payload: &str) -> ReplyPayload {
         parse_command(payload.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn a_deadline_is_read_and_refuses_only_after_it() {
+        let parsed = parse_request(
+            br#"{"id":"r9","arbiter":"A","command":"pause","deadline_ms":1796061605000}"#,
+        )
+        .unwrap();
+        assert_eq!(parsed.deadline_ms, Some(1_796_061_605_000));
+        assert_eq!(parsed.command, Command::Pause);
+        assert!(
+            parsed.expired(1_796_061_605_000).is_none(),
+            "at the deadline"
+        );
+        let reply = parsed.expired(1_796_061_605_250).unwrap();
+        assert_eq!(reply.id.as_deref(), Some("r9"));
+        assert!(!reply.ok);
+        let error = reply.error.unwrap();
+        assert_eq!(error.kind, "expired");
+        assert!(error.message.contains("250 ms ago"), "{}", error.message);
+        // Absent or null: no deadline, never expired.
+        for payload in [
+            r#"{"id":"r1","arbiter":"A","command":"pause"}"#,
+            r#"{"id":"r1","arbiter":"A","command":"pause","deadline_ms":null}"#,
+        ] {
+            let parsed = parse_request(payload.as_bytes()).unwrap();
+            assert_eq!(parsed.deadline_ms, None, "{payload}");
+            assert!(parsed.expired(i64::MAX).is_none(), "{payload}");
+        }
+        // Not a number: malformed, under its id.
+        let reply = error_of(r#"{"id":"r3","arbiter":"A","command":"pause","deadline_ms":"soon"}"#);
+        assert_eq!(reply.id.as_deref(), Some("r3"));
+        assert_eq!(reply.error.unwrap().kind, "malformed");
     }
 
     #[test]

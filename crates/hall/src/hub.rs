@@ -20,9 +20,14 @@
 //! kept as it came, and shown as far as it can be); it subscribes again on
 //! every ConnAck; a command reaches the broker only from a logged-in
 //! arbiter's session with its CSRF token, named with the arbiter and a
-//! fresh id, and its reply (or its absence) is what the page is told.
+//! fresh id, and its reply (or its absence) is what the page is told; a
+//! command is published only while the hub is connected to the broker
+//! (else 503 at once) and carries a deadline before the hub's answer, so
+//! one the page was told failed is never carried out later
+//! ([`Hub::command`]).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -59,6 +64,9 @@ pub struct Hub {
     pub(crate) access: Option<Access>,
     /// The broker connection, once `follow` runs.
     mqtt: Mutex<Option<AsyncClient>>,
+    /// Connected to the broker: from a ConnAck to the next error of the
+    /// connection. Commands are published only while it holds.
+    connected: AtomicBool,
     /// Where the hub reads the time (the system's, or a test's).
     clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
@@ -86,6 +94,7 @@ impl Hub {
             desk: Desk::default(),
             access,
             mqtt: Mutex::new(None),
+            connected: AtomicBool::new(false),
             clock,
             pending: Mutex::new(HashMap::new()),
         })
@@ -213,8 +222,23 @@ impl Hub {
         hosts.chain(boards).collect()
     }
 
+    /// Whether the hub is connected to the broker (from its ConnAck to the
+    /// next error of the connection).
+    pub fn connected(&self) -> bool {
+        self.connected.load(Ordering::SeqCst)
+    }
+
     /// Publishes `request` (a command payload with its `id`) on `board`'s
     /// command topic (QoS 1) and waits up to `wait` for the daemon's reply.
+    ///
+    /// Never carried out after its answer: while the hub is not connected
+    /// to the broker nothing is published ([`CommandOutcome::NoBroker`] at
+    /// once); a command published goes with `deadline_ms` =
+    /// now + `wait` - [`DEADLINE_MARGIN`], after which a daemon refuses it
+    /// (`expired`). That covers what the MQTT client still holds when the
+    /// link breaks under it: its request channel outlives an outage (the
+    /// client sends it at the next connection, however late), and the
+    /// client cannot take a request back.
     pub async fn command(&self, board: &str, request: Value, wait: Duration) -> CommandOutcome {
         let Some(id) = request["id"].as_str().map(str::to_owned) else {
             return CommandOutcome::NoBroker("the request has no id".into());
@@ -224,20 +248,23 @@ impl Hub {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
-        let Some(client) = client else {
+        let Some(client) = client.filter(|_| self.connected()) else {
             return CommandOutcome::NoBroker("the hub is not connected to the broker".into());
         };
+        let mut request = request;
+        let deadline_ms = command_deadline(self.now_ms(), wait);
+        request["deadline_ms"] = json!(deadline_ms);
         let (tell, told) = oneshot::channel();
         self.pending().insert(id.clone(), tell);
         let topic = format!("chessclock/{}/board/{board}/command", self.hall);
-        let sent = client
-            .publish(
-                topic,
-                QoS::AtLeastOnce,
-                false,
-                request.to_string().into_bytes(),
-            )
-            .await;
+        // `try_publish`: a client whose queue is full (a link that stalls)
+        // refuses at once rather than holding the request for later.
+        let sent = client.try_publish(
+            topic,
+            QoS::AtLeastOnce,
+            false,
+            request.to_string().into_bytes(),
+        );
         let outcome = match sent {
             Err(error) => CommandOutcome::NoBroker(format!("cannot send the command: {error}")),
             Ok(()) => match tokio::time::timeout(wait, told).await {
@@ -250,6 +277,19 @@ impl Hub {
     }
 }
 
+/// How long before the hub stops waiting for a reply a command's deadline
+/// falls: room for the reply's way back and for the hub's and the Pis'
+/// clocks to disagree a little (NTP keeps them within milliseconds).
+pub const DEADLINE_MARGIN: Duration = Duration::from_secs(1);
+
+/// The `deadline_ms` of a command sent at wall instant `now_ms` whose reply
+/// is waited for `wait`: [`DEADLINE_MARGIN`] before the wait ends (at the
+/// send for a wait shorter than the margin).
+pub fn command_deadline(now_ms: i64, wait: Duration) -> i64 {
+    let before = wait.saturating_sub(DEADLINE_MARGIN);
+    now_ms.saturating_add(i64::try_from(before.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// What became of a command sent to a board.
 #[derive(Debug)]
 pub enum CommandOutcome {
@@ -258,7 +298,8 @@ pub enum CommandOutcome {
     /// No reply in time (the board's host is away, or the broker refused
     /// the command).
     NoReply,
-    /// Not sent.
+    /// Not sent (not connected to the broker, or the client's queue is
+    /// full).
     NoBroker(String),
 }
 
@@ -285,12 +326,16 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                         tracing::error!(%error, filter, "hub: cannot subscribe");
                     }
                 }
+                // After the subscriptions: a command's reply cannot come
+                // before the hub listens for it.
+                hub.connected.store(true, Ordering::SeqCst);
             }
             Ok(Event::Incoming(Incoming::Publish(publish))) => {
                 hub.take(&publish.topic, &publish.payload)
             }
             Ok(_) => {}
             Err(error) => {
+                hub.connected.store(false, Ordering::SeqCst);
                 tracing::warn!(%error, "hub: the broker is away");
                 tokio::time::sleep(retry).await;
                 retry = (retry * 2).min(Duration::from_secs(4));
@@ -367,6 +412,35 @@ mod tests {
         assert_eq!(known.received["b1"], T0_MS);
         assert_eq!(known.seen["pi"], T0_MS + 2_500);
         assert_eq!(hub.now_ms(), T0_MS + 2_500);
+    }
+
+    #[test]
+    fn a_command_s_deadline_falls_before_the_hub_stops_waiting() {
+        let now = 1_796_061_600_000;
+        assert_eq!(command_deadline(now, Duration::from_secs(5)), now + 4_000);
+        assert_eq!(command_deadline(now, Duration::from_millis(300)), now);
+    }
+
+    /// Not connected (no broker yet): refused at once, nothing waits.
+    #[tokio::test]
+    async fn without_the_broker_a_command_is_refused_at_once() {
+        let hub = Hub::new("open");
+        let (client, _eventloop) = AsyncClient::new(MqttOptions::new("t", "127.0.0.1", 1), 4);
+        *hub.mqtt.lock().unwrap() = Some(client);
+        let asked = std::time::Instant::now();
+        let outcome = hub
+            .command(
+                "b1",
+                json!({"id": "hub-1", "arbiter": "ann", "command": "pause"}),
+                Duration::from_secs(5),
+            )
+            .await;
+        assert!(
+            matches!(&outcome, CommandOutcome::NoBroker(why) if why.contains("not connected")),
+            "{outcome:?}"
+        );
+        assert!(asked.elapsed() < Duration::from_secs(1));
+        assert!(hub.pending().is_empty());
     }
 
     #[test]

@@ -221,6 +221,11 @@ impl Broker {
         }
     }
 
+    /// mosquitto's process id while it runs (to freeze it with SIGSTOP).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
