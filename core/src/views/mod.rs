@@ -227,8 +227,9 @@ impl BoardModel {
 
     /// Whether the game is over at `state`, and why: a result (on the
     /// board, by a flag's verdict, by the arbiter), or a flag that fell in
-    /// the last stage of its side's control (no more time to come: the game
-    /// is lost or drawn, Art. 6.9, whatever the clock still shows).
+    /// the last stage of its side's control with that side's clock the one
+    /// stopped at zero (no more time to come: the game is lost or drawn,
+    /// Art. 6.9).
     pub fn over(&self, state: &ClockState) -> Option<OverView> {
         if let Some(result) = &self.result {
             return Some(OverView {
@@ -237,11 +238,16 @@ impl BoardModel {
                 why: format!("{} ({})", result.result, result.termination),
             });
         }
+        // A flag in the last stage while that side's clock is the one at
+        // zero (no clock left to run). A press that went through at the
+        // flag's instant set the other clock running: the displays count
+        // it, so the state must too, and the arbiter decides.
         let controls = self.clock.control();
         let side = state.flags.iter().copied().find(|&side| {
             controls
                 .for_side(side)
                 .is_last_stage(state.side(side).stage)
+                && state.running.is_none_or(|running| running == side)
         })?;
         Some(OverView {
             result: None,
