@@ -10,7 +10,9 @@
 //!   hub's own link to the broker, [`Link`]),
 //!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
 //!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
-//!   `{"type": "host", "host", "status", "online", "last_seen_ms"}`; the
+//!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
+//!   for each board of that host, `{"type": "board-host", "board",
+//!   "status", "last_seen_ms"}` (the host unnamed, for spectators); the
 //!   link, every known host and board first, then changes, and a
 //!   `{"type": "heartbeat"}` whenever nothing else went for
 //!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
