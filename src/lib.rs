@@ -13,6 +13,7 @@
 //! * [`devices`]: the serial ports and the device links;
 //! * [`eboard`]: DGT boards on serial ports, the PGN files;
 //! * [`runtime`]: the timing thread, the store thread, the control loop;
+//! * [`radios`]: the host's radios as the kernel reports them;
 //! * [`dbus`]: the D-Bus API; [`hall`]: the daemon on the event's MQTT
 //!   broker; [`notify`]: systemd's readiness and watchdog;
 //! * [`daemon`]: all of it wired, until shutdown;
@@ -35,6 +36,7 @@ pub mod lateness;
 pub mod manpages;
 pub mod notify;
 pub mod platform;
+pub mod radios;
 pub mod replay;
 pub mod runtime;
 
