@@ -237,6 +237,7 @@ function showSession() {
   $("logged-in").hidden = !logged;
   set($("whoami"), session.user || "");
   if (!logged) $("correction").hidden = true;
+  connect();
 }
 async function refreshSession() {
   try {
@@ -328,22 +329,40 @@ if (sort) {
 }
 if (arbiters) setupArbiters();
 
-const source = new EventSource(arbiters ? "events" : "public/events");
-source.onopen = () => {
-  // Everything comes again on each connection: forget what may be gone.
-  for (const id of Object.keys(boards)) delete boards[id];
-  for (const h of Object.keys(hosts)) delete hosts[h];
-  set($("status"), "live");
-  if (arbiters) refreshSession();
-};
-source.onerror = () => { set($("status"), "reconnecting..."); };
-source.onmessage = (e) => {
-  const m = JSON.parse(e.data);
-  if (m.type === "state") {
-    if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
-    else delete boards[m.board];
-  }
-  if (m.type === "host") hosts[m.host] = {online: m.online, last_seen_ms: m.last_seen_ms};
-  render();
-};
+// Live data (/events) is for logged-in arbiters and hall screens (a token
+// in the page's address, /?token=...); before a login the arbiters' page
+// shows the spectators' view. A refused stream (401, 503) is closed for
+// good by the browser: ask the session again and reconnect.
+const token = arbiters ? new URLSearchParams(location.search).get("token") : null;
+let source = null, sourceUrl = null;
+function connect() {
+  const url = arbiters && (token || session.user)
+    ? "events" + (token ? "?token=" + encodeURIComponent(token) : "") : "public/events";
+  if (source && source.readyState !== EventSource.CLOSED && url === sourceUrl) return;
+  if (source) source.close();
+  sourceUrl = url;
+  source = new EventSource(url);
+  source.onopen = () => {
+    // Everything comes again on each connection: forget what may be gone.
+    for (const id of Object.keys(boards)) delete boards[id];
+    for (const h of Object.keys(hosts)) delete hosts[h];
+    set($("status"), "live");
+    if (arbiters) refreshSession();
+  };
+  source.onerror = () => {
+    set($("status"), "reconnecting...");
+    if (source.readyState === EventSource.CLOSED)
+      setTimeout(() => { if (arbiters) refreshSession().then(connect); else connect(); }, 2000);
+  };
+  source.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.type === "state") {
+      if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
+      else delete boards[m.board];
+    }
+    if (m.type === "host") hosts[m.host] = {online: m.online, last_seen_ms: m.last_seen_ms};
+    render();
+  };
+}
+connect();
 setInterval(render, 200);
