@@ -12,8 +12,10 @@
 //!   [`Limits::idle_timeout`] is closed;
 //! * a new connection over the cap sheds, in this order, the connection
 //!   idle longest (no request, no stream: a slow or silent client costs
-//!   the least to drop), else the oldest spectators' stream; with neither
-//!   it gets a quick `503` and is closed, never a hang;
+//!   the least to drop), else the oldest spectators' stream, and is
+//!   served once that one's socket is closed (a shed connection counts
+//!   until then: the files in use stay under the cap); with neither it
+//!   gets a quick `503` and is closed, never a hang;
 //! * spectators' streams (`/public/events`) take at most
 //!   [`Limits::max_public_streams`]: the rest of the cap
 //!   ([`Limits::arbiter_reserve`]) stays for the arbiters' streams and
@@ -49,6 +51,8 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 const REFUSERS: usize = 16;
 /// How long a refusal may take to write.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+/// The longest wait for a shed connection's socket to close.
+const SHED_WAIT: Duration = Duration::from_millis(200);
 /// After a failed accept (out of files): the pause before the next.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 /// The shortest time between two warnings about shedding.
@@ -176,6 +180,9 @@ struct Counts {
 
 struct Inner {
     conns: HashMap<u64, Entry>,
+    /// Shed connections whose tasks have not yet closed their sockets:
+    /// they still hold a file, and count against the cap.
+    closing: usize,
     next: u64,
     counts: Counts,
     warned: Option<Instant>,
@@ -185,6 +192,19 @@ struct Inner {
 pub struct Table {
     limits: Limits,
     inner: Mutex<Inner>,
+    /// A shed connection's socket is closed.
+    closed: Notify,
+}
+
+/// What [`Table::admit`] decides.
+#[derive(Debug)]
+pub enum Admission {
+    Admitted(Ticket),
+    /// A connection was shed to make room: wait for its socket to close
+    /// ([`Table::wait_closed`]) and ask again.
+    Wait,
+    /// No room and nothing to shed: refuse (`503`).
+    Refused,
 }
 
 /// A spectators' stream or an arbiter's (or a hall screen's).
@@ -200,10 +220,12 @@ impl Table {
             limits,
             inner: Mutex::new(Inner {
                 conns: HashMap::new(),
+                closing: 0,
                 next: 0,
                 counts: Counts::default(),
                 warned: None,
             }),
+            closed: Notify::new(),
         })
     }
 
@@ -223,14 +245,19 @@ impl Table {
         self.lock().conns.len()
     }
 
-    /// Takes a new connection, shedding another if the table is full
-    /// (see the module's promises); `None`: no room, refuse it.
-    pub fn admit(self: &Arc<Table>, now: Instant) -> Option<Ticket> {
+    /// Takes a new connection if there is room, counting the shed ones
+    /// still closing; else sheds one (see the module's promises) and says
+    /// to wait for it, or says to refuse.
+    pub fn admit(self: &Arc<Table>, now: Instant) -> Admission {
         let mut inner = self.lock();
-        if inner.conns.len() >= self.limits.max_connections && !shed_one(&mut inner, now) {
+        if inner.conns.len() + inner.closing >= self.limits.max_connections {
+            if inner.closing > 0 || shed_one(&mut inner) {
+                self.warn(&mut inner, now);
+                return Admission::Wait;
+            }
             inner.counts.refused += 1;
             self.warn(&mut inner, now);
-            return None;
+            return Admission::Refused;
         }
         let id = inner.next;
         inner.next += 1;
@@ -248,11 +275,16 @@ impl Table {
                 heard: None,
             },
         );
-        Some(Ticket {
+        Admission::Admitted(Ticket {
             table: self.clone(),
             id,
             signals,
         })
+    }
+
+    /// Until a shed connection's socket is closed (or `limit` passed).
+    pub async fn wait_closed(&self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, self.closed.notified()).await;
     }
 
     /// Sheds the connection idle longest (out of files: one is needed).
@@ -288,7 +320,7 @@ impl Table {
 }
 
 /// Drops the connection idle longest, else the oldest spectators' stream.
-fn shed_one(inner: &mut Inner, _now: Instant) -> bool {
+fn shed_one(inner: &mut Inner) -> bool {
     if shed_one_idle(inner) {
         return true;
     }
@@ -301,6 +333,7 @@ fn shed_one(inner: &mut Inner, _now: Instant) -> bool {
     match victim.and_then(|id| inner.conns.remove(&id)) {
         Some(entry) => {
             inner.counts.shed_streams += 1;
+            inner.closing += 1;
             entry.signals.close.notify_one();
             true
         }
@@ -318,6 +351,7 @@ fn shed_one_idle(inner: &mut Inner) -> bool {
     match victim.and_then(|id| inner.conns.remove(&id)) {
         Some(entry) => {
             inner.counts.shed_idle += 1;
+            inner.closing += 1;
             entry.signals.close.notify_one();
             true
         }
@@ -416,8 +450,15 @@ impl Ticket {
         })
     }
 
-    fn remove(&self) {
-        self.table.lock().conns.remove(&self.id);
+    /// The connection's socket is closed: its place is free (a shed
+    /// one's, counted as closing until now, too).
+    fn closed(&self) {
+        let mut inner = self.table.lock();
+        if inner.conns.remove(&self.id).is_none() {
+            inner.closing = inner.closing.saturating_sub(1);
+            drop(inner);
+            self.table.closed.notify_one();
+        }
     }
 }
 
@@ -532,7 +573,16 @@ pub async fn serve(
                 continue;
             }
         };
-        match table.admit(Instant::now()) {
+        // Waiting for a shed socket to close keeps the files in use under
+        // the cap: meanwhile new clients wait in the listen queue.
+        let admitted = loop {
+            match table.admit(Instant::now()) {
+                Admission::Admitted(ticket) => break Some(ticket),
+                Admission::Wait => table.wait_closed(SHED_WAIT).await,
+                Admission::Refused => break None,
+            }
+        };
+        match admitted {
             Some(ticket) => {
                 connections.spawn(connection(ticket, stream, peer, router.clone()));
             }
@@ -586,8 +636,7 @@ async fn connection(ticket: Ticket, stream: TcpStream, peer: SocketAddr, router:
     builder
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(None);
-    let serving = builder.serve_connection(io, service);
-    tokio::pin!(serving);
+    let mut serving = Box::pin(builder.serve_connection(io, service));
     loop {
         let deadline = ticket.deadline();
         tokio::select! {
@@ -605,7 +654,9 @@ async fn connection(ticket: Ticket, stream: TcpStream, peer: SocketAddr, router:
             break;
         }
     }
-    ticket.remove();
+    // The socket closes with the connection; then its place is free.
+    drop(serving);
+    ticket.closed();
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -642,41 +693,63 @@ mod tests {
         assert!(Limits::for_nofile(70, None, HEADER_TIMEOUT, IDLE_TIMEOUT).is_err());
     }
 
+    fn admitted(table: &Arc<Table>, at: Instant) -> Ticket {
+        match table.admit(at) {
+            Admission::Admitted(ticket) => ticket,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Over the cap: `victim` is shed, and the newcomer waits until its
+    /// socket is closed.
+    fn admitted_after_shedding(table: &Arc<Table>, at: Instant, victim: &Ticket) -> Ticket {
+        assert!(matches!(table.admit(at), Admission::Wait));
+        assert!(victim.gone());
+        // Still closing: still counted.
+        assert!(matches!(table.admit(at), Admission::Wait));
+        victim.closed();
+        admitted(table, at)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn over_the_cap_the_idle_go_first_then_spectators_streams_then_refusal() {
         let table = Table::new(limits(4));
         let t0 = Instant::now();
-        let a = table.admit(t0).unwrap();
-        let b = table.admit(t0 + Duration::from_secs(1)).unwrap();
-        let c = table.admit(t0 + Duration::from_secs(2)).unwrap();
-        let d = table.admit(t0 + Duration::from_secs(3)).unwrap();
+        let a = admitted(&table, t0);
+        let b = admitted(&table, t0 + Duration::from_secs(1));
+        let c = admitted(&table, t0 + Duration::from_secs(2));
+        let d = admitted(&table, t0 + Duration::from_secs(3));
         // a streams for spectators, c for an arbiter; b, d are busy.
         let _a_stream = a.stream(StreamKind::Public).unwrap();
         let _c_stream = c.stream(StreamKind::Arbiters).unwrap();
         let b_busy = b.begin();
         let _d_busy = d.begin();
         // Full, none idle: the spectators' stream goes.
-        let e = table.admit(t0 + Duration::from_secs(4)).unwrap();
-        assert!(a.gone() && !c.gone());
+        let e = admitted_after_shedding(&table, t0 + Duration::from_secs(4), &a);
+        assert!(!c.gone());
         assert_eq!(table.open(), 4);
         // b answers: it is idle, shed before anyone.
         drop(b_busy);
         let _e_busy = e.begin();
-        let f = table.admit(t0 + Duration::from_secs(5)).unwrap();
-        assert!(b.gone());
+        let f = admitted_after_shedding(&table, t0 + Duration::from_secs(5), &b);
         // c (an arbiter's stream), d, e busy, f idle: f goes for g...
-        let g = table.admit(t0 + Duration::from_secs(6)).unwrap();
-        assert!(f.gone());
+        let g = admitted_after_shedding(&table, t0 + Duration::from_secs(6), &f);
         let _g_busy = g.begin();
         // ...and then nothing can go: refused.
-        assert!(table.admit(t0 + Duration::from_secs(7)).is_none());
+        assert!(matches!(
+            table.admit(t0 + Duration::from_secs(7)),
+            Admission::Refused
+        ));
         assert!(!c.gone() && !d.gone());
+        // A connection that ends frees its place at once.
+        d.closed();
+        admitted(&table, t0 + Duration::from_secs(8));
     }
 
     #[tokio::test(start_paused = true)]
     async fn spectators_streams_leave_the_reserve_to_the_arbiters() {
         let table = Table::new(limits(5));
-        let tickets: Vec<Ticket> = (0..5).map(|_| table.admit(Instant::now()).unwrap()).collect();
+        let tickets: Vec<Ticket> = (0..5).map(|_| admitted(&table, Instant::now())).collect();
         let streams: Vec<StreamGuard> = tickets[..3]
             .iter()
             .map(|t| t.stream(StreamKind::Public).unwrap())
@@ -693,15 +766,15 @@ mod tests {
     async fn silent_slow_and_idle_connections_have_their_deadlines() {
         let table = Table::new(limits(8));
         let t0 = Instant::now();
-        let silent = table.admit(t0).unwrap();
+        let silent = admitted(&table, t0);
         assert_eq!(silent.deadline(), Some(t0 + Duration::from_secs(10)));
         // A head dribbling in: 10 s from its first byte, whatever follows.
-        let slow = table.admit(t0).unwrap();
+        let slow = admitted(&table, t0);
         slow.heard(t0 + Duration::from_secs(3));
         slow.heard(t0 + Duration::from_secs(9));
         assert_eq!(slow.deadline(), Some(t0 + Duration::from_secs(13)));
         // Answered: busy has no deadline; then idle for 60 s.
-        let kept = table.admit(t0).unwrap();
+        let kept = admitted(&table, t0);
         let busy = kept.begin();
         assert_eq!(kept.deadline(), None);
         tokio::time::advance(Duration::from_secs(5)).await;
