@@ -216,6 +216,19 @@ host = "pi1"
         .unwrap_or_else(|| panic!("{frame}"));
     assert!(line.contains(">4:") || line.contains(">5:00"), "{frame}");
     assert!(frame.starts_with("chessclockd: 1 board"), "{frame}");
+    // Without a screen's token the hub does not give its live boards.
+    let refused = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
+        .args(["watch", "--once", "--no-color"])
+        .env_remove("CHESSCLOCKCTL_HALL_TOKEN_FILE")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("401 Unauthorized: its live boards need a hall screen's token"),
+        "{refused:?}"
+    );
     let json = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
         .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
         .arg("--hall-token-file")
@@ -251,7 +264,8 @@ host = "pi1"
             m["type"] == "host" && m["host"] == "pi1" && m["online"] == false
         })
         .await;
-    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port, &token_file(dir.path())).stdout).into_owned();
+    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port, &token_file(dir.path())).stdout)
+        .into_owned();
     assert!(
         frame.contains("pi1/b1") && frame.contains("host pi1 offline"),
         "{frame}"
@@ -411,7 +425,9 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
     browser
         // A hall screen: the token in the address gives the live view
         // (hosts, devices) without a login.
-        .goto(&format!("http://127.0.0.1:{hub_port}/?token={SCREEN_TOKEN}"))
+        .goto(&format!(
+            "http://127.0.0.1:{hub_port}/?token={SCREEN_TOKEN}"
+        ))
         .await
         .unwrap();
 

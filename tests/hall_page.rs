@@ -8,7 +8,8 @@
 //! password, a bare number, an unknown board, too many failures), a login
 //! and corrections made on the page that reach the daemon's history with
 //! the arbiter's name, the page after a hub restart (live again, the login
-//! asked again), and a spectator page without controls. Screenshots go to `target/hall-screenshots/`. Every wait has
+//! asked again), the arbiters' page without a login or a screen token (the
+//! spectators' view until a login), and a spectator page without controls. Screenshots go to `target/hall-screenshots/`. Every wait has
 //! a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -253,7 +254,10 @@ host = "pi1"
     let browser = Browser::start().await;
     browser
         .client
-        .goto(&format!("http://127.0.0.1:{}/?token={SCREEN_TOKEN}", hub.port))
+        .goto(&format!(
+            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}",
+            hub.port
+        ))
         .await
         .unwrap();
     for board in ["b1", "b2"] {
@@ -599,6 +603,28 @@ host = "pi1"
              return [document.getElementById('status').textContent, !!r && r.classList.contains('flag'),
                      document.getElementById('login').hidden, document.getElementById('whoami').textContent];",
             |v| *v == json!(["live", true, false, ""]),
+        )
+        .await;
+
+    // Without the screen's token and before a login the arbiters' page
+    // gets the spectators' view (no hosts); a login brings the live view.
+    browser
+        .client
+        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .await
+        .unwrap();
+    browser
+        .wait("the public view", WAIT, &row_script("b2"), |r| {
+            r["status"] == "live" && has_class(r, "flag") && r["host"] == "? online"
+        })
+        .await;
+    login("ann", "correct horse").await;
+    browser
+        .wait(
+            "the live view once logged in",
+            WAIT,
+            &row_script("b2"),
+            |r| r["status"] == "live" && r["host"].as_str().is_some_and(|h| h.starts_with("pi1 ")),
         )
         .await;
 

@@ -80,7 +80,10 @@ async fn open_head(port: u16, head: &str) -> (u16, String, TcpStream) {
             Ok(Ok(0)) => panic!("closed before a head: {}", String::from_utf8_lossy(&text)),
             Ok(Ok(n)) => text.extend_from_slice(&buffer[..n]),
             Ok(Err(error)) => panic!("{error}"),
-            Err(_) => panic!("no head within {WAIT:?}: {}", String::from_utf8_lossy(&text)),
+            Err(_) => panic!(
+                "no head within {WAIT:?}: {}",
+                String::from_utf8_lossy(&text)
+            ),
         }
     }
     let text = String::from_utf8_lossy(&text).into_owned();
@@ -93,7 +96,11 @@ async fn open_head(port: u16, head: &str) -> (u16, String, TcpStream) {
 }
 
 /// An event stream's text until `ready` holds for it.
-async fn read_until(stream: &mut TcpStream, mut text: String, ready: impl Fn(&str) -> bool) -> String {
+async fn read_until(
+    stream: &mut TcpStream,
+    mut text: String,
+    ready: impl Fn(&str) -> bool,
+) -> String {
     let deadline = tokio::time::Instant::now() + WAIT;
     let mut buffer = [0u8; 8192];
     while !ready(&text) {
@@ -166,8 +173,10 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     .await;
     let _publisher = publish_board(&broker).await;
     // The kit's Hub reads as a hall screen (its token).
-    hub.wait_for("/boards.json", "b1 on the hub", |b| b.contains("arbiter_called"))
-        .await;
+    hub.wait_for("/boards.json", "b1 on the hub", |b| {
+        b.contains("arbiter_called")
+    })
+    .await;
 
     // No login, no token: 401 and nothing of the data, on every live route.
     for path in ["/events", "/boards.json", "/round.pgn", "/broadcast.json"] {
@@ -185,7 +194,10 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     // The public routes: anyone, the spectators' view only.
     let (status, _, public) = hub.get_anonymous("/public/boards.json", "").await;
     assert_eq!(status, 200);
-    assert!(public.contains("\"b1\"") && public.contains("\"Ann\""), "{public}");
+    assert!(
+        public.contains("\"b1\"") && public.contains("\"Ann\""),
+        "{public}"
+    );
     for hidden in ["arbiter_called", "devices", "pi1", "pgn"] {
         assert!(!public.contains(hidden), "{hidden} in {public}");
     }
@@ -196,7 +208,10 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     .await;
     assert_eq!(status, 200, "{head}");
     let text = read_until(&mut stream, head, |t| t.contains("data: ")).await;
-    assert!(text.contains("\"b1\"") && !text.contains("arbiter_called") && !text.contains("pi1"), "{text}");
+    assert!(
+        text.contains("\"b1\"") && !text.contains("arbiter_called") && !text.contains("pi1"),
+        "{text}"
+    );
     drop(stream);
 
     // A screen's token (in the address, or as a bearer): the whole state.
@@ -207,11 +222,17 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     .await;
     assert_eq!(status, 200, "{head}");
     let text = read_until(&mut stream, head, |t| t.contains("\"type\":\"host\"")).await;
-    assert!(text.contains("arbiter_called") && text.contains("\"pi1\""), "{text}");
+    assert!(
+        text.contains("arbiter_called") && text.contains("\"pi1\""),
+        "{text}"
+    );
     drop(stream);
     let (status, _, boards) = hub.get("/boards.json", "").await;
     assert_eq!(status, 200);
-    assert!(boards.contains("\"devices\"") && boards.contains("\"online\""), "{boards}");
+    assert!(
+        boards.contains("\"devices\"") && boards.contains("\"online\""),
+        "{boards}"
+    );
     let (status, _, pgn) = hub.get("/round.pgn", "").await;
     assert_eq!(status, 200);
     assert!(pgn.contains("1. e4 e5"), "{pgn}");
@@ -261,7 +282,10 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     )
     .await;
     assert_eq!(out.status, 200, "{out:?}");
-    assert_eq!(hub.get_anonymous("/boards.json", &cookie_header).await.0, 401);
+    assert_eq!(
+        hub.get_anonymous("/boards.json", &cookie_header).await.0,
+        401
+    );
 
     // The headers, on pages, scripts, data and refusals alike; the pages
     // have no inline script or style for the policy to forbid.
@@ -293,9 +317,17 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
         assert!(!head.contains("unsafe-inline"), "{head}");
         if path == "/" || path == "/spectator" {
             for script in body.split("<script").skip(1) {
-                assert!(script.trim_start().starts_with("src="), "{path}: inline script: {body}");
+                assert!(
+                    script.trim_start().starts_with("src="),
+                    "{path}: inline script: {body}"
+                );
             }
-            assert!(!body.contains("<style") && !body.contains(" style=") && !body.contains(" onclick="), "{body}");
+            assert!(
+                !body.contains("<style")
+                    && !body.contains(" style=")
+                    && !body.contains(" onclick="),
+                "{body}"
+            );
         }
     }
     drop(hub);
@@ -309,14 +341,25 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     .await;
     let (_, head, _) = hub.get_anonymous("/spectator", "").await;
     let head = head.to_ascii_lowercase();
-    assert!(head.contains("frame-ancestors https://club.example 'self'"), "{head}");
+    assert!(
+        head.contains("frame-ancestors https://club.example 'self'"),
+        "{head}"
+    );
     assert!(!head.contains("x-frame-options"), "{head}");
     let (_, head, _) = hub.get_anonymous("/", "").await;
-    assert!(head.to_ascii_lowercase().contains("frame-ancestors 'none'"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("frame-ancestors 'none'"),
+        "{head}"
+    );
     drop(hub);
     // A value that would break the header is refused at the start.
     let refused = std::process::Command::new(kit::binary("chessclock-hall"))
-        .args(["--hall", "open", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .args([
+            "--hall",
+            "open",
+            "--listen",
+            &format!("127.0.0.1:{}", free_port()),
+        ])
         .args(["--public-frame-ancestors", "x; script-src *"])
         .output()
         .unwrap();
@@ -354,25 +397,35 @@ async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers(
     .await;
     let log = hub.log();
     assert!(
-        log.contains("open_files=256") && log.contains("max_connections=192") && log.contains("kept_for_arbiters=24"),
+        log.contains("open_files=256")
+            && log.contains("max_connections=192")
+            && log.contains("kept_for_arbiters=24"),
         "{log}"
     );
     // Slowloris: a head dribbling in a header every 200 ms is closed
     // about 1 s after its first byte.
     let mut slow = TcpStream::connect(("127.0.0.1", hub.port)).await.unwrap();
-    slow.write_all(b"GET / HTTP/1.1\r\nHost: hub\r\n").await.unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: hub\r\n")
+        .await
+        .unwrap();
     let took = closed_after(&mut slow, Some(b"X-Slow: 1\r\n"), Duration::from_secs(8))
         .await
         .expect("the slow head is closed");
     eprintln!("slowloris closed after {took:?}");
-    assert!(took >= Duration::from_millis(800) && took < Duration::from_secs(3), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
     // A silent connection: the same.
     let mut silent = TcpStream::connect(("127.0.0.1", hub.port)).await.unwrap();
     let took = closed_after(&mut silent, None, Duration::from_secs(8))
         .await
         .expect("the silent connection is closed");
     eprintln!("silent connection closed after {took:?}");
-    assert!(took >= Duration::from_millis(800) && took < Duration::from_secs(3), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
     // Kept alive after an answer: closed after the idle timeout, not the
     // header timeout.
     let (status, head, mut kept) =
@@ -382,7 +435,10 @@ async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers(
         .await
         .expect("the idle connection is closed");
     eprintln!("idle kept-alive connection closed after {took:?}");
-    assert!(took >= Duration::from_millis(2_500) && took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(2_500) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
     drop(hub);
 
     // Default timeouts (10 s heads), 256 open files: 192 connections, 24
@@ -398,12 +454,14 @@ async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers(
     let cookie = log_in(hub.port).await;
     let mut spectators = Vec::new();
     for _ in 0..168 {
-        let (status, head, stream) = open_head(
-            hub.port,
-            "GET /public/events HTTP/1.1\r\nHost: hub\r\n",
-        )
-        .await;
-        assert_eq!(status, 200, "spectators' stream {}: {head}", spectators.len());
+        let (status, head, stream) =
+            open_head(hub.port, "GET /public/events HTTP/1.1\r\nHost: hub\r\n").await;
+        assert_eq!(
+            status,
+            200,
+            "spectators' stream {}: {head}",
+            spectators.len()
+        );
         spectators.push(stream);
     }
     let (status, head, _) = open_head(
@@ -429,7 +487,10 @@ async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers(
     let page = request(hub.port, "GET", "/", &[], "").await;
     assert_eq!(page.status, 200, "{page:?}");
     assert!(page.body.contains("data-mode=\"arbiters\""), "{page:?}");
-    eprintln!("the arbiters' page answered in {:?} with 300 idle sockets open", asked.elapsed());
+    eprintln!(
+        "the arbiters' page answered in {:?} with 300 idle sockets open",
+        asked.elapsed()
+    );
     let boards = request(hub.port, "GET", "/boards.json", &[("Cookie", &cookie)], "").await;
     assert_eq!(boards.status, 200, "{boards:?}");
     assert!(boards.body.contains("arbiter_called"), "{boards:?}");

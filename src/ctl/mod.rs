@@ -78,15 +78,14 @@ pub struct Cli {
     /// address (`http://HOST:PORT`) instead of from daemons: `watch` only.
     #[arg(long, global = true, value_name = "URL", conflicts_with = "host")]
     pub hall: Option<String>,
-    /// With --hall: a file whose first line is one of the hub's hall
-    /// screen tokens (`chessclock-hall --screen-tokens`): the hub serves
-    /// its live boards to arbiters and hall screens only.
+    /// With --hall (else unused): a file whose first line is one of the
+    /// hub's hall screen tokens (`chessclock-hall --screen-tokens`): the
+    /// hub serves its live boards to arbiters and hall screens only.
     #[arg(
         long,
         global = true,
         value_name = "FILE",
-        env = "CHESSCLOCKCTL_HALL_TOKEN_FILE",
-        requires = "hall"
+        env = "CHESSCLOCKCTL_HALL_TOKEN_FILE"
     )]
     pub hall_token_file: Option<std::path::PathBuf>,
     /// A D-Bus address to connect to instead (for tests and debugging).

@@ -526,9 +526,16 @@ mod tests {
         assert!(!tokens.check("screen-0123456789abcde"));
         assert!(!tokens.check(""));
         assert!(!format!("{tokens:?}").contains(good));
-        for bad in ["short", "has space in the middle of it", "quote\"0123456789abcdef"] {
+        for bad in [
+            "short",
+            "has space in the middle of it",
+            "quote\"0123456789abcdef",
+        ] {
             let error = ScreenTokens::parse(bad, "f").unwrap_err();
-            assert!(error.starts_with("f:1: a screen token is 16 to 256"), "{error}");
+            assert!(
+                error.starts_with("f:1: a screen token is 16 to 256"),
+                "{error}"
+            );
         }
         assert!(ScreenTokens::default().is_empty());
         assert!(!ScreenTokens::default().check(good));

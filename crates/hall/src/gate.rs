@@ -87,9 +87,10 @@ impl Gate {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim);
-        let in_query = query.into_iter().flat_map(|q| q.split('&')).find_map(|pair| {
-            pair.strip_prefix("token=")
-        });
+        let in_query = query
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .find_map(|pair| pair.strip_prefix("token="));
         bearer
             .into_iter()
             .chain(in_query)
@@ -191,7 +192,10 @@ mod tests {
             gate.reader(&none, Some(&format!("a=1&token={token}"))),
             Some(Reader::Screen)
         );
-        assert_eq!(gate.reader(&none, Some("token=screen-0123456789abcdeX")), None);
+        assert_eq!(
+            gate.reader(&none, Some("token=screen-0123456789abcdeX")),
+            None
+        );
         let mut bearer = HeaderMap::new();
         bearer.insert(
             header::AUTHORIZATION,

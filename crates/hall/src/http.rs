@@ -46,7 +46,10 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/command", post(page::command))
         .merge(round::routes::<Hub>())
         .with_state(hub)
-        .layer(axum::middleware::from_fn_with_state(gate, crate::gate::guard))
+        .layer(axum::middleware::from_fn_with_state(
+            gate,
+            crate::gate::guard,
+        ))
 }
 
 /// Serves the routes on `address` under `limits` until `shutdown`
@@ -92,10 +95,7 @@ async fn events(State(hub): State<Arc<Hub>>, ticket: Option<Extension<Ticket>>) 
 
 /// The spectators' stream: each message through [`page::public_message`]
 /// (where a broadcast delay will go).
-async fn public_events(
-    State(hub): State<Arc<Hub>>,
-    ticket: Option<Extension<Ticket>>,
-) -> Response {
+async fn public_events(State(hub): State<Arc<Hub>>, ticket: Option<Extension<Ticket>>) -> Response {
     open_stream(&hub, ticket, StreamKind::Public, page::public_message)
 }
 

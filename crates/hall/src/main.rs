@@ -214,7 +214,10 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
             if screens.is_empty() {
                 anyhow::bail!("the screen token file {} has no token", file.display());
             }
-            tracing::info!(screens = screens.len(), "hub: hall screens may read live data");
+            tracing::info!(
+                screens = screens.len(),
+                "hub: hall screens may read live data"
+            );
             screens
         }
         None => auth::ScreenTokens::default(),

@@ -535,10 +535,7 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.stream).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
@@ -617,19 +614,20 @@ async fn connection(ticket: Ticket, stream: TcpStream, peer: SocketAddr, router:
         ticket: ticket.clone(),
     });
     let for_requests = ticket.clone();
-    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-        let busy = for_requests.begin();
-        let mut request = request.map(axum::body::Body::new);
-        // The client's address: failed logins are counted per address.
-        request.extensions_mut().insert(ConnectInfo(peer));
-        request.extensions_mut().insert(for_requests.clone());
-        let mut router = router.clone();
-        async move {
-            let response = router.call(request).await;
-            drop(busy);
-            response
-        }
-    });
+    let service =
+        hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+            let busy = for_requests.begin();
+            let mut request = request.map(axum::body::Body::new);
+            // The client's address: failed logins are counted per address.
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request.extensions_mut().insert(for_requests.clone());
+            let mut router = router.clone();
+            async move {
+                let response = router.call(request).await;
+                drop(busy);
+                response
+            }
+        });
     let mut builder = hyper::server::conn::http1::Builder::new();
     // The header and idle timeouts are this module's (hyper's own would
     // close kept-alive connections at its header timeout).
