@@ -20,7 +20,9 @@
 //!   `org.freedesktop.DBus.Error.InvalidArgs`;
 //! * the state store's health ([`crate::control::StateHealth`]) is in every
 //!   board's `State()` under `state_health` and in the manager's
-//!   `StateHealth` property;
+//!   `StateHealth` property; when the configured hall could not be set up
+//!   ([`crate::control::HallStatus`]), every `State()` says why under
+//!   `hall_off`;
 //! * `PropertiesChanged` for every state change (one signal per change, with
 //!   every changed property), never per clock tick: clients extrapolate from
 //!   `SnapshotMs` with `Manager.Now()`;
@@ -120,6 +122,8 @@ pub(crate) struct Context {
     pub(crate) ntp: NtpSource,
     pub(crate) reads: std::sync::Mutex<ReadShares>,
     pub(crate) health: crate::control::SharedHealth,
+    /// Why the configured hall is off, if it is (`hall_off` in `State()`).
+    pub(crate) hall: crate::control::HallStatus,
 }
 
 /// The configuration the objects decide with: who may change clocks,
@@ -182,12 +186,17 @@ impl Context {
         serde_json::to_value(self.health.get().as_ref()).unwrap_or(serde_json::Value::Null)
     }
 
-    /// A board's `State()` text with the state health added (the D-Bus
-    /// layer owns it: the same value as the manager's property).
+    /// A board's `State()` text with the daemon's health added (the D-Bus
+    /// layer owns it): the state health (the same value as the manager's
+    /// property) and, when the configured hall could not be set up, why
+    /// (`hall_off`).
     pub(crate) fn with_state_health(&self, state: &str) -> String {
         match serde_json::from_str::<serde_json::Value>(state) {
             Ok(serde_json::Value::Object(mut map)) => {
                 map.insert("state_health".into(), self.state_health_json());
+                if let Some(reason) = self.hall.off() {
+                    map.insert("hall_off".into(), reason.into());
+                }
                 serde_json::Value::Object(map).to_string()
             }
             _ => state.to_owned(),
@@ -347,6 +356,7 @@ pub async fn serve_with(
         ntp: options.ntp,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
         health: handle.health.clone(),
+        hall: handle.hall.clone(),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.
@@ -657,6 +667,7 @@ mod tests {
             ntp: NtpSource::Fixed(None),
             reads: std::sync::Mutex::new(ReadShares::new(limit::Limits::default())),
             health: Default::default(),
+            hall: Default::default(),
         }
     }
 
