@@ -95,6 +95,13 @@ pub async fn run(
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
+    // The host's radios and clock synchronisation, checked on this
+    // runtime every 10 s (never on the timing thread).
+    tokio::spawn(crate::host::watch(
+        runtime.handle().host,
+        std::path::PathBuf::from("/sys"),
+        || crate::dbus::NtpSource::SystemBus.synchronized_owned(),
+    ));
     // The hall (`[hall]`): after the runtime, so it sees every board. A
     // hall that cannot be set up (its credentials or CA file) never stops
     // the clocks: it is off, said at ERROR and in every `State()`.
@@ -138,6 +145,7 @@ pub async fn run(
                                 new.daemon.bus = kind;
                             }
                             let reloaded = runtime.reload(new).await;
+                            runtime.handle().host.set_policy(reloaded.config.daemon.radios);
                             if let Some(bus) = &bus {
                                 crate::dbus::reconfigure(bus, &runtime.handle(), &reloaded.config, &reloaded.added).await;
                             }

@@ -840,6 +840,7 @@ mod tests {
                 events,
                 boards: ["b1".to_owned()].into_iter().collect(),
                 health: Default::default(),
+                host: Default::default(),
                 hall: Default::default(),
             },
             Arc::new(Context {
@@ -853,6 +854,7 @@ mod tests {
                     super::super::limit::Limits::default(),
                 )),
                 health: Default::default(),
+                host: Default::default(),
                 hall: Default::default(),
             }),
             None,
