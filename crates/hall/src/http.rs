@@ -19,7 +19,7 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use crate::hub::Hub;
-use crate::{page, round};
+use crate::{desk, page, round};
 
 /// The hub's HTTP routes.
 pub fn router(hub: Arc<Hub>) -> Router {
@@ -37,6 +37,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/api/logout", post(page::logout))
         .route("/api/command", post(page::command))
         .merge(round::routes::<Hub>())
+        .merge(desk::routes())
         .with_state(hub)
 }
 

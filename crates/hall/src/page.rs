@@ -50,7 +50,8 @@ const SCRIPT: &str = include_str!("page/hall.js");
 const STYLE: &str = include_str!("page/hall.css");
 
 /// What arbiters are told when the hub has no password file.
-const NO_ARBITERS: &str = "arbiters are not enabled on this hub: make a password file with \
+pub(crate) const NO_ARBITERS: &str =
+    "arbiters are not enabled on this hub: make a password file with \
      `chessclock-hall passwd FILE USER` and start the hub with `--passwords FILE`";
 
 /// How urgent a board is, most urgent first: `(rank, time left, board)`.
@@ -250,7 +251,7 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The logged-in session of a request, if any.
-fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
+pub(crate) fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
     let access = hub.access.as_ref()?;
     let token = cookie_token(headers)?;
     let session = access.sessions.get(&token, Instant::now())?;
@@ -258,7 +259,7 @@ fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
 }
 
 /// Whether the request's CSRF token is the session's.
-fn csrf_ok(headers: &HeaderMap, session: &Session) -> bool {
+pub(crate) fn csrf_ok(headers: &HeaderMap, session: &Session) -> bool {
     headers
         .get("x-csrf-token")
         .and_then(|v| v.to_str().ok())
