@@ -114,34 +114,42 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
+/// A refusal, boxed (a response is large).
+type Refused = Box<Response>;
+
 /// The request's `round`: a number from 1.
-fn round_of(body: &Value) -> Result<u32, Response> {
+fn round_of(body: &Value) -> Result<u32, Refused> {
     body["round"]
         .as_u64()
         .and_then(|n| u32::try_from(n).ok())
         .filter(|n| *n > 0)
-        .ok_or_else(|| refusal(StatusCode::BAD_REQUEST, "give `round`: a number from 1"))
+        .ok_or_else(|| {
+            Box::new(refusal(
+                StatusCode::BAD_REQUEST,
+                "give `round`: a number from 1",
+            ))
+        })
 }
 
 /// The current round's review, checked to be round `round`'s.
-fn review_of(hub: &Hub, round: u32) -> Result<Review, Response> {
-    let review = {
-        let boards = hub.known();
-        hub.desk().review(&boards.boards)
-    };
+fn review_of(hub: &Hub, round: u32) -> Result<Review, Refused> {
+    // A copy: the desk's lock is never taken inside the hub's (the
+    // round's readers take them the other way round).
+    let boards = hub.known().boards.clone();
+    let review = hub.desk().review(&boards);
     match review {
         Some(review) if review.round == round => Ok(review),
-        Some(review) => Err(refusal(
+        Some(review) => Err(Box::new(refusal(
             StatusCode::CONFLICT,
             &format!(
                 "round {round} is not the current round ({}): load its pairings first",
                 review.round
             ),
-        )),
-        None => Err(refusal(
+        ))),
+        None => Err(Box::new(refusal(
             StatusCode::CONFLICT,
             "no round loaded: load its pairings first",
-        )),
+        ))),
     }
 }
 
@@ -152,7 +160,7 @@ async fn load(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     };
     let round = match round_of(&body) {
         Ok(round) => round,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(text) = body["pairings"].as_str().filter(|t| !t.trim().is_empty()) else {
         return refusal(
@@ -185,7 +193,7 @@ async fn load(State(hub): State<Arc<Hub>>, request: Request) -> Response {
             );
             match review_of(&hub, round) {
                 Ok(review) => answer(StatusCode::OK, json!({"ok": true, "review": review})),
-                Err(refused) => refused,
+                Err(refused) => *refused,
             }
         }
         Err(error) => refusal(StatusCode::UNPROCESSABLE_ENTITY, &error.to_string()),
@@ -199,11 +207,11 @@ async fn send(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     };
     let round = match round_of(&body) {
         Ok(round) => round,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let review = match review_of(&hub, round) {
         Ok(review) => review,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     if body["confirm"] != true {
         return answer(
@@ -281,7 +289,7 @@ async fn start(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     };
     let round = match round_of(&body) {
         Ok(round) => round,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let at_ms = match &body["at_ms"] {
         Value::Null => None,
@@ -311,7 +319,7 @@ async fn close(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     };
     let round = match round_of(&body) {
         Ok(round) => round,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     match hub.desk().close_round(round, hub.now_ms()) {
         Ok(()) => {
@@ -329,7 +337,7 @@ async fn correct(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     };
     let round = match round_of(&body) {
         Ok(round) => round,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(board) = body["board"].as_u64().and_then(|b| u32::try_from(b).ok()) else {
         return refusal(

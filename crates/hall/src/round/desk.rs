@@ -503,10 +503,9 @@ async fn rounds_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
 }
 
 async fn review_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
-    let review = {
-        let boards = hub.boards();
-        hub.desk().review(&boards)
-    };
+    // A copy: the desk's lock is never taken inside the hub's.
+    let boards = (*hub.boards()).clone();
+    let review = hub.desk().review(&boards);
     match review {
         Some(review) => axum::Json(review).into_response(),
         None => plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned()),

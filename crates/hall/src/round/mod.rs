@@ -804,4 +804,6 @@ fn results_res_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
 }
 
 #[cfg(test)]
+mod desk_tests;
+#[cfg(test)]
 mod tests;

@@ -106,7 +106,8 @@ pub async fn send_pairings(
             id: plan.id.clone(),
             sends: !plan.commands.is_empty(),
             outcome: match &plan.problem {
-                Some(problem) if plan.id.is_none() => Err(problem.clone()),
+                // A board left out (a kept game's warning is a note).
+                Some(problem) if plan.id.is_none() || !plan.kept => Err(problem.clone()),
                 _ => Ok(plan.text()),
             },
         });
@@ -213,7 +214,8 @@ impl Plan {
 /// * a board whose game runs (another round's, or an unnamed one) gets
 ///   the tags only, its control left as it is;
 /// * any other board gets `new-game` with the control (the pairing's, or
-///   `control`), when one is given, then `set-tags`.
+///   `control`; for a board whose last game is over, else that game's
+///   control), when one is known, then `set-tags`.
 pub fn plan_pairings(
     states: &BTreeMap<String, Value>,
     pairings: &Pairings,
@@ -307,6 +309,18 @@ pub fn plan_pairings(
             continue;
         }
         let plays = started && !finished;
+        // Another round's finished game makes way for the new one: with
+        // the round's control, else the one it was played with. Never
+        // renamed in place (its result would count for this round).
+        let control = control.or(live_control.filter(|_| finished));
+        if finished && control.is_none() {
+            plan.problem = Some(
+                "its last game is over and no control is known for the new one: give a control"
+                    .to_owned(),
+            );
+            plans.push(plan);
+            continue;
+        }
         if let Some(control) = control {
             if plays {
                 plan.notes.push(format!(
