@@ -56,6 +56,27 @@ async fn hall(args: Vec<String>, stdin: &str) -> (bool, String, String) {
     .unwrap()
 }
 
+/// `POST path` with a JSON body and no session: status, body.
+async fn post(port: u16, path: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: hub\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the hub answered")
+        .unwrap();
+    let (status, _, body) = kit::hall::http_answer(&String::from_utf8(answer).unwrap());
+    (status, body)
+}
+
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
 }
@@ -239,6 +260,18 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
         args.extend(strings(rest));
         args
     };
+
+    // The desk's page: its own script, nothing inline; its API only for a
+    // logged-in arbiter.
+    let (status, _, page) = hub.get("/desk", "").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("<script src=\"desk.js\"></script>"), "{page}");
+    assert_eq!(page.matches("<script").count(), 1, "{page}");
+    assert!(!page.contains("style="), "{page}");
+    assert_eq!(hub.get("/desk.js", "").await.0, 200);
+    let (status, body) = post(port, "/api/rounds/close", "{\"round\": 1}").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("log in"), "{body}");
 
     // Round 1: loaded, reviewed, sent, played, closed.
     let (ok, out, err) = hall(

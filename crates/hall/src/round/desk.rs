@@ -167,8 +167,20 @@ impl Desk {
         let store = store_of(&mut guard).map_err(LoadError::Store)?;
         let store_err = |e: StoreError| LoadError::Store(e.to_string());
         let before = store.round(number).map_err(store_err)?;
-        if before.as_ref().map(|r| r.status) == Some(RoundStatus::Closed) {
-            return Err(LoadError::Closed(number));
+        if let Some(closed) = before.as_ref().filter(|r| r.status == RoundStatus::Closed) {
+            if closed.pairings != text {
+                return Err(LoadError::Closed(number));
+            }
+            // The same file again (a hub restarted with the same
+            // --pairings): the closed round, as it is, made current.
+            store.set_current(number).map_err(store_err)?;
+            setup.round = Some(number);
+            setup.pairings = Some(pairings.clone());
+            setup.map = closed.map.clone();
+            setup.control = closed.control.clone();
+            setup.kept = store.games(number).map_err(store_err)?;
+            setup.closed = true;
+            return Ok(pairings);
         }
         let kept = store.games(number).map_err(store_err)?;
         if let Some(before) = &before {

@@ -144,11 +144,17 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
         event["rounds"][0]["corrections"][0]["before"], "1-0",
         "{event}"
     );
-    // A closed round's pairings cannot change.
+    // A closed round's pairings cannot change; the same file again (a
+    // restart with the same --pairings) leaves it closed, as it was.
+    let other = "board,white,black\n1,Ann,Bob\n";
     assert!(matches!(
-        desk.load_round(2, CSV, BTreeMap::new(), None, 11_000),
+        desk.load_round(2, other, BTreeMap::new(), None, 11_000),
         Err(LoadError::Closed(2))
     ));
+    desk.load_round(2, CSV, BTreeMap::new(), None, 12_000)
+        .unwrap();
+    assert!(lock(&desk.setup).closed);
+    assert_eq!(lock(&desk.setup).kept[&3].result, "0-1");
 }
 
 #[test]
