@@ -5,7 +5,8 @@
 //! once a board has moved on to another game; a hub restarted on its
 //! state directory keeps the event: its rounds, results and the exports of
 //! a closed round after the next one started; a second hub on the same
-//! directory is refused. Serialised; every wait has a deadline and waits
+//! directory is refused; the desk's page (headless chromium) loads a
+//! round's file, reviews it and sends it after a confirm. Serialised; every wait has a deadline and waits
 //! for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -395,6 +396,192 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
     .await;
     assert!(!ok, "{out}");
     assert!(err.contains("in use by another chessclock-hall"), "{err}");
+    drop(hub);
+    assert!(daemon.terminate().success());
+}
+
+/// The desk's page in headless chromium: a logged-in arbiter loads a
+/// round's file, sees the review, sends it after a confirm that lists
+/// what changes; the boards get the round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_desk_page_loads_reviews_and_sends_a_round_after_a_confirm() {
+    use fantoccini::Locator;
+    use kit::hall::browser::{add_arbiter, Browser};
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let (_bus, daemon, _client) = daemon(dir.path(), &broker).await;
+    let passwords = dir.path().join("passwd");
+    add_arbiter(&passwords, "ann", "correct horse");
+    let state = dir.path().join("hub-state").display().to_string();
+    let hub = Hub::start(
+        broker.port,
+        dir.path(),
+        &[
+            "--state-dir",
+            &state,
+            "--passwords",
+            &passwords.display().to_string(),
+        ],
+    )
+    .await;
+    hub.wait_for("/boards.json", "the three boards", |b| b.contains("\"b3\""))
+        .await;
+    let browser = Browser::start().await;
+    let client = &browser.client;
+    client
+        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .await
+        .unwrap();
+    let form = client.find(Locator::Css("form#login")).await.unwrap();
+    form.find(Locator::Css("input[name=user]"))
+        .await
+        .unwrap()
+        .send_keys("ann")
+        .await
+        .unwrap();
+    form.find(Locator::Css("input[name=password]"))
+        .await
+        .unwrap()
+        .send_keys("correct horse")
+        .await
+        .unwrap();
+    form.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait(
+            "logged in",
+            WAIT,
+            "return document.getElementById('whoami').textContent;",
+            |t| t == "ann",
+        )
+        .await;
+    client
+        .find(Locator::Id("desk-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    browser
+        .wait(
+            "the desk",
+            WAIT,
+            "return document.getElementById('desk-user').textContent;",
+            |t| t == "arbiter: ann",
+        )
+        .await;
+
+    let form = client.find(Locator::Css("form#load")).await.unwrap();
+    form.find(Locator::Css("input[name=round]"))
+        .await
+        .unwrap()
+        .send_keys("2")
+        .await
+        .unwrap();
+    form.find(Locator::Css("input[name=file]"))
+        .await
+        .unwrap()
+        .send_keys(&fixture("round2.trf").display().to_string())
+        .await
+        .unwrap();
+    form.find(Locator::Css("input[name=control]"))
+        .await
+        .unwrap()
+        .send_keys("600+5")
+        .await
+        .unwrap();
+    form.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let review = browser
+        .wait(
+            "the review",
+            WAIT,
+            "return [document.querySelectorAll('#plans tbody tr').length,
+                     document.getElementById('review-summary').textContent,
+                     document.querySelector('#plans tbody tr')?.textContent];",
+            |r| r[0] == 3,
+        )
+        .await;
+    assert!(
+        review[1]
+            .as_str()
+            .unwrap()
+            .contains("3 board(s) would change, 0 game(s) started or over are kept"),
+        "{review}"
+    );
+    assert!(
+        review[2]
+            .as_str()
+            .unwrap()
+            .contains("sends: new game 600+5; Round 2.1, Beta, Bert - Alpha, Anna"),
+        "{review}"
+    );
+    // Nothing is on the boards before the confirm.
+    let (_, _, boards) = hub.get("/boards.json", "").await;
+    assert!(!boards.contains("Round \\\"2.1"), "{boards}");
+
+    client
+        .find(Locator::Id("send"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    let confirm = loop {
+        match client.get_alert_text().await {
+            Ok(text) => break text,
+            Err(_) => {
+                assert!(std::time::Instant::now() < deadline, "no confirm");
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+        }
+    };
+    assert!(
+        confirm.contains("board 1: new game 600+5; Round 2.1, Beta, Bert - Alpha, Anna"),
+        "{confirm}"
+    );
+    client.accept_alert().await.unwrap();
+    browser
+        .wait(
+            "sent",
+            WAIT,
+            "return document.getElementById('desk-status').textContent;",
+            |t| t == "sent",
+        )
+        .await;
+    hub.wait_for("/boards.json", "round 2 on the boards", |b| {
+        let v: Value = serde_json::from_str(b).unwrap();
+        ["b1", "b2", "b3"].iter().all(|id| {
+            v["boards"][id]["pgn"]
+                .as_str()
+                .is_some_and(|p| p.contains("[Round \"2."))
+        })
+    })
+    .await;
+    // The review now: nothing left to change.
+    browser
+        .wait(
+            "the review after the sending",
+            WAIT,
+            "return document.getElementById('review-summary').textContent;",
+            |t| {
+                t.as_str()
+                    .is_some_and(|t| t.contains(": 0 board(s) would change"))
+            },
+        )
+        .await;
+    browser.screenshot("desk").await;
+    browser.close().await;
     drop(hub);
     assert!(daemon.terminate().success());
 }
