@@ -51,10 +51,10 @@ use chessclock_sim_units::{LogTarget, SimOptions, SimUnits, UnitKind, UnitSpec};
 /// to page: their states may be in flight when it dies (µs).
 const GUARD_US: i64 = 2_000_000;
 /// The hall's name in the bench.
-const HALL: &str = "bench";
+pub(crate) const HALL: &str = "bench";
 /// Each game's control: sudden death, so that the display analysis can
 /// rebuild the running intervals from the history alone.
-const CONTROL_SECONDS: i64 = 600;
+pub(crate) const CONTROL_SECONDS: i64 = 600;
 
 /// How to run the hall bench.
 #[derive(Clone, Debug)]
@@ -142,7 +142,7 @@ struct Press {
     at_us: i64,
 }
 
-fn load_average() -> [f64; 3] {
+pub(crate) fn load_average() -> [f64; 3] {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut fields = text
         .split_whitespace()
@@ -154,13 +154,18 @@ fn load_average() -> [f64; 3] {
     ]
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
 }
 
-fn wait_listening(port: u16, child: &mut Child, what: &str, limit: Duration) -> anyhow::Result<()> {
+pub(crate) fn wait_listening(
+    port: u16,
+    child: &mut Child,
+    what: &str,
+    limit: Duration,
+) -> anyhow::Result<()> {
     let deadline = Instant::now() + limit;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Some(status) = child.try_wait()? {
@@ -175,14 +180,14 @@ fn wait_listening(port: u16, child: &mut Child, what: &str, limit: Duration) -> 
 }
 
 /// A child process stopped (by its pid) when dropped.
-struct Process(Child);
+pub(crate) struct Process(pub(crate) Child);
 
 impl Process {
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 
-    fn terminate(&mut self) {
+    pub(crate) fn terminate(&mut self) {
         let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -205,15 +210,15 @@ impl Drop for Process {
 }
 
 /// The bench's mosquitto.
-struct Mosquitto {
-    port: u16,
+pub(crate) struct Mosquitto {
+    pub(crate) port: u16,
     config: PathBuf,
     log: PathBuf,
     process: Option<Process>,
 }
 
 impl Mosquitto {
-    fn start(dir: &Path) -> anyhow::Result<Mosquitto> {
+    pub(crate) fn start(dir: &Path) -> anyhow::Result<Mosquitto> {
         let port = free_port()?;
         let config = dir.join("mosquitto.conf");
         // `user root`: run as root, mosquitto would otherwise drop to its
@@ -263,17 +268,17 @@ impl Mosquitto {
         }
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.process = None;
     }
 
-    fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(Process::pid)
     }
 }
 
 /// The bench reads live data as a hall screen (the hub's `--screen-tokens`).
-const SCREEN_TOKEN: &str = "bench-screen-0123456789abcdef";
+pub(crate) const SCREEN_TOKEN: &str = "bench-screen-0123456789abcdef";
 
 /// Reads the hub's `/events` over plain HTTP/1.0 (the body then ends
 /// with the connection, no chunks) and hands each board state on.
@@ -326,7 +331,7 @@ fn read_page(port: u16, page: std_mpsc::Sender<PageState>) -> anyhow::Result<()>
 }
 
 /// The bench's MQTT client: sends commands and collects their replies.
-struct Controller {
+pub(crate) struct Controller {
     rt: tokio::runtime::Runtime,
     client: AsyncClient,
     replies: tokio::sync::mpsc::UnboundedReceiver<Value>,
@@ -334,7 +339,7 @@ struct Controller {
 }
 
 impl Controller {
-    fn connect(port: u16) -> anyhow::Result<Controller> {
+    pub(crate) fn connect(port: u16) -> anyhow::Result<Controller> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -381,7 +386,7 @@ impl Controller {
     }
 
     /// Sends `command` to every board and returns the replies by board.
-    fn command_all(
+    pub(crate) fn command_all(
         &mut self,
         boards: &[String],
         command: &Value,
@@ -422,6 +427,81 @@ impl Controller {
     }
 }
 
+/// Starts the hub `binary` on the broker at `broker_port` (its log in
+/// `dir/hub.log`), reading live data only with the bench's screen token:
+/// the hub and its HTTP port.
+pub(crate) fn start_hub(
+    binary: &Path,
+    dir: &Path,
+    broker_port: u16,
+) -> anyhow::Result<(Process, u16)> {
+    let hub_port = free_port()?;
+    let hub_log = std::fs::File::create(dir.join("hub.log"))?;
+    let screen_tokens = dir.join("screen-tokens");
+    std::fs::write(&screen_tokens, format!("{SCREEN_TOKEN}\n"))?;
+    let mut hub_child = Command::new(binary)
+        .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
+        .arg("--screen-tokens")
+        .arg(&screen_tokens)
+        .args(["--hall", HALL])
+        .args(["--listen", &format!("127.0.0.1:{hub_port}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(hub_log)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    wait_listening(hub_port, &mut hub_child, "the hub", Duration::from_secs(20))?;
+    Ok((Process(hub_child), hub_port))
+}
+
+/// Starts a `chessclockd` in `ddir` (its log `ddir/daemon.log`) on a
+/// private D-Bus, as hall host `host` on the broker at `broker_port`, with
+/// `boards`, each on the simulated units `<board>-buttons` and
+/// `<board>-display` linked under `dev`.
+pub(crate) fn start_daemon(
+    binaries: &Binaries,
+    ddir: &Path,
+    boards: &[String],
+    dev: &Path,
+    host: &str,
+    broker_port: u16,
+    keepalive_seconds: u16,
+) -> anyhow::Result<(Process, Bus)> {
+    std::fs::create_dir_all(ddir)?;
+    let bus = Bus::start(ddir)?;
+    let mut config = format!(
+        "[daemon]\nstate-dir = \"{}\"\nbus = \"session\"\nrt-priority = 0\nmlock = false\n\n",
+        ddir.join("state").display()
+    );
+    for board in boards {
+        config.push_str(&format!(
+            "[[board]]\nid = \"{board}\"\ncontrol = \"{CONTROL_SECONDS}\"\nbuttons = \"{}\"\n\
+             displays = [\"{}\"]\nwhite-button = \"left\"\n\n",
+            dev.join(format!("{board}-buttons")).display(),
+            dev.join(format!("{board}-display")).display(),
+        ));
+    }
+    config.push_str(&format!(
+        "[hall]\nbroker = \"mqtt://127.0.0.1:{broker_port}\"\nname = \"{HALL}\"\nhost = \"{host}\"\n\
+         keepalive-seconds = {keepalive_seconds}\nbuffer = 4096\n"
+    ));
+    let config_path = ddir.join("chessclockd.toml");
+    std::fs::write(&config_path, config)?;
+    let child = Command::new(&binaries.daemon)
+        .arg("--config")
+        .arg(&config_path)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("RUST_LOG", "warn")
+        .env_remove("NOTIFY_SOCKET")
+        .env_remove("WATCHDOG_USEC")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(ddir.join("daemon.log"))?)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binaries.daemon.display()))?;
+    Ok((Process(child), bus))
+}
+
 /// Runs the hall bench.
 pub fn run(
     binaries: &Binaries,
@@ -454,23 +534,7 @@ pub fn run(
     }
     let mut broker = Mosquitto::start(dir.path())?;
 
-    let hub_port = free_port()?;
-    let hub_log = std::fs::File::create(dir.path().join("hub.log"))?;
-    let screen_tokens = dir.path().join("screen-tokens");
-    std::fs::write(&screen_tokens, format!("{SCREEN_TOKEN}\n"))?;
-    let mut hub_child = Command::new(&hub_binary)
-        .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
-        .arg("--screen-tokens")
-        .arg(&screen_tokens)
-        .args(["--hall", HALL])
-        .args(["--listen", &format!("127.0.0.1:{hub_port}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(hub_log)
-        .spawn()
-        .with_context(|| format!("cannot start {}", hub_binary.display()))?;
-    wait_listening(hub_port, &mut hub_child, "the hub", Duration::from_secs(20))?;
-    let hub = Process(hub_child);
+    let (hub, hub_port) = start_hub(&hub_binary, dir.path(), broker.port)?;
 
     // The page, read from before the first daemon starts.
     let (page_tx, page_rx) = std_mpsc::channel();
@@ -516,41 +580,19 @@ pub fn run(
     let mut daemons = Vec::new();
     for d in 0..options.daemons {
         let ddir = dir.path().join(format!("d{d}"));
-        std::fs::create_dir_all(&ddir)?;
-        let bus = Bus::start(&ddir)?;
-        let mut config = format!(
-            "[daemon]\nstate-dir = \"{}\"\nbus = \"session\"\nrt-priority = 0\nmlock = false\n\n",
-            ddir.join("state").display()
-        );
-        for b in 0..options.boards_per_daemon {
-            let board = format!("d{d}_b{b}");
-            config.push_str(&format!(
-                "[[board]]\nid = \"{board}\"\ncontrol = \"{CONTROL_SECONDS}\"\nbuttons = \"{}\"\n\
-                 displays = [\"{}\"]\nwhite-button = \"left\"\n\n",
-                dev.join(format!("{board}-buttons")).display(),
-                dev.join(format!("{board}-display")).display(),
-            ));
-        }
-        config.push_str(&format!(
-            "[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"d{d}\"\n\
-             keepalive-seconds = {}\nbuffer = 4096\n",
-            broker.port, options.keepalive_seconds
-        ));
-        let config_path = ddir.join("chessclockd.toml");
-        std::fs::write(&config_path, config)?;
-        let child = Command::new(&binaries.daemon)
-            .arg("--config")
-            .arg(&config_path)
-            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
-            .env("RUST_LOG", "warn")
-            .env_remove("NOTIFY_SOCKET")
-            .env_remove("WATCHDOG_USEC")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(ddir.join("daemon.log"))?)
-            .spawn()
-            .with_context(|| format!("cannot start {}", binaries.daemon.display()))?;
-        daemons.push(Process(child));
+        let host_boards: Vec<String> = (0..options.boards_per_daemon)
+            .map(|b| format!("d{d}_b{b}"))
+            .collect();
+        let (daemon, bus) = start_daemon(
+            binaries,
+            &ddir,
+            &host_boards,
+            &dev,
+            &format!("d{d}"),
+            broker.port,
+            options.keepalive_seconds,
+        )?;
+        daemons.push(daemon);
         buses.push(bus);
     }
 

@@ -7,7 +7,9 @@
 //! the time charged across kill -9: [`edges`]) as a JSON report with SVG plots
 //! ([`svg`]); [`soak`] survives
 //! unplugs, kill -9, line noise and malformed D-Bus calls and counts what
-//! was lost (must be nothing). Driven by the `chessclock-bench` binary and
+//! was lost (must be nothing); [`hall`] runs many daemons on one broker and
+//! one hub, and [`scale`] one hub under a hall of 1,000 boards from a load
+//! generator ([`loadgen`]) beside a few real daemons. Driven by the `chessclock-bench` binary and
 //! `tests/soak.rs`.
 //!
 //! Figures are measured, never asserted on time: the soak asserts only
@@ -18,11 +20,13 @@ pub mod edges;
 pub mod event;
 pub mod floor;
 pub mod hall;
+pub mod loadgen;
 pub mod measure;
 pub mod placement;
 pub mod procfs;
 pub mod report;
 pub mod rig;
+pub mod scale;
 pub mod soak;
 pub mod stats;
 pub mod svg;

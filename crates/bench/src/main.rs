@@ -6,6 +6,7 @@
 //!                       [--json FILE] [--plots DIR] [--markdown FILE]
 //! chessclock-bench soak [--long | --seconds N | --unplugs N --kills N] [--ber X] [--json FILE]
 //! chessclock-bench hall [--daemons 16] [--boards-per-daemon 16] [--json FILE]
+//! chessclock-bench scale [--boards 1000] [--hosts 250] [--peak-rate 10000] [--json FILE]
 //! chessclock-bench event [--rounds 20] [--boards 32] [--state-dir DIR] [--json FILE]
 //! ```
 //! Exit status 0 when the run completed (run) or the soak was clean (soak).
@@ -145,6 +146,9 @@ enum Mode {
     },
     /// The hall: many daemons on one broker and one hub (issue 16).
     Hall(chessclock_bench::hall::HallArgs),
+    /// The hall at scale: one hub, 1,000 boards from a load generator and
+    /// a few real daemons (issue 30).
+    Scale(chessclock_bench::scale::ScaleArgs),
 }
 
 fn main() -> ExitCode {
@@ -306,6 +310,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Mode::Hall(args) => {
             chessclock_bench::hall::main(&binaries, args, &mut progress).map(|()| ExitCode::SUCCESS)
         }
+        Mode::Scale(args) => chessclock_bench::scale::main(&binaries, args, &mut progress)
+            .map(|()| ExitCode::SUCCESS),
         Mode::Event {
             rounds,
             boards,
