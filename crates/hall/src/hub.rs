@@ -70,6 +70,28 @@ pub(crate) struct Known {
     /// `online`), the arrival of its `offline`, or the last instant the
     /// link to the broker was known good when it was lost.
     pub(crate) seen: BTreeMap<String, i64>,
+    /// The keys of `boards`, made again only when a board comes or goes:
+    /// the desk reads them at every state, and copying 1,000 ids per
+    /// state was a third of the hub's CPU at a hall's peak (BENCHMARKS.md,
+    /// "Hall at scale").
+    ids: Arc<Vec<String>>,
+}
+
+/// A state's `/events` message, serialised from the payload where it
+/// lies (the keys in the order `json!` gives them): no copy of the payload.
+#[derive(serde::Serialize)]
+struct StateMessage<'a> {
+    board: &'a str,
+    payload: Option<&'a Value>,
+    received_ms: Option<i64>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl StateMessage<'_> {
+    fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// The hub's link to the broker, as the pages are told it.
@@ -228,7 +250,7 @@ impl Hub {
             return;
         };
         let levels: Vec<&str> = rest.split('/').collect();
-        let changes: Vec<Value> = match levels.as_slice() {
+        let changes: Vec<String> = match levels.as_slice() {
             ["", "board", board, "state"] => {
                 let value = if payload.is_empty() {
                     None
@@ -240,28 +262,54 @@ impl Hub {
                 match &value {
                     Some(value) => {
                         let host = value["host"].as_str();
-                        let before = known.boards.insert((*board).to_owned(), value.clone());
-                        let new_host = before.is_none_or(|before| before["host"].as_str() != host);
-                        known.received.insert((*board).to_owned(), now_ms);
                         // A live state: its host was alive now. A retained
                         // one may be from a host long dead.
                         if let Some(host) = host.filter(|_| !retained) {
                             known.seen.insert(host.to_owned(), now_ms);
                         }
-                        changes.push(json!({"type": "state", "board": board, "payload": value,
-                                            "received_ms": now_ms}));
+                        changes.push(
+                            StateMessage {
+                                board,
+                                payload: Some(value),
+                                received_ms: Some(now_ms),
+                                kind: "state",
+                            }
+                            .text(),
+                        );
+                        let new_host = known
+                            .boards
+                            .get(*board)
+                            .is_none_or(|before| before["host"].as_str() != host);
+                        known.received.insert((*board).to_owned(), now_ms);
+                        if known
+                            .boards
+                            .insert((*board).to_owned(), value.clone())
+                            .is_none()
+                        {
+                            known.ids = Arc::new(known.boards.keys().cloned().collect());
+                        }
                         if new_host {
-                            changes.extend(board_host_message(&known, board));
+                            changes
+                                .extend(board_host_message(&known, board).map(|m| m.to_string()));
                         }
                     }
                     None => {
-                        known.boards.remove(*board);
+                        if known.boards.remove(*board).is_some() {
+                            known.ids = Arc::new(known.boards.keys().cloned().collect());
+                        }
                         known.received.remove(*board);
-                        changes.push(json!({"type": "state", "board": board, "payload": null,
-                                            "received_ms": now_ms}));
+                        changes.push(
+                            StateMessage {
+                                board,
+                                payload: None,
+                                received_ms: Some(now_ms),
+                                kind: "state",
+                            }
+                            .text(),
+                        );
                     }
                 };
-                let ids: Vec<String> = known.boards.keys().cloned().collect();
+                let ids = known.ids.clone();
                 drop(known);
                 // The round's desk records a result it brings (after the
                 // hub's lock: the desk's readers take it inside theirs).
@@ -293,12 +341,12 @@ impl Hub {
                 let mut changes = vec![host_message(host, &status, known.seen.get(*host).copied())];
                 changes
                     .extend(boards_of(&known, host).filter_map(|b| board_host_message(&known, b)));
-                changes
+                changes.into_iter().map(|c| c.to_string()).collect()
             }
             _ => return,
         };
         for change in changes {
-            let _ = self.changes.send(change.to_string());
+            let _ = self.changes.send(change);
         }
     }
 
@@ -324,9 +372,13 @@ impl Hub {
             host_message(host, status, known.seen.get(host).copied()).to_string()
         });
         let boards = known.boards.iter().map(|(board, payload)| {
-            json!({"type": "state", "board": board, "payload": payload,
-                   "received_ms": known.received.get(board)})
-            .to_string()
+            StateMessage {
+                board,
+                payload: Some(payload),
+                received_ms: known.received.get(board).copied(),
+                kind: "state",
+            }
+            .text()
         });
         let board_hosts = known
             .boards
