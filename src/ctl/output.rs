@@ -503,6 +503,7 @@ pub(crate) mod tests {
             default_time_overrun: vec![],
             down_time_ms: None,
             arbiter_called: true,
+            arbiter_called_at_ms: None,
             scheduled_start_ms: None,
             scheduled_start_unix_ms: None,
             devices: vec![DeviceView {
@@ -522,6 +523,7 @@ pub(crate) mod tests {
             hourglass: false,
             state_health: None,
             over: None,
+            players: Default::default(),
             result: None,
         }
     }

@@ -258,6 +258,7 @@ impl Board {
                 }
                 Notice::Resumed => {
                     self.marks.arbiter_called = false;
+                    self.marks.arbiter_called_at = None;
                     self.marks.down_time = None;
                 }
                 _ => {}

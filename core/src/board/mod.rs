@@ -477,6 +477,7 @@ impl Board {
                 }),
             control_prose: crate::views::match_prose(&self.spec.control),
             tenths_below_ms: self.setup.display.tenths_below_ms,
+            players: crate::views::Players::from_tags(self.follower.tags()),
         }
     }
 

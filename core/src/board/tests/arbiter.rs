@@ -571,3 +571,39 @@ fn a_game_that_is_over_says_why_and_runs_no_clock() {
     assert_eq!(over.why, "0-1 (resignation)");
     assert_eq!(view.running, None);
 }
+
+/// Issue 30 item 5: the State view says when the arbiter was called (the
+/// daemon's monotonic ms, as a flag fall's), after a restart too, and
+/// names the players of the game's PGN tags.
+#[test]
+fn the_state_view_has_the_call_s_instant_and_the_players() {
+    let mut rig = started("300");
+    rig.command(
+        1_000,
+        BoardCommand::SetTags(vec![
+            ("White".into(), "Alpha, Anna".into()),
+            ("Black".into(), "?".into()),
+        ]),
+    );
+    rig.commit_all(1_000);
+    let view = rig.board.model(mono(1_000)).state_view(mono(1_000));
+    assert_eq!(view.arbiter_called_at_ms, None);
+    assert_eq!(view.players.white.as_deref(), Some("Alpha, Anna"));
+    assert_eq!(view.players.black, None, "`?` names nobody");
+    rig.button(3_000, 0, Button::Arbiter, 3_000);
+    rig.commit_all(3_000);
+    let view = rig.board.model(mono(4_000)).state_view(mono(4_000));
+    assert_eq!(view.arbiter_called_at_ms, Some(mono(3_000) / 1_000));
+    // The call stands after a restart, at its instant.
+    let stored = rig.stored(4_000);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(5_000));
+    let view = board.model(mono(5_000)).state_view(mono(5_000));
+    assert_eq!(view.arbiter_called_at_ms, Some(mono(3_000) / 1_000));
+    assert_eq!(view.players.white.as_deref(), Some("Alpha, Anna"));
+    // Resumed: no call, no instant.
+    rig.command(6_000, BoardCommand::Resume);
+    rig.commit_all(6_000);
+    let view = rig.board.model(mono(6_000)).state_view(mono(6_000));
+    assert!(!view.arbiter_called);
+    assert_eq!(view.arbiter_called_at_ms, None);
+}
