@@ -166,13 +166,29 @@ pub fn start_text(view: &StateView, local: &LocalTime) -> Option<String> {
     ))
 }
 
-/// What the board table cannot show: a scheduled start to come, an
+/// The players the game's PGN tags name, `White - Black` (`?` for one
+/// unnamed); `None` when neither is named.
+pub fn players_text(view: &StateView) -> Option<String> {
+    let players = &view.players;
+    (!players.is_empty()).then(|| {
+        format!(
+            "{} - {}",
+            players.white.as_deref().unwrap_or("?"),
+            players.black.as_deref().unwrap_or("?")
+        )
+    })
+}
+
+/// What the board table cannot show: the players, a scheduled start to come, an
 /// arbiter call, a restart (how long the daemon was down, whose clock runs
 /// on resume), a side that has not moved within the default time (Art.
 /// 6.7), presses that came too late, the electronic board.
 pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
     let board = &view.board;
     let mut notes = Vec::new();
+    if let Some(players) = players_text(view) {
+        notes.push(format!("{board}: players {players} (White - Black)"));
+    }
     if !view.started {
         if let Some(when) = start_text(view, local) {
             let check = match view.scheduled_start_forced {

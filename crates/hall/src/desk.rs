@@ -191,6 +191,7 @@ async fn load(State(hub): State<Arc<Hub>>, request: Request) -> Response {
                 games = pairings.games.len(),
                 "desk: pairings loaded"
             );
+            hub.refresh_seats();
             match review_of(&hub, round) {
                 Ok(review) => answer(StatusCode::OK, json!({"ok": true, "review": review})),
                 Err(refused) => *refused,

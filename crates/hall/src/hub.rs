@@ -12,7 +12,11 @@
 //!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
 //!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
 //!   for each board of that host, `{"type": "board-host", "board",
-//!   "status", "last_seen_ms"}` (the host unnamed, for spectators); the
+//!   "status", "last_seen_ms"}` (the host unnamed, for spectators), or
+//!   `{"type": "seats", "seats": {board: {"number", "white", "black"}}}`
+//!   (each board's number in the round and the players its pairing
+//!   names, [`Desk::seating`]: again when a board comes or goes or the
+//!   desk loads a round); the
 //!   link, every known host and board first, then changes, and a
 //!   `{"type": "heartbeat"}` whenever nothing else went for
 //!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
@@ -141,6 +145,10 @@ pub struct Hub {
     clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
     pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    /// The last `seats` message (`None`: not made yet): made again when a
+    /// board comes or goes and when the desk loads a round, not on every
+    /// state (with a thousand boards the assignment is not free).
+    seats: Mutex<Option<Value>>,
 }
 
 impl Hub {
@@ -173,6 +181,7 @@ impl Hub {
             heard_ms: AtomicI64::new(started_ms),
             clock,
             pending: Mutex::new(HashMap::new()),
+            seats: Mutex::new(None),
         })
     }
 
@@ -237,6 +246,7 @@ impl Hub {
                 };
                 let mut known = self.known();
                 let mut changes = Vec::new();
+                let boards_before = known.boards.len();
                 match &value {
                     Some(value) => {
                         let host = value["host"].as_str();
@@ -267,6 +277,10 @@ impl Hub {
                 // hub's lock: the desk's readers take it inside theirs).
                 if let Some(value) = &value {
                     self.desk.observe(&ids, board, value, now_ms);
+                }
+                // A board came or went: the boards' numbers may change.
+                if ids.len() != boards_before {
+                    changes.extend(self.remake_seats());
                 }
                 changes
             }
@@ -302,6 +316,54 @@ impl Hub {
         }
     }
 
+    /// The `seats` message as of now: each board's number in the round
+    /// and the players its pairing names ([`Desk::seating`]).
+    fn seats_now(&self) -> Value {
+        // The ids only, and the hub's lock let go before the desk's is
+        // taken (the desk's readers take the hub's inside theirs).
+        let ids: BTreeMap<String, Value> = self
+            .known()
+            .boards
+            .keys()
+            .map(|id| (id.clone(), Value::Null))
+            .collect();
+        json!({"type": "seats", "seats": self.desk.seating(&ids)})
+    }
+
+    fn last_seats(&self) -> std::sync::MutexGuard<'_, Option<Value>> {
+        self.seats
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Makes the `seats` message again; `Some` when it changed (to tell).
+    fn remake_seats(&self) -> Option<Value> {
+        let seats = self.seats_now();
+        let mut last = self.last_seats();
+        (last.as_ref() != Some(&seats)).then(|| {
+            *last = Some(seats.clone());
+            seats
+        })
+    }
+
+    /// After the desk changed the round's pairings or board map: tells the
+    /// pages the boards' new numbers and players, if they changed.
+    pub fn refresh_seats(&self) {
+        if let Some(seats) = self.remake_seats() {
+            let _ = self.changes.send(seats.to_string());
+        }
+    }
+
+    /// The `seats` message last made (made now if none was).
+    fn seats_message(&self) -> Value {
+        if let Some(seats) = self.last_seats().clone() {
+            return seats;
+        }
+        self.remake_seats()
+            .or_else(|| self.last_seats().clone())
+            .unwrap_or(Value::Null)
+    }
+
     /// A daemon's reply: to the command waiting for its id, if any.
     fn reply(&self, payload: &[u8]) {
         let Ok(value) = serde_json::from_slice::<Value>(payload) else {
@@ -319,6 +381,7 @@ impl Hub {
     /// that tell them (the link first).
     pub(crate) fn everything(&self) -> Vec<String> {
         let link = self.link().message().to_string();
+        let seats = self.seats_message().to_string();
         let known = self.known();
         let hosts = known.hosts.iter().map(|(host, status)| {
             host_message(host, status, known.seen.get(host).copied()).to_string()
@@ -337,6 +400,7 @@ impl Hub {
             .chain(hosts)
             .chain(boards)
             .chain(board_hosts)
+            .chain(std::iter::once(seats))
             .collect()
     }
 

@@ -56,6 +56,7 @@ use crate::results::{self, GameResult, Outcome};
 
 mod desk;
 mod push;
+mod seating;
 mod send;
 pub use desk::{LoadError, Review};
 pub use push::{spawn_push, PushStatus, PushTarget};
