@@ -676,6 +676,13 @@ mod tests {
             "b1",
             "state before event"
         );
+        // A board came: its number in the round (no pairings: its id's).
+        let seats: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(
+            seats,
+            json!({"type": "seats", "seats": {"b1": {"number": 1, "white": null,
+                                                     "black": null}}})
+        );
 
         clock.advance_us(2_500_000);
         hub.take("chessclock/open/host/pi/online", b"online");
@@ -777,11 +784,13 @@ mod tests {
         assert!(!hub.connected());
         assert_eq!(hub.known().hosts["pi2"], "offline");
         let everything = hub.everything();
-        assert_eq!(
-            serde_json::from_str::<Value>(everything.last().unwrap()).unwrap()["type"],
-            "board-host",
-            "{everything:?}"
-        );
+        let types: Vec<Value> = everything
+            .iter()
+            .rev()
+            .take(2)
+            .map(|m| serde_json::from_str::<Value>(m).unwrap()["type"].clone())
+            .collect();
+        assert_eq!(types, [json!("seats"), json!("board-host")], "{everything:?}");
         // Back: the retained `offline` of a host that died meanwhile keeps
         // its last known alive; a live state is news of its host.
         hub.link_up(T0_MS + 20_000);
@@ -827,8 +836,8 @@ mod tests {
         hub.take("chessclock/open/host/pi/online", b"offline");
         hub.take("chessclock/open/board/b3/state", b"not json");
         let everything = hub.everything();
-        assert_eq!(everything.len(), 4, "the link and 3: {everything:?}");
+        assert_eq!(everything.len(), 5, "the link, 3 and seats: {everything:?}");
         hub.take("chessclock/open/board/b3/state", b"");
-        assert_eq!(hub.everything().len(), 3);
+        assert_eq!(hub.everything().len(), 4);
     }
 }
