@@ -291,7 +291,11 @@ async fn the_page_shows_what_an_arbiter_needs_in_words_and_in_order() {
         ))
         .await;
     let b1 = row(&rows, "b1");
-    assert_eq!(b1["arbiter"], format!("CALLED at {}", times[0].as_str().unwrap()), "{b1}");
+    assert_eq!(
+        b1["arbiter"],
+        format!("CALLED at {}", times[0].as_str().unwrap()),
+        "{b1}"
+    );
     assert!(
         b1["needs"]
             .as_str()
@@ -305,7 +309,10 @@ async fn the_page_shows_what_an_arbiter_needs_in_words_and_in_order() {
         format!("white (first) at {}", times[1].as_str().unwrap()),
         "{b2}"
     );
-    assert!(b2["needs"].as_str().unwrap().starts_with("FLAG white at "), "{b2}");
+    assert!(
+        b2["needs"].as_str().unwrap().starts_with("FLAG white at "),
+        "{b2}"
+    );
 
     // Finished: last, nothing needed, not counted among the flags.
     let b3 = row(&rows, "b3");
@@ -332,7 +339,10 @@ async fn the_page_shows_what_an_arbiter_needs_in_words_and_in_order() {
             && host.contains("CLOCK NOT NTP-SYNCHRONISED"),
         "{b6}"
     );
-    assert!(has_class(b6, "host-finding") && has_class(b6, "radios-on"), "{b6}");
+    assert!(
+        has_class(b6, "host-finding") && has_class(b6, "radios-on"),
+        "{b6}"
+    );
     assert!(
         b6["needs"]
             .as_str()

@@ -790,7 +790,11 @@ mod tests {
             .take(2)
             .map(|m| serde_json::from_str::<Value>(m).unwrap()["type"].clone())
             .collect();
-        assert_eq!(types, [json!("seats"), json!("board-host")], "{everything:?}");
+        assert_eq!(
+            types,
+            [json!("seats"), json!("board-host")],
+            "{everything:?}"
+        );
         // Back: the retained `offline` of a host that died meanwhile keeps
         // its last known alive; a live state is news of its host.
         hub.link_up(T0_MS + 20_000);

@@ -710,8 +710,7 @@ mod tests {
         // Restarted and paused since: the arbiter resumes it.
         let mut restarted = board(Some("white"), 900_000, "pi1");
         restarted["snapshot"]["paused"] = json!(true);
-        restarted["state"]["restart"] =
-            json!({"down_ms": 4_000, "same_boot": true, "was_running": "white",
+        restarted["state"]["restart"] = json!({"down_ms": 4_000, "same_boot": true, "was_running": "white",
                    "paused_at_game_ms": 60_000});
         boards.insert("b3".to_owned(), restarted);
         // Its host's clock is not synchronised.

@@ -310,7 +310,9 @@ function fill(id) {
   tr.dataset.running = s.running || "";
   const seat = seats[id];
   const number = seat && seat.number != null ? String(seat.number) : null;
-  set(cells.board, number !== null && number !== id ? number + " (" + id + ")" : id);
+  // The id alone when it ends in the board's number (b7 is board 7).
+  const idNumber = (id.match(/(\d+)$/) || [])[1];
+  set(cells.board, number !== null && Number(idNumber) !== Number(number) ? number + " (" + id + ")" : id);
   tr.dataset.number = number ?? "";
   const [white, black] = players(p, id);
   set(cells.players, (white || "?") + " - " + (black || "?"));

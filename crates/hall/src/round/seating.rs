@@ -54,7 +54,10 @@ mod tests {
         }
         // Without pairings: the number an id ends in, nobody named.
         let seating = desk.seating(&boards);
-        assert_eq!(seating["b2"], json!({"number": 2, "white": null, "black": null}));
+        assert_eq!(
+            seating["b2"],
+            json!({"number": 2, "white": null, "black": null})
+        );
         assert!(!seating.contains_key("spare"));
         let pairings =
             Pairings::parse("board,white,black\n1,\"Alpha, Anna\",\"Beta, Bob\"\n", 3).unwrap();
