@@ -618,6 +618,20 @@ pub(crate) mod tests {
         assert_eq!(pad("", 70_000).len(), 70_000);
     }
 
+    /// Issue 30 item 5: the players the game's tags name lead the notes.
+    #[test]
+    fn the_players_are_a_note() {
+        let mut named = view("b2");
+        named.arbiter_called = false;
+        assert!(state_notes(&named, &LocalTime::default()).is_empty());
+        named.players.white = Some("Alpha, Anna".into());
+        assert_eq!(players_text(&named).as_deref(), Some("Alpha, Anna - ?"));
+        assert_eq!(
+            state_notes(&named, &LocalTime::default()),
+            ["b2: players Alpha, Anna - ? (White - Black)"]
+        );
+    }
+
     #[test]
     fn notes_say_what_the_table_cannot() {
         let mut paused = view("b1");
