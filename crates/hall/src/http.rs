@@ -62,10 +62,11 @@ pub async fn serve(
 
 async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let now = hub.now_ms();
+    let oversize = hub.oversize();
     let known = hub.known();
     let urgent = page::urgent_order(&known.boards, &known.hosts, now);
     axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
-                      "last_seen_ms": known.seen, "urgent": urgent}))
+                      "last_seen_ms": known.seen, "urgent": urgent, "oversize": oversize}))
 }
 
 async fn public_boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {

@@ -24,14 +24,21 @@
 //! command is published only while the hub is connected to the broker
 //! (else 503 at once) and carries a deadline before the hub's answer, so
 //! one the page was told failed is never carried out later
-//! ([`Hub::command`]).
+//! ([`Hub::command`]); a message larger than the hall takes
+//! (`chessclock_hall_proto::page::MAX_PAYLOAD`) costs only itself: the
+//! broker drops one beyond the client's packet limit, the hub drops one
+//! beyond the payload limit unread and counts it (`/boards.json`'s
+//! `oversize`), and the link stays up.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, Event, Incoming, MqttOptions, QoS};
+use chessclock_hall_proto::page::MAX_PAYLOAD;
+use rumqttc::v5::mqttbytes::v5::Packet;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::{AsyncClient, Event, MqttOptions};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
@@ -71,6 +78,8 @@ pub struct Hub {
     clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
     pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    /// Messages above [`MAX_PAYLOAD`] dropped on arrival.
+    oversize: AtomicU64,
 }
 
 impl Hub {
@@ -97,6 +106,7 @@ impl Hub {
             connected: AtomicBool::new(false),
             clock,
             pending: Mutex::new(HashMap::new()),
+            oversize: AtomicU64::new(0),
         })
     }
 
@@ -131,9 +141,27 @@ impl Hub {
 
     /// Takes one message from the broker: a board's state, a daemon's
     /// reply or a host's status (an empty payload removes a state or a
-    /// status, as a retained deletion does).
+    /// status, as a retained deletion does). One larger than
+    /// [`MAX_PAYLOAD`] (no daemon publishes one) is dropped unread, logged
+    /// and counted ([`Hub::oversize`]): what the hub knew stays.
     pub fn take(&self, topic: &str, payload: &[u8]) {
+        if payload.len() > MAX_PAYLOAD {
+            let dropped = self.oversize.fetch_add(1, Ordering::SeqCst) + 1;
+            tracing::warn!(
+                topic,
+                bytes = payload.len(),
+                limit = MAX_PAYLOAD,
+                dropped,
+                "hub: a message larger than the hall takes; dropped unread"
+            );
+            return;
+        }
         self.take_at(topic, payload, self.clock.wall_ms())
+    }
+
+    /// How many messages larger than [`MAX_PAYLOAD`] the hub dropped.
+    pub fn oversize(&self) -> u64 {
+        self.oversize.load(Ordering::SeqCst)
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
@@ -318,7 +346,7 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
     let mut retry = Duration::from_millis(250);
     loop {
         match eventloop.poll().await {
-            Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 retry = Duration::from_millis(250);
                 tracing::info!("hub: connected to the broker");
                 for filter in &filters {
@@ -330,8 +358,8 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 // before the hub listens for it.
                 hub.connected.store(true, Ordering::SeqCst);
             }
-            Ok(Event::Incoming(Incoming::Publish(publish))) => {
-                hub.take(&publish.topic, &publish.payload)
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                hub.take(&String::from_utf8_lossy(&publish.topic), &publish.payload)
             }
             Ok(_) => {}
             Err(error) => {
