@@ -200,7 +200,11 @@ async fn a_2_mb_retained_command_costs_only_itself() {
         log.contains("dropped unread") && !log.contains("the broker is away"),
         "{log}"
     );
-    assert_eq!(log.matches("hall: connected to the broker").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("hall: connected to the broker").count(),
+        1,
+        "{log}"
+    );
     assert!(!watcher.saw(|seen| seen.topic == REPLY && seen.json()["id"] == "huge-1"));
     assert!(first.terminate().success());
 
@@ -232,7 +236,11 @@ async fn a_2_mb_retained_command_costs_only_itself() {
         assert_eq!(reply["ok"], true, "{reply}");
     }
     let log = second.log();
-    assert_eq!(log.matches("hall: connected to the broker").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("hall: connected to the broker").count(),
+        1,
+        "{log}"
+    );
     assert_eq!(oversize_events(&mut watcher, from).len(), 1);
     assert!(second.terminate().success());
 }
@@ -300,7 +308,11 @@ async fn a_broker_with_the_hall_s_packet_limit_takes_no_2_mb_command() {
     assert!(!late.saw(|seen| seen.json()["id"] == "huge-2"));
     assert!(!late.ever_saw(|seen| seen.retain));
     let log = pi.log();
-    assert_eq!(log.matches("hall: connected to the broker").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("hall: connected to the broker").count(),
+        1,
+        "{log}"
+    );
     assert!(pi.terminate().success());
 }
 
@@ -357,18 +369,26 @@ async fn a_big_retained_state_costs_the_hub_only_itself() {
     publisher
         .publish_acked("chessclock/open/board/b7/state", true, &state("b7", 10))
         .await;
-    hub.wait_for("/boards.json", "b7 on the hub", |body| body.contains("\"b7\""))
-        .await;
+    hub.wait_for("/boards.json", "b7 on the hub", |body| {
+        body.contains("\"b7\"")
+    })
+    .await;
     // And again later, without a reconnection.
     publisher
         .publish_acked("chessclock/open/board/b8/state", true, &state("b8", 10))
         .await;
     let body = hub
-        .wait_for("/boards.json", "b8 on the hub", |body| body.contains("\"b8\""))
+        .wait_for("/boards.json", "b8 on the hub", |body| {
+            body.contains("\"b8\"")
+        })
         .await;
     assert!(body.contains("\"oversize\":1"), "{body}");
     let log = hub.log();
-    assert_eq!(log.matches("hub: connected to the broker").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("hub: connected to the broker").count(),
+        1,
+        "{log}"
+    );
     assert!(log.contains("dropped unread"), "{log}");
 }
 
@@ -432,7 +452,10 @@ async fn a_history_of_2200_presses_comes_in_pages() {
     assert!(rows.len() > EVENTS, "{}", rows.len());
     // Beyond what the hall carries in one message.
     let whole_bytes = whole.to_string().len();
-    assert!(whole_bytes > MAX_PAYLOAD, "the whole history: {whole_bytes} bytes");
+    assert!(
+        whole_bytes > MAX_PAYLOAD,
+        "the whole history: {whole_bytes} bytes"
+    );
 
     // Page by page, every row once and in order.
     let mut from = 0u64;
@@ -472,7 +495,11 @@ async fn a_history_of_2200_presses_comes_in_pages() {
     assert!(pages > 1);
     assert!(largest < MAX_PAYLOAD, "{largest}");
     let log = pi.log();
-    assert_eq!(log.matches("hall: connected to the broker").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("hall: connected to the broker").count(),
+        1,
+        "{log}"
+    );
     assert!(pi.terminate().success());
 }
 
@@ -514,8 +541,10 @@ async fn a_replayed_id_after_10000_commands_is_not_carried_out_again() {
         })
         .collect();
     for side in ["black", "white"] {
-        others.push(json!({"id": format!("o-{side}"), "arbiter": "Bob", "command": "adjust",
-                           "side": side, "remaining_ms": 200_000}));
+        others.push(
+            json!({"id": format!("o-{side}"), "arbiter": "Bob", "command": "adjust",
+                           "side": side, "remaining_ms": 200_000}),
+        );
     }
     let started = Instant::now();
     let replies = send_all(&mut watcher, &others).await;
@@ -610,7 +639,10 @@ async fn a_retained_command_is_never_carried_out_and_bad_keys_are_named() {
     .await;
     assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
     let message = reply["error"]["message"].as_str().unwrap();
-    assert!(message.contains("`remaining_ms` is given twice"), "{message}");
+    assert!(
+        message.contains("`remaining_ms` is given twice"),
+        "{message}"
+    );
     let reply = send_raw(
         &mut watcher,
         br#"{"id":"num-1","arbiter":"Ann","command":5}"#,
@@ -619,7 +651,10 @@ async fn a_retained_command_is_never_carried_out_and_bad_keys_are_named() {
     .await;
     assert_eq!(reply["error"]["kind"], "malformed", "{reply}");
     let message = reply["error"]["message"].as_str().unwrap();
-    assert!(message.starts_with("`command` must be a string"), "{message}");
+    assert!(
+        message.starts_with("`command` must be a string"),
+        "{message}"
+    );
     assert!(!message.contains("control"), "{message}");
     assert_eq!(client.state().await["white"]["remaining_ms"], white);
     drop(client);

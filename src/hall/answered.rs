@@ -192,7 +192,11 @@ mod tests {
         answered.remember("b1", "p1".into(), None, at(T0, 1_000), reply("p1"));
         // The wall clock stepping back or ahead changes nothing.
         assert!(answered
-            .seen("b1", "p1", at(T0 + 10 * NO_DEADLINE_MS, 1_000 + NO_DEADLINE_MS))
+            .seen(
+                "b1",
+                "p1",
+                at(T0 + 10 * NO_DEADLINE_MS, 1_000 + NO_DEADLINE_MS)
+            )
             .is_some());
         assert!(answered
             .seen("b1", "p1", at(T0, 1_001 + NO_DEADLINE_MS))

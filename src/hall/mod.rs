@@ -213,7 +213,10 @@ enum Net {
         retained: bool,
     },
     /// A message above [`MAX_PAYLOAD`]: dropped, its payload never read.
-    Oversize { topic: String, bytes: usize },
+    Oversize {
+        topic: String,
+        bytes: usize,
+    },
 }
 
 /// Polls the client's event loop: connects, reconnects (with a growing
@@ -285,10 +288,7 @@ async fn run_commands(
                     parsed.command,
                     Command::State | Command::History | Command::Snapshot | Command::Pgn
                 );
-                if let Some(reply) = answered
-                    .seen(&board, &parsed.id, now)
-                    .filter(|_| !read)
-                {
+                if let Some(reply) = answered.seen(&board, &parsed.id, now).filter(|_| !read) {
                     tracing::info!(
                         board,
                         id = parsed.id,
@@ -314,7 +314,11 @@ async fn run_commands(
                     // Its id would have to be kept as long: refused.
                     ReplyPayload::error(Some(parsed.id), "invalid-argument", words)
                 } else if !read && answered.full(&board, now) {
-                    tracing::warn!(board, id = parsed.id, "hall: too many commands to keep; busy");
+                    tracing::warn!(
+                        board,
+                        id = parsed.id,
+                        "hall: too many commands to keep; busy"
+                    );
                     ReplyPayload::error(
                         Some(parsed.id),
                         "busy",
@@ -400,7 +404,11 @@ impl Message {
         if bytes <= MAX_PAYLOAD {
             return Message::json(topic, QoS::AtLeastOnce, &reply);
         }
-        tracing::warn!(topic, bytes, "hall: a reply too large for the hall; answered too-large");
+        tracing::warn!(
+            topic,
+            bytes,
+            "hall: a reply too large for the hall; answered too-large"
+        );
         let refusal = ReplyPayload::error(
             reply.id,
             "too-large",

@@ -856,7 +856,11 @@ mod tests {
         let reply = error_of(
             r#"{"id":"d2","arbiter":"A","command":"set-tags","tags":{"White":"a","White":"b"}}"#,
         );
-        assert!(reply.error.unwrap().message.contains("`White` is given twice"));
+        assert!(reply
+            .error
+            .unwrap()
+            .message
+            .contains("`White` is given twice"));
         let reply = error_of(r#"{"id":"d3","id":"d4","arbiter":"A","command":"pause"}"#);
         assert_eq!(reply.id, None);
         assert_eq!(reply.error.unwrap().kind, "malformed");
@@ -870,7 +874,11 @@ mod tests {
             "{}",
             error.message
         );
-        assert!(error.message.contains("not a number (5)"), "{}", error.message);
+        assert!(
+            error.message.contains("not a number (5)"),
+            "{}",
+            error.message
+        );
         let error = error_of(r#"{"id":"c2","arbiter":"A"}"#).error.unwrap();
         assert!(
             error.message.starts_with("missing field `command`"),
@@ -908,7 +916,11 @@ mod tests {
         let reply = error_of(r#"{"id":"h3","arbiter":"A","command":"history","limit":0}"#);
         assert_eq!(reply.error.unwrap().kind, "invalid-argument");
         let reply = error_of(r#"{"id":"h4","arbiter":"A","command":"pause","from":3}"#);
-        assert!(reply.error.unwrap().message.contains("unknown field `from`"));
+        assert!(reply
+            .error
+            .unwrap()
+            .message
+            .contains("unknown field `from`"));
         let parsed = parse_request(br#"{"id":"p","arbiter":"A","command":"pause"}"#).unwrap();
         assert_eq!(parsed.page, None);
     }
