@@ -49,7 +49,7 @@
 //!   `state.restart`) gets one `restart` event on its event topic, QoS 1
 //!   and buffered like the others, with how long the daemon was down;
 //! * one message costs one message, never the link: the client tells the
-//!   broker the largest packet it takes ([`chessclock_hall_proto::client::MAX_PACKET`]; the broker
+//!   broker the largest packet it takes ([`client::MAX_PACKET`]; the broker
 //!   drops a larger one for this client alone), a message above
 //!   [`MAX_PAYLOAD`] that still comes is dropped unread, logged and
 //!   counted (`oversize` on the host's event topic), and the daemon never
@@ -63,7 +63,7 @@ mod answered;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
-use chessclock_hall_proto::client::client_options;
+use chessclock_hall_proto::client::{self, client_options};
 use chessclock_hall_proto::page::{history_page, MAX_PAYLOAD, PAGE_BYTES};
 use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet};
 use rumqttc::v5::mqttbytes::QoS;
@@ -122,6 +122,13 @@ impl Hall {
     ) -> anyhow::Result<Hall> {
         let host = host_name(config);
         let topics = Topics::new(&config.name, &host);
+        if config.keepalive_seconds < client::MIN_KEEPALIVE_SECONDS {
+            tracing::warn!(
+                asked = config.keepalive_seconds,
+                used = client::MIN_KEEPALIVE_SECONDS,
+                "hall: keepalive-seconds below the MQTT 5 client's least; the least used"
+            );
+        }
         let mut options = client_options(
             &config.broker,
             format!("chessclockd-{}-{host}", config.name),

@@ -33,6 +33,10 @@ use crate::broker::BrokerAddress;
 /// between reaches the client, which drops and counts it.
 pub const MAX_PACKET: usize = 4 * 1024 * 1024;
 
+/// The least keepalive the MQTT 5 client takes (rumqttc refuses less): a
+/// shorter one asked for is this.
+pub const MIN_KEEPALIVE_SECONDS: u16 = 5;
+
 /// The `[hall] credentials` file.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,8 +59,9 @@ fn read_credentials(path: &Path) -> anyhow::Result<Credentials> {
 }
 
 /// The MQTT client's options for a broker URL (`mqtt://` or `mqtts://`
-/// with the CA file), a credentials file and a keepalive: MQTT 5, a clean
-/// start, packets up to [`MAX_PACKET`].
+/// with the CA file), a credentials file and a keepalive (at least
+/// [`MIN_KEEPALIVE_SECONDS`]): MQTT 5, a clean start, packets up to
+/// [`MAX_PACKET`].
 pub fn client_options(
     broker: &str,
     client_id: String,
@@ -67,7 +72,9 @@ pub fn client_options(
     let address = BrokerAddress::parse(broker).map_err(anyhow::Error::msg)?;
     let mut options = MqttOptions::new(client_id, address.host.clone(), address.port);
     options
-        .set_keep_alive(Duration::from_secs(u64::from(keepalive_seconds.max(1))))
+        .set_keep_alive(Duration::from_secs(u64::from(
+            keepalive_seconds.max(MIN_KEEPALIVE_SECONDS),
+        )))
         .set_clean_start(true)
         .set_max_packet_size(Some(MAX_PACKET as u32));
     if let Some(path) = credentials {
