@@ -39,6 +39,9 @@ pub struct ControlHandle {
     /// What the state store found when it opened the state, and (live)
     /// whether it saves as it should.
     pub health: SharedHealth,
+    /// The host's radios and clock synchronisation (checked by
+    /// [`crate::host::watch`], which the daemon runs).
+    pub host: crate::host::SharedHostHealth,
 }
 
 /// The state store's health, shared: what opening the state found (fixed)

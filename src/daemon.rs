@@ -94,6 +94,13 @@ pub async fn run(
     } else {
         Some(serve_dbus(runtime.handle(), &config, options.bus_address.as_deref()).await?)
     };
+    // The host's radios and clock synchronisation, checked on this
+    // runtime every 10 s (never on the timing thread).
+    tokio::spawn(crate::host::watch(
+        runtime.handle().host,
+        std::path::PathBuf::from("/sys"),
+        || crate::dbus::NtpSource::SystemBus.synchronized_owned(),
+    ));
     // The hall (`[hall]`): after the runtime, so it sees every board.
     let hall = match &config.hall {
         Some(hall) => Some(crate::hall::Hall::start(
@@ -127,6 +134,7 @@ pub async fn run(
                                 new.daemon.bus = kind;
                             }
                             let reloaded = runtime.reload(new).await;
+                            runtime.handle().host.set_policy(reloaded.config.daemon.radios);
                             if let Some(bus) = &bus {
                                 crate::dbus::reconfigure(bus, &runtime.handle(), &reloaded.config, &reloaded.added).await;
                             }

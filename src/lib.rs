@@ -13,6 +13,8 @@
 //! * [`devices`]: the serial ports and the device links;
 //! * [`eboard`]: DGT boards on serial ports, the PGN files;
 //! * [`runtime`]: the timing thread, the store thread, the control loop;
+//! * [`radios`]: the host's radios as the kernel reports them; [`host`]:
+//!   the host's health (its radios, its clock's NTP synchronisation);
 //! * [`dbus`]: the D-Bus API; [`hall`]: the daemon on the event's MQTT
 //!   broker; [`notify`]: systemd's readiness and watchdog;
 //! * [`daemon`]: all of it wired, until shutdown;
@@ -31,10 +33,12 @@ pub mod dbus;
 pub mod devices;
 pub mod eboard;
 pub mod hall;
+pub mod host;
 pub mod lateness;
 pub mod manpages;
 pub mod notify;
 pub mod platform;
+pub mod radios;
 pub mod replay;
 pub mod runtime;
 

@@ -462,6 +462,126 @@ async fn a_wal_cut_in_half_after_kill_9_is_found_shown_and_kept() {
     assert!(daemon.terminate().success());
 }
 
+/// The host's health (issue 30, item 6) on every surface: the manager's
+/// `HostHealth`, each `State()`'s `host_health`, `chessclockctl status`;
+/// and `[daemon] radios` applied by a reload, signalled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_radios_and_time_are_reported_and_their_policy_reloads() {
+    use futures_util::StreamExt;
+    let _serial = SERIAL.lock().await;
+    let setup = Setup::new("60");
+    let text = std::fs::read_to_string(&setup.config).unwrap();
+    std::fs::write(
+        &setup.config,
+        text.replace("[daemon]\n", "[daemon]\nradios = \"forbid\"\n"),
+    )
+    .unwrap();
+    let daemon = setup.daemon("daemon.log");
+    let client = Client::connect(&setup.bus, &daemon).await;
+    let connection = zbus::connection::Builder::address(setup.bus.address.as_str())
+        .build()
+        .await
+        .unwrap();
+    let manager = chessclockd::dbus::client::ManagerProxy::builder(&connection)
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await
+        .unwrap();
+    // The first check runs at start; its answer on the clock's
+    // synchronisation (known, or why not) marks it done.
+    let checked = Instant::now();
+    let property = loop {
+        let property: Value = serde_json::from_str(&manager.host_health().await.unwrap()).unwrap();
+        if property["ntp_synchronized"].is_boolean() || property["ntp_unknown"].is_string() {
+            break property;
+        }
+        assert!(
+            checked.elapsed() < WAIT,
+            "no host check within {WAIT:?}: {property}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(property["radios_policy"], "forbid", "{property}");
+    // Whatever this machine has, it is what the kernel says: the same
+    // radios as a scan here, and a finding for each one on.
+    let scan = chessclockd::radios::scan(std::path::Path::new("/sys"));
+    assert_eq!(
+        property["radios"],
+        serde_json::to_value(&scan.radios).unwrap(),
+        "{property}"
+    );
+    let findings = property["findings"].as_array().unwrap();
+    assert_eq!(
+        findings
+            .iter()
+            .filter(|f| f.as_str().unwrap().starts_with("radios are forbidden"))
+            .count(),
+        usize::from(scan.on().next().is_some()),
+        "{property}"
+    );
+    // Every board's State() carries the same.
+    let state = client.state().await;
+    assert_eq!(state["host_health"], property, "{state}");
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--user", "status"])
+        .env("DBUS_SESSION_BUS_ADDRESS", &setup.bus.address)
+        .output()
+        .await
+        .unwrap();
+    let status = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{status}");
+    let expected: chessclockd::host::HostHealth = serde_json::from_value(property.clone()).unwrap();
+    for note in expected.notes() {
+        assert!(status.contains(&note), "{note} not in:\n{status}");
+    }
+    if property["ntp_unknown"].is_string() {
+        assert!(
+            status.contains("host: cannot tell whether the clock is NTP-synchronised"),
+            "{status}"
+        );
+    }
+
+    // A reload allowing radios: applied at once and signalled.
+    // A proxy that caches follows PropertiesChanged (an uncached one has no
+    // stream of changes).
+    let following = chessclockd::dbus::client::ManagerProxy::new(&connection)
+        .await
+        .unwrap();
+    let mut changes = following.receive_host_health_changed().await;
+    // The stream's first item is the value at subscription.
+    let first = tokio::time::timeout(WAIT, changes.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let first: Value = serde_json::from_str(&first.get().await.unwrap()).unwrap();
+    assert_eq!(first["radios_policy"], "forbid", "{first}");
+    std::fs::write(
+        &setup.config,
+        text.replace("[daemon]\n", "[daemon]\nradios = \"allow\"\n"),
+    )
+    .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let changed = tokio::time::timeout(WAIT, changes.next())
+        .await
+        .expect("HostHealth changed within the wait")
+        .unwrap();
+    let property: Value = serde_json::from_str(&changed.get().await.unwrap()).unwrap();
+    assert_eq!(property["radios_policy"], "allow", "{property}");
+    assert!(
+        !property["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().starts_with("radios are")),
+        "{property}"
+    );
+    assert!(daemon.terminate().success());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_reloads_the_config_for_a_board_without_a_game() {
     let _serial = SERIAL.lock().await;

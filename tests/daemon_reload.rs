@@ -324,7 +324,7 @@ async fn sighup_of_every_key_applies_or_warns_with_both_values() {
     let changed = setup
         .base_config()
         .replace(&state_dir, "/nonexistent/elsewhere")
-        .replace("bus = \"session\"", "bus = \"system\"\ncrash-safety = false\nwatch-dirs = [\"/tmp\"]\npgn-dir = \"/tmp/pgn\"\nrequire-ntp-for-scheduled-start = false\ndefault-time-ms = 5000\nresume-after-restart = true")
+        .replace("bus = \"session\"", "bus = \"system\"\ncrash-safety = false\nwatch-dirs = [\"/tmp\"]\npgn-dir = \"/tmp/pgn\"\nrequire-ntp-for-scheduled-start = false\ndefault-time-ms = 5000\nresume-after-restart = true\nradios = \"forbid\"")
         .replace("rt-priority = 0", "rt-priority = 5")
         .replace("mlock = false", "mlock = true")
         .replace("admin-group = \"root\"", "admin-group = \"wheel\"")
@@ -369,6 +369,7 @@ async fn sighup_of_every_key_applies_or_warns_with_both_values() {
         "daemon.require-ntp-for-scheduled-start",
         "daemon.default-time-ms",
         "daemon.resume-after-restart",
+        "daemon.radios",
         "board.b1.control",
         "board.b1.white-button",
         "board.b1.start-on-black-press",

@@ -88,6 +88,10 @@ pub struct DaemonConfig {
     pub pgn_dir: Option<PathBuf>,
     /// Extra directories watched for device hotplug (inotify).
     pub watch_dirs: Vec<PathBuf>,
+    /// `allow` (the default): the host's radios are reported; `forbid`: a
+    /// radio that may transmit (Wi-Fi up, Bluetooth not blocked) is a
+    /// finding, for a wired hall.
+    pub radios: crate::radios::RadioPolicy,
 }
 
 /// `[event]`: defaults of the PGN tags of every board's games (a
@@ -267,6 +271,7 @@ impl Default for DaemonConfig {
             require_ntp_for_scheduled_start: true,
             pgn_dir: None,
             watch_dirs: Vec::new(),
+            radios: crate::radios::RadioPolicy::Allow,
         }
     }
 }

@@ -292,6 +292,9 @@ async fn status(
         for note in output::health_notes(raw) {
             writeln!(out, "{note}")?;
         }
+        for note in output::host_notes(raw) {
+            writeln!(out, "{note}")?;
+        }
     }
     Ok(())
 }

@@ -235,6 +235,16 @@ pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
     notes
 }
 
+/// What `State()`'s `host_health` says, one line each (see
+/// [`crate::host::HostHealth::notes`]); nothing from a daemon without it.
+pub fn host_notes(state: &Value) -> Vec<String> {
+    state
+        .get("host_health")
+        .and_then(|health| serde_json::from_value::<crate::host::HostHealth>(health.clone()).ok())
+        .map(|health| health.notes())
+        .unwrap_or_default()
+}
+
 /// What `State()`'s `state_health` says, one line each, when there is
 /// anything to say (the store cannot save as it should, the state is
 /// damaged, or kept in memory only).

@@ -840,6 +840,7 @@ mod tests {
                 events,
                 boards: ["b1".to_owned()].into_iter().collect(),
                 health: Default::default(),
+                host: Default::default(),
             },
             Arc::new(Context {
                 live: std::sync::RwLock::new(super::super::Live::of(&{
@@ -852,6 +853,7 @@ mod tests {
                     super::super::limit::Limits::default(),
                 )),
                 health: Default::default(),
+                host: Default::default(),
             }),
             None,
         )

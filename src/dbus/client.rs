@@ -31,6 +31,8 @@ pub mod manager {
         fn version(&self) -> zbus::Result<String>;
         #[zbus(property)]
         fn state_health(&self) -> zbus::Result<String>;
+        #[zbus(property)]
+        fn host_health(&self) -> zbus::Result<String>;
         #[zbus(signal)]
         fn arbiter_called(&self, board: String, path: OwnedObjectPath) -> zbus::Result<()>;
     }

@@ -209,6 +209,18 @@ impl Manager {
         self.context.state_health_json().to_string()
     }
 
+    /// The host's health as JSON: `radios_policy` (`allow` or `forbid`,
+    /// `[daemon] radios`), `radios` (each `kind`, `name`, `on`, `why`),
+    /// `radios_unreadable`, `ntp_synchronized` (`true`, `false`, `null`
+    /// when unknown, with `ntp_unknown` saying why) and `findings` (one
+    /// line each: a radio on where they are forbidden, a clock not
+    /// synchronised). Checked every 10 s; changes are signalled. Each
+    /// board's `State()` carries it too, as `host_health`.
+    #[zbus(property(emits_changed_signal = "true"))]
+    fn host_health(&self) -> String {
+        self.context.host_health_json().to_string()
+    }
+
     /// A player called the arbiter at a board.
     #[zbus(signal)]
     pub async fn arbiter_called(

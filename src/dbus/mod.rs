@@ -120,6 +120,7 @@ pub(crate) struct Context {
     pub(crate) ntp: NtpSource,
     pub(crate) reads: std::sync::Mutex<ReadShares>,
     pub(crate) health: crate::control::SharedHealth,
+    pub(crate) host: crate::host::SharedHostHealth,
 }
 
 /// The configuration the objects decide with: who may change clocks,
@@ -182,12 +183,18 @@ impl Context {
         serde_json::to_value(self.health.get().as_ref()).unwrap_or(serde_json::Value::Null)
     }
 
-    /// A board's `State()` text with the state health added (the D-Bus
-    /// layer owns it: the same value as the manager's property).
+    pub(crate) fn host_health_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.host.get().as_ref()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A board's `State()` text with the state's and the host's health
+    /// added (the D-Bus layer owns them: the same values as the manager's
+    /// properties).
     pub(crate) fn with_state_health(&self, state: &str) -> String {
         match serde_json::from_str::<serde_json::Value>(state) {
             Ok(serde_json::Value::Object(mut map)) => {
                 map.insert("state_health".into(), self.state_health_json());
+                map.insert("host_health".into(), self.host_health_json());
                 serde_json::Value::Object(map).to_string()
             }
             _ => state.to_owned(),
@@ -347,6 +354,7 @@ pub async fn serve_with(
         ntp: options.ntp,
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
         health: handle.health.clone(),
+        host: handle.host.clone(),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.
@@ -383,6 +391,10 @@ pub async fn serve_with(
         connection.clone(),
         handle.health.subscribe(),
     ));
+    tokio::spawn(announce_host_health(
+        connection.clone(),
+        handle.host.subscribe(),
+    ));
     tokio::spawn(pump_events(connection.clone(), handle, events));
     Ok(connection)
 }
@@ -407,6 +419,29 @@ async fn announce_health(
         let changed = manager.get().await.state_health_changed(&emitter).await;
         if let Err(error) = changed {
             tracing::warn!(%error, "D-Bus: cannot signal the state health's change");
+        }
+    }
+}
+
+/// The manager's `HostHealth` changes (a radio comes on, the clock loses
+/// its synchronisation): PropertiesChanged.
+async fn announce_host_health(
+    connection: Connection,
+    mut health: tokio::sync::watch::Receiver<Arc<crate::host::HostHealth>>,
+) {
+    while health.changed().await.is_ok() {
+        let manager = match connection
+            .object_server()
+            .interface::<_, Manager>(MANAGER_PATH)
+            .await
+        {
+            Ok(manager) => manager,
+            Err(_) => return,
+        };
+        let emitter = manager.signal_emitter().clone();
+        let changed = manager.get().await.host_health_changed(&emitter).await;
+        if let Err(error) = changed {
+            tracing::warn!(%error, "D-Bus: cannot signal the host health's change");
         }
     }
 }
@@ -657,6 +692,7 @@ mod tests {
             ntp: NtpSource::Fixed(None),
             reads: std::sync::Mutex::new(ReadShares::new(limit::Limits::default())),
             health: Default::default(),
+            host: Default::default(),
         }
     }
 

@@ -50,6 +50,12 @@ impl NtpSource {
             .map_err(|e| format!("cannot ask systemd-timedated: {e}"))
     }
 
+    /// [`NtpSource::synchronized`] as a future that owns its source (for a
+    /// task that asks again and again).
+    pub async fn synchronized_owned(self) -> Result<bool, String> {
+        self.synchronized().await
+    }
+
     /// Refuses a scheduled start unless the clock is synchronised, `force`
     /// is set or `required` is off.
     pub async fn check_scheduled_start(&self, required: bool, force: bool) -> Result<(), Error> {

@@ -506,13 +506,20 @@ impl HallTask {
         }
         let mut events_open = true;
         let mut health = self.handle.health.subscribe();
+        let mut host_health = self.handle.host.subscribe();
         loop {
             tokio::select! {
                 biased;
                 _ = &mut stop => break,
                 Some(net) = net.recv() => self.network(net).await,
-                Ok(()) = health.changed() => {
-                    // The store's trouble saving came or went: every
+                Ok(()) = async {
+                    tokio::select! {
+                        changed = health.changed() => changed,
+                        changed = host_health.changed() => changed,
+                    }
+                } => {
+                    // The store's trouble saving or the host's health (a
+                    // radio, the clock's synchronisation) changed: every
                     // board's state says so.
                     for board in &self.handle.boards.list() {
                         self.refresh_state(board, None).await;
@@ -600,12 +607,16 @@ impl HallTask {
             Err(_) => last_state,
         };
         // As D-Bus's `State()` has it: the state store's health, with its
-        // live trouble saving (a full disk shows on the hall's page).
+        // live trouble saving (a full disk shows on the hall's page), and
+        // the host's (radios, clock synchronisation).
         let state = state.map(|mut state: serde_json::Value| {
             if let Some(map) = state.as_object_mut() {
                 let health = serde_json::to_value(self.handle.health.get().as_ref())
                     .unwrap_or(serde_json::Value::Null);
                 map.insert("state_health".into(), health);
+                let host = serde_json::to_value(self.handle.host.get().as_ref())
+                    .unwrap_or(serde_json::Value::Null);
+                map.insert("host_health".into(), host);
             }
             state
         });

@@ -506,6 +506,7 @@ impl Runtime {
             events,
             boards: config.boards.iter().map(|b| b.id.clone()).collect(),
             health: health.clone(),
+            host: crate::host::SharedHostHealth::new(config.daemon.radios),
         };
         Ok(Runtime {
             config,

@@ -17,7 +17,7 @@
 //!
 //! Decisions (README "Reloading the configuration"):
 //! * applied at once: `daemon.admin-group`, `daemon.require-ntp-for-
-//!   scheduled-start`, `daemon.pgn-dir`, `daemon.default-time-ms`,
+//!   scheduled-start`, `daemon.radios`, `daemon.pgn-dir`, `daemon.default-time-ms`,
 //!   `daemon.resume-after-restart`, `[event]`, `[engine]`, `[display]`,
 //!   `[presets]`, an added board (unless one of its devices is in use by a
 //!   running board; it starts with its stored game, paused, when the state
@@ -117,6 +117,7 @@ const LIVE_DAEMON_KEYS: &[&str] = &[
     "pgn-dir",
     "default-time-ms",
     "resume-after-restart",
+    "radios",
 ];
 
 /// A board's keys that name its devices (their links are opened at start).

@@ -758,12 +758,15 @@ fn a_silent_device_is_lost_and_its_resent_press_keeps_its_instant() {
         device.heartbeats(3).await;
         match h.next_event().await {
             // The same clock mapping maps the same device instant, give or
-            // take what the heartbeats since have taught it (on a loaded
-            // machine a young mapping's offset moves by a few ms); mapped
-            // to its arrival instead, the resend would be at least the
-            // link timeout (300 ms) later.
+            // take what the heartbeats since have taught it: the first
+            // press was placed by a mapping of one heartbeat, whose PTY
+            // latency is its error (20.007 ms once, with the machine's load
+            // at 10 on two cores: scripts/steady); mapped to its arrival
+            // instead, the resend would be at least the link timeout
+            // (300 ms) later. The bound between the two is what this test
+            // is about; the mapping's precision is the test below's.
             DeviceEvent::Button { event: 1, at, .. } => assert!(
-                at.abs_diff(first_at) <= 20_000,
+                at.abs_diff(first_at) <= 150_000,
                 "the resend maps to the press's own instant: {at} vs {first_at}"
             ),
             other => panic!("expected the resent Button 1, got {other:?}"),

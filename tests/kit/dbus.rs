@@ -53,6 +53,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
         events: events.clone(),
         boards: boards.iter().map(|b| b.to_string()).collect(),
         health: Default::default(),
+        host: Default::default(),
     };
     let mut state: BTreeMap<String, FakeBoard> = boards
         .iter()

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
@@ -62,11 +62,14 @@ pub async fn serve(
 
 async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let now = hub.now_ms();
+    let link = hub.link();
     let oversize = hub.oversize();
     let known = hub.known();
     let urgent = page::urgent_order(&known.boards, &known.hosts, now);
     axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
-                      "last_seen_ms": known.seen, "urgent": urgent, "oversize": oversize}))
+                      "last_seen_ms": known.seen, "urgent": urgent,
+                      "link": link.message(), "stale": !link.connected,
+                      "oversize": oversize}))
 }
 
 async fn public_boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
@@ -121,5 +124,5 @@ fn stream(
             }
         },
     );
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream).keep_alive(page::heartbeat())
 }

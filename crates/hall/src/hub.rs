@@ -6,17 +6,32 @@
 //!   reload); logged-in arbiters correct boards from it;
 //! * `/spectator`: the same boards read-only, without arbiter matters;
 //! * `/events`: server-sent events, one `message` per change, its data
+//!   `{"type": "link", "connected", "since_ms", "data_as_of_ms"}` (the
+//!   hub's own link to the broker, [`Link`]),
 //!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
 //!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
-//!   `{"type": "host", "host", "online", "last_seen_ms"}`; every known
-//!   board and host first, then changes; `/public/events` the same for
-//!   spectators (`crate::page::public_view`);
+//!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
+//!   for each board of that host, `{"type": "board-host", "board",
+//!   "status", "last_seen_ms"}` (the host unnamed, for spectators); the
+//!   link, every known host and board first, then changes, and a
+//!   `{"type": "heartbeat"}` whenever nothing else went for
+//!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
+//!   (`crate::page::public_message`);
 //! * `/boards.json`: every board's latest state, every host's status and
-//!   when it was last heard of, and the boards most urgent first;
+//!   when it was last known alive, the link, and the boards most urgent
+//!   first;
 //! * `/api/...`: login, logout and the arbiters' commands (`crate::page`);
 //! * `/round.pgn` and the round's other routes: see [`crate::round`].
 //!
-//! Promises: the hub never trusts a payload's shape (a malformed state is
+//! Promises: the hub never shows old data as live. It knows its own link
+//! to the broker (up from a ConnAck, down at the connection's first error)
+//! and tells it first and at each change; while the link is down no host
+//! is `online` (each is `unknown`, last known alive when the link was last
+//! known good); a host's `last_seen_ms` is when it was last known alive
+//! (its `online` or a live state: now; an `offline` from the broker: its
+//! arrival, within the host's 1.5 x keepalive of its death; a retained
+//! `offline` found at a (re)connection: kept as it was). The hub never
+//! trusts a payload's shape (a malformed state is
 //! kept as it came, and shown as far as it can be); it subscribes again on
 //! every ConnAck; a command reaches the broker only from a logged-in
 //! arbiter's session with its CSRF token, named with the arbiter and a
@@ -31,14 +46,14 @@
 //! `oversize`), and the link stays up.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chessclock_hall_proto::page::MAX_PAYLOAD;
 use rumqttc::v5::mqttbytes::v5::Packet;
 use rumqttc::v5::mqttbytes::QoS;
-use rumqttc::v5::{AsyncClient, Event, MqttOptions};
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, MqttOptions, StateError};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
@@ -54,11 +69,65 @@ pub(crate) struct Known {
     pub(crate) boards: BTreeMap<String, Value>,
     /// Board id -> when the hub received its latest state (wall ms).
     pub(crate) received: BTreeMap<String, i64>,
-    /// Host -> `online` / `offline`.
+    /// Host -> `online` / `offline` (as its topic says), or `unknown`:
+    /// `online` when the hub lost the broker, until the broker tells again.
     pub(crate) hosts: BTreeMap<String, String>,
-    /// Host -> when the hub last heard of it (wall ms): its `online`, or a
-    /// state of one of its boards.
+    /// Host -> when it was last known alive (wall ms): its `online` or a
+    /// live state of one of its boards (alive then, and still while it is
+    /// `online`), the arrival of its `offline`, or the last instant the
+    /// link to the broker was known good when it was lost.
     pub(crate) seen: BTreeMap<String, i64>,
+}
+
+/// The hub's link to the broker, as the pages are told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// From a ConnAck to the connection's next error.
+    pub connected: bool,
+    /// When it last changed (wall ms; the hub's start before the first
+    /// connection).
+    pub since_ms: i64,
+    /// Until when what the hub holds was known current (wall ms): `None`
+    /// while connected (now) or before any connection; once lost, the
+    /// last instant the link was known good (the error's own instant when
+    /// the broker closed it, the last packet from the broker when its
+    /// pings went unanswered).
+    pub data_as_of_ms: Option<i64>,
+}
+
+impl Link {
+    /// The `/events` message that tells it.
+    pub fn message(&self) -> Value {
+        json!({"type": "link", "connected": self.connected, "since_ms": self.since_ms,
+               "data_as_of_ms": self.data_as_of_ms})
+    }
+}
+
+/// The boards whose latest state names `host`.
+fn boards_of<'a>(known: &'a Known, host: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    known
+        .boards
+        .iter()
+        .filter(move |(_, payload)| payload["host"] == host)
+        .map(|(board, _)| board.as_str())
+}
+
+/// The `/events` message of a board's host's status, without the host's
+/// name (spectators get it: whether the board's data is live, and until
+/// when it was): `None` while its host's status is not known.
+fn board_host_message(known: &Known, board: &str) -> Option<Value> {
+    let host = known.boards.get(board)?["host"].as_str()?;
+    let status = known.hosts.get(host)?;
+    Some(
+        json!({"type": "board-host", "board": board, "status": status,
+                "last_seen_ms": known.seen.get(host)}),
+    )
+}
+
+/// The `/events` message of a host's status.
+fn host_message(host: &str, status: &str, seen: Option<i64>) -> Value {
+    json!({"type": "host", "host": host, "status": status, "online": status == "online",
+           "last_seen_ms": seen})
 }
 
 /// The hub's shared state.
@@ -71,9 +140,10 @@ pub struct Hub {
     pub(crate) access: Option<Access>,
     /// The broker connection, once `follow` runs.
     mqtt: Mutex<Option<AsyncClient>>,
-    /// Connected to the broker: from a ConnAck to the next error of the
-    /// connection. Commands are published only while it holds.
-    connected: AtomicBool,
+    /// The link to the broker. Commands are published only while it is up.
+    link: Mutex<Link>,
+    /// When the hub last heard from the broker (wall ms): any packet.
+    heard_ms: AtomicI64,
     /// Where the hub reads the time (the system's, or a test's).
     clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
@@ -96,6 +166,7 @@ impl Hub {
     /// A hub that reads the time from `clock`.
     pub fn with_clock(hall: &str, access: Option<Access>, clock: Arc<dyn Clock>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(1024);
+        let started_ms = clock.wall_ms();
         Arc::new(Hub {
             hall: hall.to_owned(),
             known: Mutex::new(Known::default()),
@@ -103,7 +174,12 @@ impl Hub {
             desk: Desk::default(),
             access,
             mqtt: Mutex::new(None),
-            connected: AtomicBool::new(false),
+            link: Mutex::new(Link {
+                connected: false,
+                since_ms: started_ms,
+                data_as_of_ms: None,
+            }),
+            heard_ms: AtomicI64::new(started_ms),
             clock,
             pending: Mutex::new(HashMap::new()),
             oversize: AtomicU64::new(0),
@@ -145,6 +221,17 @@ impl Hub {
     /// [`MAX_PAYLOAD`] (no daemon publishes one) is dropped unread, logged
     /// and counted ([`Hub::oversize`]): what the hub knew stays.
     pub fn take(&self, topic: &str, payload: &[u8]) {
+        self.take_at(topic, payload, self.clock.wall_ms())
+    }
+
+    /// How many messages larger than [`MAX_PAYLOAD`] the hub dropped.
+    pub fn oversize(&self) -> u64 {
+        self.oversize.load(Ordering::SeqCst)
+    }
+
+    /// Drops (logs and counts) a payload above [`MAX_PAYLOAD`]: whether it
+    /// was one.
+    fn oversize_dropped(&self, topic: &str, payload: &[u8]) -> bool {
         if payload.len() > MAX_PAYLOAD {
             let dropped = self.oversize.fetch_add(1, Ordering::SeqCst) + 1;
             tracing::warn!(
@@ -154,18 +241,23 @@ impl Hub {
                 dropped,
                 "hub: a message larger than the hall takes; dropped unread"
             );
-            return;
+            return true;
         }
-        self.take_at(topic, payload, self.clock.wall_ms())
-    }
-
-    /// How many messages larger than [`MAX_PAYLOAD`] the hub dropped.
-    pub fn oversize(&self) -> u64 {
-        self.oversize.load(Ordering::SeqCst)
+        false
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
     pub fn take_at(&self, topic: &str, payload: &[u8], now_ms: i64) {
+        self.take_message(topic, payload, false, now_ms)
+    }
+
+    /// One message from the broker at wall instant `now_ms`; `retained`: the
+    /// broker's retained copy, sent because the hub subscribed (it tells
+    /// what holds, not that anything happened now).
+    pub fn take_message(&self, topic: &str, payload: &[u8], retained: bool, now_ms: i64) {
+        if self.oversize_dropped(topic, payload) {
+            return;
+        }
         let Some(rest) = topic
             .strip_prefix("chessclock/")
             .and_then(|t| t.strip_prefix(self.hall.as_str()))
@@ -173,7 +265,7 @@ impl Hub {
             return;
         };
         let levels: Vec<&str> = rest.split('/').collect();
-        let change = match levels.as_slice() {
+        let changes: Vec<Value> = match levels.as_slice() {
             ["", "board", board, "state"] => {
                 let value = if payload.is_empty() {
                     None
@@ -181,20 +273,32 @@ impl Hub {
                     Some(serde_json::from_slice(payload).unwrap_or(Value::Null))
                 };
                 let mut known = self.known();
+                let mut changes = Vec::new();
                 match &value {
                     Some(value) => {
-                        known.boards.insert((*board).to_owned(), value.clone());
+                        let host = value["host"].as_str();
+                        let before = known.boards.insert((*board).to_owned(), value.clone());
+                        let new_host = before.is_none_or(|before| before["host"].as_str() != host);
                         known.received.insert((*board).to_owned(), now_ms);
-                        if let Some(host) = value["host"].as_str() {
+                        // A live state: its host was alive now. A retained
+                        // one may be from a host long dead.
+                        if let Some(host) = host.filter(|_| !retained) {
                             known.seen.insert(host.to_owned(), now_ms);
+                        }
+                        changes.push(json!({"type": "state", "board": board, "payload": value,
+                                            "received_ms": now_ms}));
+                        if new_host {
+                            changes.extend(board_host_message(&known, board));
                         }
                     }
                     None => {
                         known.boards.remove(*board);
                         known.received.remove(*board);
+                        changes.push(json!({"type": "state", "board": board, "payload": null,
+                                            "received_ms": now_ms}));
                     }
                 };
-                json!({"type": "state", "board": board, "payload": value, "received_ms": now_ms})
+                changes
             }
             ["", "board", _, "reply"] => {
                 self.reply(payload);
@@ -207,18 +311,25 @@ impl Hub {
                     known.hosts.remove(*host);
                     known.seen.remove(*host);
                 } else {
-                    if status == "online" {
+                    // `online` (retained or not): the broker holds the host
+                    // connected now. A live `offline`: the broker just lost
+                    // it (its will) or it said goodbye. A retained one
+                    // tells nothing of when: what the hub knew stays.
+                    if status == "online" || !retained {
                         known.seen.insert((*host).to_owned(), now_ms);
                     }
                     known.hosts.insert((*host).to_owned(), status.clone());
                 }
-                let seen = known.seen.get(*host).copied();
-                json!({"type": "host", "host": host, "online": status == "online",
-                       "last_seen_ms": seen})
+                let mut changes = vec![host_message(host, &status, known.seen.get(*host).copied())];
+                changes
+                    .extend(boards_of(&known, host).filter_map(|b| board_host_message(&known, b)));
+                changes
             }
             _ => return,
         };
-        let _ = self.changes.send(change.to_string());
+        for change in changes {
+            let _ = self.changes.send(change.to_string());
+        }
     }
 
     /// A daemon's reply: to the command waiting for its id, if any.
@@ -234,26 +345,112 @@ impl Hub {
         }
     }
 
-    /// Every known board and host, as the `/events` messages that tell them.
+    /// The link, every known host and board, as the `/events` messages
+    /// that tell them (the link first).
     pub(crate) fn everything(&self) -> Vec<String> {
+        let link = self.link().message().to_string();
         let known = self.known();
         let hosts = known.hosts.iter().map(|(host, status)| {
-            json!({"type": "host", "host": host, "online": status == "online",
-                   "last_seen_ms": known.seen.get(host)})
-            .to_string()
+            host_message(host, status, known.seen.get(host).copied()).to_string()
         });
         let boards = known.boards.iter().map(|(board, payload)| {
             json!({"type": "state", "board": board, "payload": payload,
                    "received_ms": known.received.get(board)})
             .to_string()
         });
-        hosts.chain(boards).collect()
+        let board_hosts = known
+            .boards
+            .keys()
+            .filter_map(|board| board_host_message(&known, board))
+            .map(|message| message.to_string());
+        std::iter::once(link)
+            .chain(hosts)
+            .chain(boards)
+            .chain(board_hosts)
+            .collect()
     }
 
     /// Whether the hub is connected to the broker (from its ConnAck to the
     /// next error of the connection).
     pub fn connected(&self) -> bool {
-        self.connected.load(Ordering::SeqCst)
+        self.link().connected
+    }
+
+    /// The link to the broker.
+    pub fn link(&self) -> Link {
+        *self
+            .link
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A packet came from the broker at `now_ms`.
+    pub fn heard(&self, now_ms: i64) {
+        self.heard_ms.store(now_ms, Ordering::SeqCst);
+    }
+
+    /// The broker's ConnAck at `now_ms` (after the subscriptions are
+    /// asked for): the link is up, and the pages are told.
+    pub fn link_up(&self, now_ms: i64) {
+        self.heard(now_ms);
+        let link = {
+            let mut link = self
+                .link
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *link = Link {
+                connected: true,
+                since_ms: now_ms,
+                data_as_of_ms: None,
+            };
+            *link
+        };
+        let _ = self.changes.send(link.message().to_string());
+    }
+
+    /// The connection failed at `now_ms`; `unanswered`: the broker stopped
+    /// answering (its pings went unanswered), so what the hub holds was
+    /// last known good at the last packet heard, not now. Once per outage:
+    /// the link is down, every `online` host is `unknown` from then (last
+    /// known alive then), and the pages are told.
+    pub fn link_down(&self, now_ms: i64, unanswered: bool) {
+        let as_of = if unanswered {
+            self.heard_ms.load(Ordering::SeqCst).min(now_ms)
+        } else {
+            now_ms
+        };
+        let link = {
+            let mut link = self
+                .link
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !link.connected {
+                return;
+            }
+            *link = Link {
+                connected: false,
+                since_ms: now_ms,
+                data_as_of_ms: Some(as_of),
+            };
+            *link
+        };
+        let _ = self.changes.send(link.message().to_string());
+        let mut known = self.known();
+        let Known { hosts, seen, .. } = &mut *known;
+        let mut gone = Vec::new();
+        for (host, status) in hosts.iter_mut().filter(|(_, s)| *s == "online") {
+            "unknown".clone_into(status);
+            seen.insert(host.clone(), as_of);
+            gone.push(host.clone());
+        }
+        for host in gone {
+            let _ = self
+                .changes
+                .send(host_message(&host, "unknown", Some(as_of)).to_string());
+            for message in boards_of(&known, &host).filter_map(|b| board_host_message(&known, b)) {
+                let _ = self.changes.send(message.to_string());
+            }
+        }
     }
 
     /// Publishes `request` (a command payload with its `id`) on `board`'s
@@ -356,14 +553,23 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 }
                 // After the subscriptions: a command's reply cannot come
                 // before the hub listens for it.
-                hub.connected.store(true, Ordering::SeqCst);
+                hub.link_up(hub.now_ms());
             }
             Ok(Event::Incoming(Packet::Publish(publish))) => {
-                hub.take(&String::from_utf8_lossy(&publish.topic), &publish.payload)
+                let now = hub.now_ms();
+                hub.heard(now);
+                let topic = String::from_utf8_lossy(&publish.topic);
+                hub.take_message(&topic, &publish.payload, publish.retain, now)
             }
-            Ok(_) => {}
+            Ok(Event::Incoming(_)) => hub.heard(hub.now_ms()),
+            Ok(Event::Outgoing(_)) => {}
             Err(error) => {
-                hub.connected.store(false, Ordering::SeqCst);
+                let unanswered = matches!(
+                    error,
+                    ConnectionError::MqttState(StateError::AwaitPingResp)
+                        | ConnectionError::Timeout(_)
+                );
+                hub.link_down(hub.now_ms(), unanswered);
                 tracing::warn!(%error, "hub: the broker is away");
                 tokio::time::sleep(retry).await;
                 retry = (retry * 2).min(Duration::from_secs(4));
@@ -471,6 +677,109 @@ mod tests {
         assert!(hub.pending().is_empty());
     }
 
+    /// Issue 29 item 7: the link is told first; when it breaks every
+    /// online host turns `unknown`, last known alive when the link was
+    /// last known good, and the pages are told once.
+    #[test]
+    fn a_lost_broker_makes_online_hosts_unknown_as_of_the_loss() {
+        use chessclock_host::clock::ManualClock;
+        const T0_MS: i64 = 1_796_061_600_000;
+        let clock = Arc::new(ManualClock::new(0, T0_MS * 1000));
+        let hub = Hub::with_clock("open", None, clock.clone());
+        let first: Value = serde_json::from_str(&hub.everything()[0]).unwrap();
+        assert_eq!(
+            first,
+            json!({"type": "link", "connected": false, "since_ms": T0_MS, "data_as_of_ms": null})
+        );
+        hub.link_up(T0_MS + 100);
+        hub.take_message(
+            "chessclock/open/host/pi1/online",
+            b"online",
+            true,
+            T0_MS + 200,
+        );
+        hub.take_message(
+            "chessclock/open/host/pi2/online",
+            b"offline",
+            true,
+            T0_MS + 200,
+        );
+        assert_eq!(
+            hub.known().seen.get("pi2"),
+            None,
+            "a retained offline tells no time"
+        );
+        hub.take_message(
+            "chessclock/open/board/b1/state",
+            br#"{"board":"b1","host":"pi1"}"#,
+            true,
+            T0_MS + 300,
+        );
+        let mut changes = hub.changes.subscribe();
+        // The broker's pings went unanswered: known good at the last packet.
+        hub.heard(T0_MS + 1_000);
+        hub.link_down(T0_MS + 9_000, true);
+        hub.link_down(T0_MS + 9_500, false);
+        let told: Vec<Value> = std::iter::from_fn(|| changes.try_recv().ok())
+            .map(|m| serde_json::from_str(&m).unwrap())
+            .collect();
+        assert_eq!(
+            told,
+            [
+                json!({"type": "link", "connected": false, "since_ms": T0_MS + 9_000,
+                       "data_as_of_ms": T0_MS + 1_000}),
+                json!({"type": "host", "host": "pi1", "status": "unknown", "online": false,
+                       "last_seen_ms": T0_MS + 1_000}),
+                json!({"type": "board-host", "board": "b1", "status": "unknown",
+                       "last_seen_ms": T0_MS + 1_000}),
+            ],
+            "once per outage"
+        );
+        assert!(!hub.connected());
+        assert_eq!(hub.known().hosts["pi2"], "offline");
+        let everything = hub.everything();
+        assert_eq!(
+            serde_json::from_str::<Value>(everything.last().unwrap()).unwrap()["type"],
+            "board-host",
+            "{everything:?}"
+        );
+        // Back: the retained `offline` of a host that died meanwhile keeps
+        // its last known alive; a live state is news of its host.
+        hub.link_up(T0_MS + 20_000);
+        hub.take_message(
+            "chessclock/open/host/pi1/online",
+            b"offline",
+            true,
+            T0_MS + 20_100,
+        );
+        assert_eq!(hub.known().seen["pi1"], T0_MS + 1_000);
+        hub.take_message(
+            "chessclock/open/board/b2/state",
+            br#"{"board":"b2","host":"pi2"}"#,
+            true,
+            T0_MS + 20_200,
+        );
+        assert_eq!(
+            hub.known().seen.get("pi2"),
+            None,
+            "a retained state tells no time"
+        );
+        hub.take_message(
+            "chessclock/open/host/pi2/online",
+            b"offline",
+            false,
+            T0_MS + 30_000,
+        );
+        assert_eq!(
+            hub.known().seen["pi2"],
+            T0_MS + 30_000,
+            "a live offline: now"
+        );
+        // The broker closed the link: known good until the error.
+        hub.link_down(T0_MS + 40_000, false);
+        assert_eq!(hub.link().data_as_of_ms, Some(T0_MS + 40_000));
+    }
+
     #[test]
     fn the_hub_takes_its_halls_topics_only() {
         let hub = Hub::new("open");
@@ -479,8 +788,8 @@ mod tests {
         hub.take("chessclock/open/host/pi/online", b"offline");
         hub.take("chessclock/open/board/b3/state", b"not json");
         let everything = hub.everything();
-        assert_eq!(everything.len(), 3, "{everything:?}");
+        assert_eq!(everything.len(), 4, "the link and 3: {everything:?}");
         hub.take("chessclock/open/board/b3/state", b"");
-        assert_eq!(hub.everything().len(), 2);
+        assert_eq!(hub.everything().len(), 3);
     }
 }

@@ -19,7 +19,11 @@
 //!   ([`LOGIN_FAILURES`] within [`LOGIN_WINDOW`]: then 429);
 //! * the spectators' stream ([`public_view`]) carries players, clocks,
 //!   moves, flags and results only: no arbiter calls, devices or hosts
-//!   (the hall's matters, for its arbiters).
+//!   (the hall's matters, for its arbiters); it carries the hub's link to
+//!   the broker and each board's host status (not the host's name), as
+//!   the arbiters' does, so its clocks stop where the data is stale;
+//! * both streams send a message at least every [`HEARTBEAT`], so a page
+//!   tells a silent hub from a quiet hall ([`PAGE_SILENCE`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -41,6 +45,13 @@ pub const REPLY_WAIT: Duration = Duration::from_secs(5);
 pub const COOKIE: &str = "chessclock_hall_session";
 /// Below this a running clock is "low time" (as `chessclockctl watch`).
 pub const LOW_TIME_MS: i64 = 60_000;
+/// The longest the event streams stay silent: a `{"type": "heartbeat"}`
+/// goes when nothing else went for this long.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
+/// The silence after which the page takes the hub as lost (three
+/// heartbeats; `HUB_SILENCE_MS` in `page/hall.js`, and its checks every
+/// 200 ms: lost within 1.7 s).
+pub const PAGE_SILENCE: Duration = Duration::from_millis(1_500);
 /// The longest request body taken (a login or a command is small).
 const MAX_BODY: usize = 16 * 1024;
 
@@ -129,10 +140,12 @@ pub fn urgent_order(
     let mut ranked: Vec<((u8, i64), BoardKey, &String)> = boards
         .iter()
         .map(|(board, payload)| {
+            // `unknown` (the hub lost the broker) ranks on what was last
+            // known, as `online` did.
             let online = payload["host"]
                 .as_str()
                 .and_then(|host| hosts.get(host))
-                .is_none_or(|status| status == "online");
+                .is_none_or(|status| status == "online" || status == "unknown");
             (urgency(payload, online, now_ms), board_key(board), board)
         })
         .collect();
@@ -195,9 +208,14 @@ fn players(payload: &Value) -> Value {
     json!({"white": tag("White"), "black": tag("Black")})
 }
 
-/// A `/events` message as spectators get it (`None`: not for them).
+/// A `/events` message as spectators get it (`None`: not for them): the
+/// link and a board's host status (no host named) as they are, a state's
+/// [`public_view`].
 pub fn public_message(message: String) -> Option<String> {
     let value: Value = serde_json::from_str(&message).ok()?;
+    if value["type"] == "link" || value["type"] == "board-host" {
+        return Some(message);
+    }
     if value["type"] != "state" {
         return None;
     }
@@ -206,6 +224,14 @@ pub fn public_message(message: String) -> Option<String> {
         payload => public_view(payload),
     };
     Some(json!({"type": "state", "board": value["board"], "payload": payload}).to_string())
+}
+
+/// The streams' keep-alive: a `{"type": "heartbeat"}` message (not a
+/// comment: a page sees messages only) after [`HEARTBEAT`] of silence.
+pub fn heartbeat() -> axum::response::sse::KeepAlive {
+    axum::response::sse::KeepAlive::new()
+        .interval(HEARTBEAT)
+        .event(axum::response::sse::Event::default().data(r#"{"type":"heartbeat"}"#))
 }
 
 pub async fn arbiters() -> Html<&'static str> {
@@ -593,7 +619,10 @@ mod tests {
             "call, flag, lost device / offline host, low time (least first), paused, \
              running (least time first), not started, finished"
         );
-        // Unknown hosts count as online.
+        // A host `unknown` (the hub lost the broker) ranks on what was
+        // last known, as do hosts the hub has not heard of.
+        hosts.insert("pi2".to_owned(), "unknown".to_owned());
+        assert_eq!(urgent_order(&boards, &hosts, 20_000)[3], "b6");
         hosts.clear();
         assert_eq!(urgent_order(&boards, &hosts, 20_000)[3], "b6");
     }
@@ -631,6 +660,15 @@ mod tests {
         assert_eq!(view["players"]["black"], Value::Null);
         let host = json!({"type": "host", "host": "pi1", "online": true}).to_string();
         assert_eq!(public_message(host), None);
+        // The hub's link is for everyone: no page shows old data as live.
+        let link = json!({"type": "link", "connected": false, "since_ms": 5,
+                          "data_as_of_ms": 4})
+        .to_string();
+        assert_eq!(public_message(link.clone()), Some(link));
+        let board_host = json!({"type": "board-host", "board": "b1", "status": "offline",
+                                "last_seen_ms": 4})
+        .to_string();
+        assert_eq!(public_message(board_host.clone()), Some(board_host));
         let state = json!({"type": "state", "board": "b1", "payload": payload}).to_string();
         assert!(!public_message(state).unwrap().contains("arbiter_called"));
     }

@@ -300,6 +300,11 @@ impl Hub {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The hub's process id (to freeze it with SIGSTOP).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `GET path`: status, headers (lower-case names), body.
     pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
         round::get(self.port, path, headers).await

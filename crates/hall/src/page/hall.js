@@ -4,12 +4,24 @@
 // corrections, arbiter calls, devices, hosts, a sound on a call);
 // "spectators" the read-only page. The hooks other tools rely on are listed
 // in docs/hall-hub.md: keep them when changing this file.
+// Never old data as live: while the hub has lost the broker (its "link"
+// message) or the page has lost the hub (no message for HUB_SILENCE_MS,
+// the hub sending a heartbeat every 500 ms), a banner says since when the
+// data is, every clock stops at that instant and hosts read "unknown"; a
+// board whose host is offline stops at its host's last seen, its devices
+// "unknown".
 "use strict";
 const mode = document.body.dataset.mode;
 const arbiters = mode === "arbiters";
 const LOW_TIME_MS = 60000;
+const HUB_SILENCE_MS = 1500;  // crates/hall/src/page.rs, PAGE_SILENCE
 const boards = {};   // id -> {payload, received_ms}
-const hosts = {};    // host -> {online, last_seen_ms}
+const hosts = {};    // host -> {status, online, last_seen_ms}
+const boardHosts = {};  // id -> {status, last_seen_ms}: its host's, unnamed (spectators)
+// The hub's link to the broker (its "link" message; connected until told).
+let link = {connected: true, since_ms: null, data_as_of_ms: null};
+let heardAt = null;  // when the last message came from the hub (page clock)
+let streamOpen = false;
 const rows = {};     // id -> {tr, cells}
 const called = new Set();
 let session = {arbiters: false, user: null, csrf: null};
@@ -31,12 +43,62 @@ function over(p) {
   const s = p.snapshot || {};
   return !!((p.state && (p.state.result || p.state.over)) || (s.flags && s.flags.length));
 }
+// Whether the page has the hub: its stream open and heard from lately.
+function hubHeard() {
+  return streamOpen && heardAt !== null && Date.now() - heardAt <= HUB_SILENCE_MS;
+}
+// Until when the hall's data as a whole is known current: null while live;
+// else the earliest of the instant the hub lost the broker and the last
+// message from the hub.
+function staleSince() {
+  let at = null;
+  if (!link.connected) at = link.data_as_of_ms ?? link.since_ms ?? heardAt;
+  if (!hubHeard() && heardAt !== null) at = at === null ? heardAt : Math.min(at, heardAt);
+  return at;
+}
+function live() { return staleSince() === null && hubHeard(); }
+// A host's status as the page can tell it: "online", "offline" (or what
+// its topic says), or "unknown" (the hub lost the broker, or the page the
+// hub: nobody knows now). A board without a known host counts as online.
+function hostOf(p) {
+  return p.host !== undefined ? hosts[p.host] : p.board !== undefined ? boardHosts[p.board] : undefined;
+}
+function hostStatus(p) {
+  const h = hostOf(p);
+  if (!h) return live() ? "online" : "unknown";
+  const status = h.status || (h.online ? "online" : "offline");
+  return status === "online" && !live() ? "unknown" : status;
+}
+// When the host of a board was last known alive (null: not known).
+function lastSeen(p) {
+  const h = hostOf(p);
+  const status = hostStatus(p);
+  if (status === "online") return Date.now();
+  const seen = h && h.last_seen_ms !== undefined ? h.last_seen_ms : null;
+  const stale = staleSince();
+  if (h && h.status === "online" && stale !== null) return seen === null ? stale : Math.max(seen, stale);
+  return seen;
+}
+// Until when a board's data is known current: null while live; else the
+// hall's stale instant, or its host's last seen (its host not online).
+function boardStaleSince(p) {
+  let at = staleSince();
+  if (hostStatus(p) !== "online") {
+    const seen = lastSeen(p);
+    const mark = seen === null ? (at ?? p.snapshot_wall_ms ?? Date.now()) : seen;
+    at = at === null ? mark : Math.min(at, mark);
+  }
+  return at;
+}
 function remaining(p, side) {
   const s = p.snapshot || {};
   let ms = s[side + "_remaining_ms"];
   if (ms === undefined || ms === null) return null;
-  if (s.running === side && s.started && !s.paused && !over(p))
-    ms -= Date.now() - p.snapshot_wall_ms;
+  if (s.running === side && s.started && !s.paused && !over(p)) {
+    // Ticks up to now, or up to when the data stops being known current.
+    const until = boardStaleSince(p) ?? Date.now();
+    ms -= Math.max(0, until - p.snapshot_wall_ms);
+  }
   return Math.max(0, ms);
 }
 function players(p) {
@@ -48,9 +110,10 @@ function players(p) {
   };
   return [tag("White"), tag("Black")];
 }
+// For the urgency order: "unknown" ranks on what was last known.
 function online(p) {
-  const h = p.host !== undefined ? hosts[p.host] : undefined;
-  return !h || h.online;
+  const status = hostStatus(p);
+  return status === "online" || status === "unknown";
 }
 function devicesLost(p) {
   const s = p.snapshot || {};
@@ -121,15 +184,18 @@ function fill(id) {
   const entry = boards[id], p = entry.payload || {}, s = p.snapshot || {}, st = p.state || {};
   const {tr, cells} = rows[id] || makeRow(id);
   const flags = s.flags || [];
-  const isOnline = online(p);
+  const status = hostStatus(p);
+  const staleAt = boardStaleSince(p);
   const classes = [];
+  if (staleAt !== null) classes.push("stale");
   if (s.started && s.running && !s.paused && !over(p)) classes.push("running");
   if (s.paused && !st.over) classes.push("paused");
   if (!s.started) classes.push("not-started");
   if (flags.length) classes.push("flag");
   if (arbiters && s.arbiter_called) classes.push("arbiter-call");
-  if (arbiters && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
-  if (arbiters && !isOnline) classes.push("offline");
+  if (arbiters && status === "online" && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
+  if (arbiters && status === "unknown") classes.push("host-unknown");
+  else if (arbiters && status !== "online") classes.push("offline");
   if (st.result || (st.over && st.over.result)) classes.push("finished");
   const [rank] = urgency(p);
   if (rank === 3) classes.push("low-time");
@@ -145,6 +211,8 @@ function fill(id) {
     set(cells[side], clock(remaining(p, side)));
     const cls = "time " + side + (s.running === side && !over(p) ? " running" : "");
     if (cells[side].className !== cls) cells[side].className = cls;
+    const title = staleAt !== null ? "as of " + timeOfDay(staleAt) + ": not live" : "";
+    if (cells[side].title !== title) cells[side].title = title;
   }
   set(cells.moves, (s.white_moves ?? "") + " / " + (s.black_moves ?? ""));
   if (cells.stage) set(cells.stage, (s.white_stage ?? "") + " / " + (s.black_stage ?? ""));
@@ -169,22 +237,47 @@ function fill(id) {
   if (cells.devices) {
     const devices = (s.devices || []).map(d => d.role + (d.connected ? " ok" : " LOST"));
     if (st.eboard) devices.push("eboard" + (st.eboard.connected ? " ok" : " LOST"));
-    set(cells.devices, devices.join(", "));
+    // A host not known alive now: its devices' last word is no news.
+    const known = status === "online";
+    set(cells.devices, known || !devices.length ? devices.join(", ") : "unknown");
+    const title = known ? "" : "last known: " + devices.join(", ");
+    if (cells.devices.title !== title) cells.devices.title = title;
   }
   if (cells.host) {
-    const h = hosts[p.host] || {};
-    const seen = Math.max(h.last_seen_ms || 0, entry.received_ms || 0);
-    let text = (p.host || "?") + (isOnline ? " online" : " OFFLINE");
-    if (!isOnline) text += seen ? ", last seen " + timeOfDay(seen) + " (" + clock(Date.now() - seen) + " ago)" : ", last seen before the hub started";
+    const seen = lastSeen(p);
+    let text = (p.host || "?") + (status === "online" ? " online" : status === "unknown" ? " unknown" : " " + status.toUpperCase());
+    if (status !== "online" && seen !== null) text += ", last seen " + timeOfDay(seen) + " (" + clock(Date.now() - seen) + " ago)";
+    else if (status !== "online" && status !== "unknown") text += ", last seen before the hub started";
     const saving = savingTrouble(p);
     if (saving) text += saving.saving ? ", DISK FULL: saving into the reserve" : ", NOT SAVING: " + String(saving.reason).replace(/-/g, " ");
     set(cells.host, text);
-    cells.host.title = (saving ? saving.message + "; " : "") + (seen ? "last heard of " + timeOfDay(seen) : "");
+    const title = (saving ? saving.message + "; " : "") + (seen !== null && status !== "online" ? "last known alive " + timeOfDay(seen) : "");
+    if (cells.host.title !== title) cells.host.title = title;
   }
   return tr;
 }
 
+// The banner and the status: whether what the page shows is live.
+function showLink() {
+  const stale = staleSince();
+  const banner = $("link");
+  let text = "";
+  if (heardAt === null) text = "connecting to the hub...";
+  else if (!hubHeard()) text = "no connection to the hub";
+  else if (!link.connected && link.data_as_of_ms === null) text = "the hub is not connected to the broker";
+  else if (!link.connected) text = "hub lost the broker";
+  if (text && heardAt !== null && stale !== null) text += " - data as of " + timeOfDay(stale);
+  if (banner) {
+    set(banner, text);
+    if (banner.hidden !== !text) banner.hidden = !text;
+  }
+  const word = heardAt === null ? "connecting..." : text ? "stale" : "live";
+  set($("status"), word);
+  document.body.classList.toggle("stale", !!text);
+}
+
 function render() {
+  showLink();
   const body = $("boards");
   const ids = order(Object.keys(boards));
   for (const id of Object.keys(rows)) {
@@ -333,17 +426,28 @@ source.onopen = () => {
   // Everything comes again on each connection: forget what may be gone.
   for (const id of Object.keys(boards)) delete boards[id];
   for (const h of Object.keys(hosts)) delete hosts[h];
-  set($("status"), "live");
+  for (const id of Object.keys(boardHosts)) delete boardHosts[id];
+  link = {connected: true, since_ms: null, data_as_of_ms: null};
+  streamOpen = true;
+  heardAt = Date.now();
   if (arbiters) refreshSession();
+  render();
 };
-source.onerror = () => { set($("status"), "reconnecting..."); };
+// The stream broke (EventSource reconnects by itself): stale at once.
+source.onerror = () => { streamOpen = false; render(); };
 source.onmessage = (e) => {
-  const m = JSON.parse(e.data);
+  heardAt = Date.now();
+  streamOpen = true;
+  let m;
+  try { m = JSON.parse(e.data); } catch (err) { return; }
+  if (m.type === "heartbeat") return;
+  if (m.type === "link") link = {connected: !!m.connected, since_ms: m.since_ms ?? null, data_as_of_ms: m.data_as_of_ms ?? null};
   if (m.type === "state") {
     if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
-    else delete boards[m.board];
+    else { delete boards[m.board]; delete boardHosts[m.board]; }
   }
-  if (m.type === "host") hosts[m.host] = {online: m.online, last_seen_ms: m.last_seen_ms};
+  if (m.type === "board-host") boardHosts[m.board] = {status: m.status, last_seen_ms: m.last_seen_ms ?? null};
+  if (m.type === "host") hosts[m.host] = {status: m.status || (m.online ? "online" : "offline"), online: m.online, last_seen_ms: m.last_seen_ms ?? null};
   render();
 };
 setInterval(render, 200);
