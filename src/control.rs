@@ -42,6 +42,34 @@ pub struct ControlHandle {
     /// The host's radios and clock synchronisation (checked by
     /// [`crate::host::watch`], which the daemon runs).
     pub host: crate::host::SharedHostHealth,
+    /// Why the hall (`[hall]`) is off although configured, if it is.
+    pub hall: HallStatus,
+}
+
+/// Why the configured hall could not be set up (an unreadable credentials
+/// file, a CA that holds no certificate): set once at start-up by the
+/// daemon, read by the D-Bus layer into every `State()` (`hall_off`). The
+/// clocks run without the hall; `[hall]` changes need a restart anyway.
+#[derive(Clone, Debug, Default)]
+pub struct HallStatus(Arc<RwLock<Option<String>>>);
+
+impl HallStatus {
+    /// The hall is off for `reason`.
+    pub fn set_off(&self, reason: String) {
+        match self.0.write() {
+            Ok(mut slot) => *slot = Some(reason),
+            Err(poisoned) => *poisoned.into_inner() = Some(reason),
+        }
+    }
+
+    /// Why the hall is off, if it is. A poisoned lock still holds a whole
+    /// value (it is only ever replaced whole), so it is read anyway.
+    pub fn off(&self) -> Option<String> {
+        match self.0.read() {
+            Ok(slot) => slot.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
 }
 
 /// The state store's health, shared: what opening the state found (fixed)

@@ -4,7 +4,8 @@
 //! reloads, until a `shutdown` future completes (shutdown as a value).
 //!
 //! Promises: READY is sent once every configured device has linked or two
-//! seconds have passed; the watchdog is pinged only while the timing thread
+//! seconds have passed; a hall that cannot be set up is off (logged at
+//! ERROR, `hall_off` in every `State()`) while the clocks run; the watchdog is pinged only while the timing thread
 //! beats; on shutdown the runtime commits and stops before the hall says
 //! `offline`, so the hall's last events go out first.
 
@@ -101,13 +102,23 @@ pub async fn run(
         std::path::PathBuf::from("/sys"),
         || crate::dbus::NtpSource::SystemBus.synchronized_owned(),
     ));
-    // The hall (`[hall]`): after the runtime, so it sees every board.
+    // The hall (`[hall]`): after the runtime, so it sees every board. A
+    // hall that cannot be set up (its credentials or CA file) never stops
+    // the clocks: it is off, said at ERROR and in every `State()`.
     let hall = match &config.hall {
-        Some(hall) => Some(crate::hall::Hall::start(
-            hall,
-            runtime.handle(),
-            runtime.time(),
-        )?),
+        Some(hall) => match crate::hall::Hall::start(hall, runtime.handle(), runtime.time()) {
+            Ok(hall) => Some(hall),
+            Err(error) => {
+                let reason = format!("{error:#}");
+                tracing::error!(
+                    %reason,
+                    "hall: OFF: cannot be set up; the clocks run without it \
+                     (fix [hall] and restart the daemon)"
+                );
+                runtime.handle().hall.set_off(reason);
+                None
+            }
+        },
         None => None,
     };
     tokio::pin!(shutdown);

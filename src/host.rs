@@ -63,28 +63,15 @@ impl HostHealth {
         self
     }
 
-    /// One line each for `chessclockctl status`: the findings, then what the
-    /// host has (its radios on, its synchronisation when unknown).
+    /// One line each for `chessclockctl status`: the findings. What the
+    /// host has beyond them (radios allowed on, a synchronisation nobody
+    /// can tell) is in the JSON (`status --json`, `HostHealth`), not in the
+    /// table's notes: it is nothing to act on.
     pub fn notes(&self) -> Vec<String> {
-        let mut notes: Vec<String> = self
-            .findings
+        self.findings
             .iter()
             .map(|finding| format!("host: {finding}"))
-            .collect();
-        if self.radios_policy == RadioPolicy::Allow {
-            for radio in self.radios.iter().filter(|radio| radio.on) {
-                notes.push(format!(
-                    "host: radio on: {} {} ({})",
-                    radio.kind, radio.name, radio.why
-                ));
-            }
-        }
-        if let Some(why) = &self.ntp_unknown {
-            notes.push(format!(
-                "host: cannot tell whether the clock is NTP-synchronised ({why})"
-            ));
-        }
-        notes
+            .collect()
     }
 }
 
@@ -240,9 +227,8 @@ mod tests {
         shared.set_policy(RadioPolicy::Allow);
         let health = shared.get();
         assert_eq!(health.findings.len(), 1);
-        assert!(health
-            .notes()
-            .contains(&"host: radio on: wifi wlan0 (interface up)".to_owned()));
+        assert_eq!(health.radios.len(), 1);
+        assert!(!health.notes().iter().any(|note| note.contains("radio")));
     }
 
     #[tokio::test(start_paused = true)]
@@ -254,11 +240,9 @@ mod tests {
             Err::<bool, _>("no time service".to_owned())
         }));
         changes.changed().await.unwrap();
-        assert_eq!(
-            shared.get().notes(),
-            ["host: cannot tell whether the clock is NTP-synchronised (no time service)"]
-        );
+        assert_eq!(shared.get().ntp_unknown.as_deref(), Some("no time service"));
         assert!(shared.get().findings.is_empty());
+        assert!(shared.get().notes().is_empty());
         // Three more checks find the same: no change is announced.
         let quiet =
             tokio::time::timeout(CHECK_EVERY * 3 + Duration::from_secs(1), changes.changed());

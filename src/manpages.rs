@@ -115,7 +115,7 @@ const SECTIONS: &[(&str, &str, &[Key])] = &[
             ("require-ntp-for-scheduled-start", "bool", "Refuse chessclockctl start --at while the system clock is not NTP-synchronised, unless forced (default true)."),
             ("pgn-dir", "path", "Where the live PGN of each board is written (BOARD.pgn)."),
             ("watch-dirs", "list of paths", "Extra directories watched for devices appearing."),
-            ("radios", "\"allow\" | \"forbid\"", "allow (the default): the host's radios (Wi-Fi, Bluetooth, others the kernel's rfkill knows) are shown in chessclockctl status and the hall's state; forbid: a radio that may transmit is a finding there too, for a wired hall. Checked every 10 s; applied at once on reload."),
+            ("radios", "\"allow\" | \"forbid\"", "allow (the default): the host's radios (Wi-Fi, Bluetooth, others the kernel's rfkill knows) are reported (chessclockctl status --json, the hall's state); forbid: a radio that may transmit is a finding, printed by chessclockctl status, for a wired hall. Checked every 10 s; applied at once on reload."),
         ],
     ),
     (

@@ -291,6 +291,7 @@ async fn errors_carry_their_dbus_names() {
             boards: ["b1".to_owned()].into_iter().collect(),
             health: Default::default(),
             host: Default::default(),
+            hall: Default::default(),
         };
         let (_gone_server, gone_client) =
             p2p(gone, test_config(false), NtpSource::Fixed(None)).await;

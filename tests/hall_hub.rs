@@ -17,7 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use kit::daemon::{Client, Daemon, PrivateBus};
-use kit::hall::{Broker, WAIT};
+use kit::hall::{Broker, SCREEN_TOKEN, WAIT};
 
 struct Hub {
     child: Child,
@@ -39,12 +39,17 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Sends `GET path` and returns the whole answer (headers and body).
+/// Sends `GET path` as a hall screen (the kit's token) and returns the
+/// whole answer (headers and body).
 async fn get(port: u16, path: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     stream
         .write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: hub\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!(
+                "GET {path} HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer {SCREEN_TOKEN}\r\n\
+                 Connection: close\r\n\r\n"
+            )
+            .as_bytes(),
         )
         .await
         .unwrap();
@@ -71,7 +76,13 @@ impl Events {
     async fn open(port: u16) -> Events {
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         stream
-            .write_all(b"GET /events HTTP/1.1\r\nHost: hub\r\nAccept: text/event-stream\r\n\r\n")
+            .write_all(
+                format!(
+                    "GET /events?token={SCREEN_TOKEN} HTTP/1.1\r\nHost: hub\r\n\
+                     Accept: text/event-stream\r\n\r\n"
+                )
+                .as_bytes(),
+            )
             .await
             .unwrap();
         Events {
@@ -149,10 +160,7 @@ host = "pi1"
     assert!(page.contains("<script src=\"hall.js\">"), "{page}");
     let script = get(hub.port, "/hall.js").await;
     assert!(script.starts_with("HTTP/1.1 200"), "{script}");
-    assert!(
-        script.contains("new EventSource(arbiters ? \"events\""),
-        "{script}"
-    );
+    assert!(script.contains("new EventSource(url)"), "{script}");
 
     // The live stream: the board (retained on the broker) and its host
     // first, then the start as it happens.
@@ -199,7 +207,7 @@ host = "pi1"
     assert!(white.starts_with("0:04:") || white == "0:05:00", "{pgn}");
 
     // The same board in the terminal, read from the hub.
-    let watch = ctl_watch_once(hub.port);
+    let watch = ctl_watch_once(hub.port, &token_file(dir.path()));
     assert!(watch.status.success(), "{watch:?}");
     let frame = String::from_utf8_lossy(&watch.stdout).into_owned();
     let line = frame
@@ -208,8 +216,23 @@ host = "pi1"
         .unwrap_or_else(|| panic!("{frame}"));
     assert!(line.contains(">4:") || line.contains(">5:00"), "{frame}");
     assert!(frame.starts_with("chessclockd: 1 board"), "{frame}");
+    // Without a screen's token the hub does not give its live boards.
+    let refused = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
+        .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
+        .args(["watch", "--once", "--no-color"])
+        .env_remove("CHESSCLOCKCTL_HALL_TOKEN_FILE")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("401 Unauthorized: its live boards need a hall screen's token"),
+        "{refused:?}"
+    );
     let json = Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
         .args(["--hall", &format!("http://127.0.0.1:{}", hub.port)])
+        .arg("--hall-token-file")
+        .arg(token_file(dir.path()))
         .args(["watch", "--once", "--json"])
         .output()
         .unwrap();
@@ -217,7 +240,7 @@ host = "pi1"
     assert_eq!(snapshot["board"], "b1", "{snapshot}");
     assert_eq!(snapshot["running"], "white", "{snapshot}");
     // Live on a terminal (a PTY): a change shows without a key, q quits.
-    let mut screen = LiveWatch::start(hub.port);
+    let mut screen = LiveWatch::start(hub.port, &token_file(dir.path()));
     screen.wait_for("pi1/b1").await;
     screen.wait_for("white to move").await;
     client.board.pause().await.unwrap();
@@ -241,14 +264,15 @@ host = "pi1"
             m["type"] == "host" && m["host"] == "pi1" && m["online"] == false
         })
         .await;
-    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port).stdout).into_owned();
+    let frame = String::from_utf8_lossy(&ctl_watch_once(hub.port, &token_file(dir.path())).stdout)
+        .into_owned();
     assert!(
         frame.contains("pi1/b1") && frame.contains("host pi1 offline"),
         "{frame}"
     );
     // No hub there: a clear failure.
     drop(hub);
-    let away = ctl_watch_once(port);
+    let away = ctl_watch_once(port, &token_file(dir.path()));
     assert_eq!(away.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&away.stderr).contains("cannot read http://127.0.0.1"),
@@ -256,10 +280,13 @@ host = "pi1"
     );
 }
 
-/// `chessclockctl --hall http://127.0.0.1:PORT watch --once`.
-fn ctl_watch_once(port: u16) -> std::process::Output {
+/// `chessclockctl --hall http://127.0.0.1:PORT watch --once` as a hall
+/// screen.
+fn ctl_watch_once(port: u16, token: &std::path::Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
         .args(["--hall", &format!("http://127.0.0.1:{port}")])
+        .arg("--hall-token-file")
+        .arg(token)
         .args(["watch", "--once", "--no-color"])
         .output()
         .unwrap()
@@ -278,10 +305,20 @@ impl Drop for Driver {
     }
 }
 
+/// The kit's hall screen token in a file in `dir`, for the hub's
+/// `--screen-tokens` and `chessclockctl --hall-token-file`.
+fn token_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("screen.token");
+    std::fs::write(&file, format!("{SCREEN_TOKEN}\n")).unwrap();
+    file
+}
+
 fn spawn_hub(broker: &Broker, port: u16, log: &std::path::Path) -> Hub {
     Hub {
         child: Command::new(crate::kit::binary("chessclock-hall"))
             .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
+            .arg("--screen-tokens")
+            .arg(token_file(log.parent().unwrap()))
             .args(["--hall", "open", "--listen", &format!("127.0.0.1:{port}")])
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
@@ -386,7 +423,11 @@ async fn the_page_in_headless_chromium_ticks_flags_and_recovers_after_a_hub_rest
             .await
             .expect("a chromium session");
     browser
-        .goto(&format!("http://127.0.0.1:{hub_port}/"))
+        // A hall screen: the token in the address gives the live view
+        // (hosts, devices) without a login.
+        .goto(&format!(
+            "http://127.0.0.1:{hub_port}/?token={SCREEN_TOKEN}"
+        ))
         .await
         .unwrap();
 
@@ -495,12 +536,14 @@ struct LiveWatch {
 }
 
 impl LiveWatch {
-    fn start(port: u16) -> LiveWatch {
+    fn start(port: u16, token: &std::path::Path) -> LiveWatch {
         use std::io::Read;
         let pty = nix::pty::openpty(None, None).expect("openpty");
         let slave = std::fs::File::from(pty.slave);
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chessclockctl"))
             .args(["--hall", &format!("http://127.0.0.1:{port}"), "watch"])
+            .arg("--hall-token-file")
+            .arg(token)
             .stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave))

@@ -721,8 +721,11 @@ async fn a_frozen_daemon_shows_offline_once_the_broker_sees_its_keepalive_lapse_
     assert!(daemon.terminate().success());
 }
 
-#[test]
-fn a_missing_credentials_file_stops_the_start_with_its_name() {
+/// A missing credentials file turns the hall off, never the clocks (issue
+/// 29, item 6; `tests/hall_setup.rs` has the other broken files): the
+/// daemon runs, names the file at ERROR and in `State()`'s `hall_off`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_credentials_file_turns_the_hall_off_with_its_name() {
     let dir = tempfile::tempdir().unwrap();
     let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
@@ -735,21 +738,24 @@ fn a_missing_credentials_file_stops_the_start_with_its_name() {
         ),
     )
     .unwrap();
-    let mut daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = daemon.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "still running: {}", daemon.log());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(!status.success());
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let state = client.state().await;
     assert!(
-        daemon.log().contains("/nonexistent/creds.toml"),
-        "{}",
-        daemon.log()
+        state["hall_off"]
+            .as_str()
+            .is_some_and(|reason| reason.starts_with("/nonexistent/creds.toml: cannot read")),
+        "{state}"
     );
+    client.board.start().await.unwrap();
+    assert_eq!(client.state().await["started"], true);
+    let log = daemon.log();
+    assert!(
+        log.lines()
+            .any(|line| line.contains("ERROR") && line.contains("/nonexistent/creds.toml")),
+        "{log}"
+    );
+    assert!(daemon.terminate().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

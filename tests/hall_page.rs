@@ -8,7 +8,8 @@
 //! password, a bare number, an unknown board, too many failures), a login
 //! and corrections made on the page that reach the daemon's history with
 //! the arbiter's name, the page after a hub restart (live again, the login
-//! asked again), and a spectator page without controls. Screenshots go to `target/hall-screenshots/`. Every wait has
+//! asked again), the arbiters' page without a login or a screen token (the
+//! spectators' view until a login), and a spectator page without controls. Screenshots go to `target/hall-screenshots/`. Every wait has
 //! a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -23,7 +24,7 @@ use tokio::sync::mpsc;
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 use kit::hall::browser::{add_arbiter, free_port, request, Browser};
-use kit::hall::{Broker, Hub, WAIT};
+use kit::hall::{Broker, Hub, SCREEN_TOKEN, WAIT};
 
 /// Every command published in the hall, as the broker delivers them.
 async fn watch_commands(broker: &Broker) -> mpsc::UnboundedReceiver<Value> {
@@ -244,11 +245,19 @@ host = "pi1"
     let after = request(hub.port, "POST", "/api/command", &with_token, pause).await;
     assert_eq!(after.status, 401, "{after:?}");
 
-    // The page: both rows appear, live.
+    // The page: both rows appear, live. It is opened as the hall's screen
+    // (the kit's token in its address: the live view before any login);
+    // without it, it would show the spectators' view until a login
+    // (tests/hall_shed.rs).
+    let bearer = format!("Bearer {SCREEN_TOKEN}");
+    let screen = ("Authorization", bearer.as_str());
     let browser = Browser::start().await;
     browser
         .client
-        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .goto(&format!(
+            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}",
+            hub.port
+        ))
         .await
         .unwrap();
     for board in ["b1", "b2"] {
@@ -278,7 +287,7 @@ host = "pi1"
         )
         .await;
     let seen_ms = chessclock_host::clock::wall_now_us() / 1000;
-    let boards = request(hub.port, "GET", "/boards.json", &[], "")
+    let boards = request(hub.port, "GET", "/boards.json", &[screen], "")
         .await
         .json();
     let fell_ms = boards["boards"]["b2"]["snapshot_wall_ms"].as_i64().unwrap();
@@ -338,7 +347,7 @@ host = "pi1"
         order[2].as_str().unwrap().contains("1 ARBITER CALL"),
         "{order}"
     );
-    let urgent = request(hub.port, "GET", "/boards.json", &[], "")
+    let urgent = request(hub.port, "GET", "/boards.json", &[screen], "")
         .await
         .json();
     assert_eq!(urgent["urgent"], json!(["b1", "b2"]), "{urgent}");
@@ -594,6 +603,28 @@ host = "pi1"
              return [document.getElementById('status').textContent, !!r && r.classList.contains('flag'),
                      document.getElementById('login').hidden, document.getElementById('whoami').textContent];",
             |v| *v == json!(["live", true, false, ""]),
+        )
+        .await;
+
+    // Without the screen's token and before a login the arbiters' page
+    // gets the spectators' view (no hosts); a login brings the live view.
+    browser
+        .client
+        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .await
+        .unwrap();
+    browser
+        .wait("the public view", WAIT, &row_script("b2"), |r| {
+            r["status"] == "live" && has_class(r, "flag") && r["host"] == "? online"
+        })
+        .await;
+    login("ann", "correct horse").await;
+    browser
+        .wait(
+            "the live view once logged in",
+            WAIT,
+            &row_script("b2"),
+            |r| r["status"] == "live" && r["host"].as_str().is_some_and(|h| h.starts_with("pi1 ")),
         )
         .await;
 

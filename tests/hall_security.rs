@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 use kit::hall::secure::{run_script, HallFiles, SecureBroker};
 use kit::hall::watch::{first_connection, tls_options, Seen, Watcher};
-use kit::hall::WAIT;
+use kit::hall::{Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -272,36 +272,24 @@ async fn a_hall_secured_by_the_generated_files() {
             br#"{"id":"s1","arbiter":"Spectator","command":"start"}"#,
         )
         .await;
-    let (pi1_user, pi1_password) = files.login("pi1");
-    let pi1_client = Watcher::connect(
-        tls_options(
-            "pi1-other",
-            files.port,
-            files.ca_pem(),
-            Some((&pi1_user, &pi1_password)),
-        ),
-        "chessclock/open/board/b1/command",
-        WAIT,
-    )
-    .await;
-    pi1_client
-        .client
+    // A Pi's own login cannot command either: pi2 on its own board (a
+    // second client with pi1's login would take the daemon's place, one
+    // login being one client: see the next test).
+    pi2.client
         .publish(
-            topic("b1", "command"),
+            topic("b2", "command"),
             QoS::AtLeastOnce,
             false,
             br#"{"id":"self1","arbiter":"Pi Itself","command":"start"}"#.to_vec(),
         )
         .await
         .unwrap();
-    fence(
-        &pi1_client,
-        &mut hub,
-        &topic("b1", "event"),
-        r#"{"pi1":"fence"}"#,
-    )
-    .await;
-    drop(pi1_client);
+    fence(&pi2, &mut hub, &topic("b2", "event"), r#"{"pi2":"fence"}"#).await;
+    assert!(
+        !hub.saw(|seen| seen.text().contains("Pi Itself")),
+        "a Pi's command arrived: {:?}",
+        hub.log
+    );
 
     // The hub's command comes after theirs; the daemon takes commands in
     // order, so by its reply theirs would have been answered.
@@ -380,6 +368,99 @@ async fn a_hall_secured_by_the_generated_files() {
         Err(_) => {}
     }
     drop(broker);
+}
+
+/// One login, one client (issue 29, item 3): the generated broker
+/// configuration makes every client's id its user name on every listener,
+/// so spectators that connect with the Pi's predictable client id
+/// (`chessclockd-open-pi1`), one over TLS and one over the plain local
+/// listener, get in as themselves and the Pi stays online: no `offline`, no
+/// takeover in the broker's log, the daemon connected once, and the Pi takes
+/// a command while both are connected, its new state reaching both. The
+/// real hub runs on its own login meanwhile (the plain listener), and sees
+/// the same state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stolen_client_id_does_not_take_a_pis_place() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let plan = format!("{PLAN}spectator screen2\n");
+    let files = HallFiles::generate_with(dir.path(), &plan, true);
+    let local = files.local_port.unwrap();
+    let broker = SecureBroker::start(&files);
+    let pi_dir = dir.path().join("pi1");
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    let pi = Pi::start(&pi_dir, &files).await;
+    let hub_login = files.credentials("hub");
+    let hub = Hub::start(
+        local,
+        dir.path(),
+        &["--credentials", hub_login.to_str().unwrap()],
+    )
+    .await;
+    const ONLINE: &str = "chessclock/open/host/pi1/online";
+    let mut ann = watcher(&files, "ann", "chessclock/open/#").await;
+    ann.wait_for("pi1 online", WAIT, |seen| {
+        seen.topic == ONLINE && seen.text() == "online"
+    })
+    .await;
+    hub.wait_for("/boards.json", "the hub reads b1", |body| {
+        body.contains("\"b1\"")
+    })
+    .await;
+    ann.mark();
+
+    let stolen = "chessclockd-open-pi1";
+    let (user, password) = files.login("screen");
+    let mut over_tls = Watcher::connect(
+        tls_options(stolen, files.port, files.ca_pem(), Some((&user, &password))),
+        "chessclock/open/board/+/state",
+        WAIT,
+    )
+    .await;
+    let (user, password) = files.login("screen2");
+    let mut over_plain = Watcher::connect(
+        kit::hall::watch::options(stolen, local, Some((&user, &password))),
+        "chessclock/open/board/+/state",
+        WAIT,
+    )
+    .await;
+
+    // Both intruders are in; the Pi takes a command now, and its new state
+    // reaches both: the three are connected at once.
+    let reply = command(&mut ann, "b1", "steal1", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    for (how, intruder) in [("over TLS", &mut over_tls), ("over plain", &mut over_plain)] {
+        intruder
+            .wait_for(&format!("the started state {how}"), WAIT, |seen| {
+                seen.topic == topic("b1", "state") && seen.json()["state"]["started"] == true
+            })
+            .await;
+    }
+    hub.wait_for("/boards.json", "the hub sees b1 started", |body| {
+        serde_json::from_str::<Value>(body)
+            .is_ok_and(|v| v["boards"]["b1"]["state"]["started"] == true)
+    })
+    .await;
+    assert!(
+        !ann.saw(|seen| seen.topic == ONLINE && seen.text() == "offline"),
+        "pi1 went offline: {:?}",
+        ann.log
+    );
+    let log = broker.log();
+    assert!(!log.contains("already connected"), "a takeover: {log}");
+    for user in ["pi1", "hub", "screen", "screen2"] {
+        assert!(
+            log.contains(&format!(" as {user} (")),
+            "{user} is not known by its login: {log}"
+        );
+    }
+    let daemon_log = pi.daemon.as_ref().unwrap().log();
+    assert_eq!(
+        daemon_log.matches("hall: connected to the broker").count(),
+        1,
+        "the daemon connected more than once: {daemon_log}"
+    );
+    drop((over_tls, over_plain, hub));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

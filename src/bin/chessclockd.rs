@@ -5,7 +5,8 @@
 //! the embedded defaults), or with `--demo` one simulated board `demo` on
 //! the session bus. SIGTERM/SIGINT save and exit; SIGHUP reloads the config
 //! (each changed key is applied or logged at WARN as needing a restart; see
-//! `runtime::reload`). `--check-config FILE` validates a file and exits.
+//! `runtime::reload`). `--check-config FILE` validates a file (and the
+//! files its `[hall]` points to) and exits.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -91,12 +92,22 @@ fn main() -> ExitCode {
 }
 
 /// `--check-config FILE`: the file is parsed and validated exactly as the
-/// daemon (and SIGHUP) would, and nothing else is touched.
+/// daemon (and SIGHUP) would, and the files its `[hall]` points to
+/// (credentials, CA) are read and parsed as the hall's start-up reads them;
+/// nothing else is touched.
 fn check_config(path: &Path) -> ExitCode {
     match Config::load_with_warnings(path) {
         Ok((config, warnings)) => {
             for warning in &warnings {
                 eprintln!("{warning}");
+            }
+            if let Some(hall) = &config.hall {
+                if let Err(error) = chessclockd::hall::check(hall) {
+                    // The error names the file (and `LINE:COLUMN` in a
+                    // credentials file that is not TOML).
+                    eprintln!("{error:#} (the [hall] of {})", path.display());
+                    return ExitCode::FAILURE;
+                }
             }
             let boards = config.boards.len();
             println!(

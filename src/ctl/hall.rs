@@ -7,7 +7,9 @@
 //! panic; each board's clocks are advanced from the daemon's snapshot to
 //! the moment of reading (the hub may hold a state minutes old while a
 //! clock runs); the client is hyper's,
-//! plain HTTP only (the hub serves the hall's own network).
+//! plain HTTP only (the hub serves the hall's own network); the hub's live
+//! boards need a hall screen's token (`--hall-token-file`), sent as
+//! `Authorization: Bearer`.
 
 use std::time::Duration;
 
@@ -51,16 +53,37 @@ pub fn base_url(text: &str) -> Result<String, CtlError> {
     Ok(url)
 }
 
+/// The hall screen token in `path`'s first line.
+pub fn read_token(path: &std::path::Path) -> Result<String, CtlError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CtlError::Usage(format!(
+            "--hall-token-file {}: cannot read it: {e}",
+            path.display()
+        ))
+    })?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(CtlError::Usage(format!(
+            "--hall-token-file {}: its first line is not a token",
+            path.display()
+        )));
+    }
+    Ok(token.to_owned())
+}
+
 /// A client of the hub.
 pub struct HubClient {
     base: String,
+    token: Option<String>,
     client: Client<HttpConnector, Empty<Bytes>>,
 }
 
 impl HubClient {
-    pub fn new(url: &str) -> Result<HubClient, CtlError> {
+    /// A client of the hub at `url`, reading as the hall screen of `token`.
+    pub fn new(url: &str, token: Option<String>) -> Result<HubClient, CtlError> {
         Ok(HubClient {
             base: base_url(url)?,
+            token,
             client: Client::builder(TokioExecutor::new()).build_http(),
         })
     }
@@ -78,9 +101,16 @@ impl HubClient {
             .map_err(|e| CtlError::Usage(format!("{url}: not a URL: {e}")))?;
         let fail = |why: String| CtlError::Api(format!("cannot read {url}: {why}"));
         let answer = async {
+            let mut request = hyper::Request::get(uri);
+            if let Some(token) = &self.token {
+                request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+            }
+            let request = request
+                .body(Empty::new())
+                .map_err(|e| fail(e.to_string()))?;
             let response = self
                 .client
-                .get(uri)
+                .request(request)
                 .await
                 .map_err(|e| fail(e.to_string()))?;
             let status = response.status();
@@ -89,6 +119,12 @@ impl HubClient {
                 .await
                 .map_err(|e| fail(e.to_string()))?
                 .to_bytes();
+            if status == hyper::StatusCode::UNAUTHORIZED {
+                return Err(fail(format!(
+                    "the hub answered {status}: its live boards need a hall screen's token \
+                     (--hall-token-file FILE, a token of the hub's --screen-tokens)"
+                )));
+            }
             if !status.is_success() {
                 return Err(fail(format!("the hub answered {status}")));
             }

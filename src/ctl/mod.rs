@@ -78,6 +78,16 @@ pub struct Cli {
     /// address (`http://HOST:PORT`) instead of from daemons: `watch` only.
     #[arg(long, global = true, value_name = "URL", conflicts_with = "host")]
     pub hall: Option<String>,
+    /// With --hall (else unused): a file whose first line is one of the
+    /// hub's hall screen tokens (`chessclock-hall --screen-tokens`): the
+    /// hub serves its live boards to arbiters and hall screens only.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "CHESSCLOCKCTL_HALL_TOKEN_FILE"
+    )]
+    pub hall_token_file: Option<std::path::PathBuf>,
     /// A D-Bus address to connect to instead (for tests and debugging).
     #[arg(long, global = true, hide = true, value_name = "ADDRESS")]
     pub address: Option<String>,
@@ -569,7 +579,12 @@ pub async fn run(cli: Cli) -> Result<u8, CtlError> {
                         "--hall reads every board from the hub: no --hosts-file".into(),
                     ));
                 }
-                return watch::main_hall(url, *once, *json, options)
+                let token = cli
+                    .hall_token_file
+                    .as_deref()
+                    .map(hall::read_token)
+                    .transpose()?;
+                return watch::main_hall(url, token, *once, *json, options)
                     .await
                     .map(|()| 0);
             }

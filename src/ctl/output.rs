@@ -245,10 +245,21 @@ pub fn host_notes(state: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// What `State()`'s `state_health` says, one line each, when there is
-/// anything to say (the store cannot save as it should, the state is
-/// damaged, or kept in memory only).
+/// What `State()` says of the daemon's health, one line each, when there
+/// is anything to say: the configured hall is off (`hall_off`), or its
+/// `state_health` says the store cannot save as it should, the state is
+/// damaged, or kept in memory only.
 pub fn health_notes(state: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(reason) = state.get("hall_off").and_then(Value::as_str) {
+        notes.push(format!("hall: OFF: {reason}"));
+    }
+    notes.extend(state_health_notes(state));
+    notes
+}
+
+/// What `State()`'s `state_health` says, one line each.
+fn state_health_notes(state: &Value) -> Vec<String> {
     let Some(health) = state.get("state_health") else {
         return Vec::new();
     };

@@ -599,11 +599,12 @@ async fn follow_hall(hub: Arc<HubClient>, updates: mpsc::UnboundedSender<Update>
 /// JSON lines of the boards' snapshots (`json`).
 pub async fn main_hall(
     url: &str,
+    token: Option<String>,
     once: bool,
     json: bool,
     options: Options,
 ) -> Result<(), CtlError> {
-    let hub = Arc::new(HubClient::new(url)?);
+    let hub = Arc::new(HubClient::new(url, token)?);
     let local = LocalTime::default();
     if json {
         let mut last: BTreeMap<String, Value> = BTreeMap::new();

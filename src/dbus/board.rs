@@ -841,6 +841,7 @@ mod tests {
                 boards: ["b1".to_owned()].into_iter().collect(),
                 health: Default::default(),
                 host: Default::default(),
+                hall: Default::default(),
             },
             Arc::new(Context {
                 live: std::sync::RwLock::new(super::super::Live::of(&{
@@ -854,6 +855,7 @@ mod tests {
                 )),
                 health: Default::default(),
                 host: Default::default(),
+                hall: Default::default(),
             }),
             None,
         )

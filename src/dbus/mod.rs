@@ -20,7 +20,9 @@
 //!   `org.freedesktop.DBus.Error.InvalidArgs`;
 //! * the state store's health ([`crate::control::StateHealth`]) is in every
 //!   board's `State()` under `state_health` and in the manager's
-//!   `StateHealth` property;
+//!   `StateHealth` property; when the configured hall could not be set up
+//!   ([`crate::control::HallStatus`]), every `State()` says why under
+//!   `hall_off`;
 //! * `PropertiesChanged` for every state change (one signal per change, with
 //!   every changed property), never per clock tick: clients extrapolate from
 //!   `SnapshotMs` with `Manager.Now()`;
@@ -121,6 +123,8 @@ pub(crate) struct Context {
     pub(crate) reads: std::sync::Mutex<ReadShares>,
     pub(crate) health: crate::control::SharedHealth,
     pub(crate) host: crate::host::SharedHostHealth,
+    /// Why the configured hall is off, if it is (`hall_off` in `State()`).
+    pub(crate) hall: crate::control::HallStatus,
 }
 
 /// The configuration the objects decide with: who may change clocks,
@@ -189,12 +193,16 @@ impl Context {
 
     /// A board's `State()` text with the state's and the host's health
     /// added (the D-Bus layer owns them: the same values as the manager's
-    /// properties).
+    /// properties) and, when the configured hall could not be set up, why
+    /// (`hall_off`).
     pub(crate) fn with_state_health(&self, state: &str) -> String {
         match serde_json::from_str::<serde_json::Value>(state) {
             Ok(serde_json::Value::Object(mut map)) => {
                 map.insert("state_health".into(), self.state_health_json());
                 map.insert("host_health".into(), self.host_health_json());
+                if let Some(reason) = self.hall.off() {
+                    map.insert("hall_off".into(), reason.into());
+                }
                 serde_json::Value::Object(map).to_string()
             }
             _ => state.to_owned(),
@@ -355,6 +363,7 @@ pub async fn serve_with(
         reads: std::sync::Mutex::new(ReadShares::new(options.read_limits)),
         health: handle.health.clone(),
         host: handle.host.clone(),
+        hall: handle.hall.clone(),
     });
     // Subscribe first: every change after this point arrives as an event,
     // so the snapshots read next are never newer than the last event.
@@ -693,6 +702,7 @@ mod tests {
             reads: std::sync::Mutex::new(ReadShares::new(limit::Limits::default())),
             health: Default::default(),
             host: Default::default(),
+            hall: Default::default(),
         }
     }
 

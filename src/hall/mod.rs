@@ -103,6 +103,12 @@ fn host_name(config: &HallConfig) -> String {
     }
 }
 
+/// Reads and checks the files `[hall]` points to (credentials, CA) as
+/// [`Hall::start`] will: what `chessclockd --check-config` runs.
+pub fn check(config: &HallConfig) -> anyhow::Result<()> {
+    chessclock_hall_proto::client::check_files(config.credentials.as_deref(), config.ca.as_deref())
+}
+
 /// The running hall connection.
 pub struct Hall {
     stop: Option<oneshot::Sender<()>>,
@@ -111,8 +117,9 @@ pub struct Hall {
 
 impl Hall {
     /// Starts the hall for the boards of `handle` (inside a tokio runtime).
-    /// Fails only on what the config points to (credentials, CA file); the
-    /// broker itself may be away: the hall connects when it can.
+    /// Fails only on what the config points to (credentials, CA file: the
+    /// same reading as [`check`]); the broker itself may be away: the hall
+    /// connects when it can.
     /// It reads the time from `time`, the runtime's, so the states' clock
     /// mapping agrees with the boards' instants.
     pub fn start(

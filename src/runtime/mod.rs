@@ -507,6 +507,7 @@ impl Runtime {
             boards: config.boards.iter().map(|b| b.id.clone()).collect(),
             health: health.clone(),
             host: crate::host::SharedHostHealth::new(config.daemon.radios),
+            hall: Default::default(),
         };
         Ok(Runtime {
             config,

@@ -54,6 +54,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
         boards: boards.iter().map(|b| b.to_string()).collect(),
         health: Default::default(),
         host: Default::default(),
+        hall: Default::default(),
     };
     let mut state: BTreeMap<String, FakeBoard> = boards
         .iter()

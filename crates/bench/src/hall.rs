@@ -272,12 +272,19 @@ impl Mosquitto {
     }
 }
 
+/// The bench reads live data as a hall screen (the hub's `--screen-tokens`).
+const SCREEN_TOKEN: &str = "bench-screen-0123456789abcdef";
+
 /// Reads the hub's `/events` over plain HTTP/1.0 (the body then ends
 /// with the connection, no chunks) and hands each board state on.
 fn read_page(port: u16, page: std_mpsc::Sender<PageState>) -> anyhow::Result<()> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.write_all(
-        b"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n",
+        format!(
+            "GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {SCREEN_TOKEN}\r\n\
+             Accept: text/event-stream\r\n\r\n"
+        )
+        .as_bytes(),
     )?;
     let reader = BufReader::new(stream);
     for line in reader.lines() {
@@ -449,8 +456,12 @@ pub fn run(
 
     let hub_port = free_port()?;
     let hub_log = std::fs::File::create(dir.path().join("hub.log"))?;
+    let screen_tokens = dir.path().join("screen-tokens");
+    std::fs::write(&screen_tokens, format!("{SCREEN_TOKEN}\n"))?;
     let mut hub_child = Command::new(&hub_binary)
         .args(["--broker", &format!("mqtt://127.0.0.1:{}", broker.port)])
+        .arg("--screen-tokens")
+        .arg(&screen_tokens)
         .args(["--hall", HALL])
         .args(["--listen", &format!("127.0.0.1:{hub_port}")])
         .stdin(Stdio::null())

@@ -1,5 +1,5 @@
 //! The hub's arbiters: a password file, login sessions and the limit on
-//! failed logins.
+//! failed logins; and the hall screens' read tokens ([`ScreenTokens`]).
 //!
 //! The password file has one `USER:HASH` a line (`#` comments and blank
 //! lines skipped), the hash an argon2id PHC string (`$argon2id$v=19$...`,
@@ -329,6 +329,86 @@ impl Failures {
     }
 }
 
+/// The shortest and longest hall screen token taken.
+pub const SCREEN_TOKEN_LENGTH: std::ops::RangeInclusive<usize> = 16..=256;
+
+/// The hall screens' read tokens (`--screen-tokens FILE`): one a line
+/// (`#` comments and blank lines skipped), each 16 to 256 letters, digits,
+/// `-`, `_`, `.` or `~` (it goes in a page's address as `?token=`). A
+/// token gives live data to read, never a command.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ScreenTokens {
+    tokens: Vec<String>,
+}
+
+impl std::fmt::Debug for ScreenTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the tokens themselves.
+        write!(f, "ScreenTokens({} tokens)", self.tokens.len())
+    }
+}
+
+impl ScreenTokens {
+    /// Reads a token file's text (`what` names it in errors).
+    pub fn parse(text: &str, what: &str) -> Result<ScreenTokens, String> {
+        let mut tokens = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fine = SCREEN_TOKEN_LENGTH.contains(&line.len())
+                && line
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b));
+            if !fine {
+                return Err(format!(
+                    "{what}:{}: a screen token is {} to {} letters, digits, `-`, `_`, `.` or `~` \
+                     (make one with `head -c 24 /dev/urandom | base64 | tr +/ -_`)",
+                    number + 1,
+                    SCREEN_TOKEN_LENGTH.start(),
+                    SCREEN_TOKEN_LENGTH.end()
+                ));
+            }
+            tokens.push(line.to_owned());
+        }
+        Ok(ScreenTokens { tokens })
+    }
+
+    /// Reads a token file.
+    pub fn load(path: &Path) -> Result<ScreenTokens, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the screen token file {}: {e}", path.display()))?;
+        ScreenTokens::parse(&text, &path.display().to_string())
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// Whether `given` is one of the tokens (each compared in full: the
+    /// time taken does not tell how much of a token was right).
+    pub fn check(&self, given: &str) -> bool {
+        self.tokens
+            .iter()
+            .fold(false, |found, token| found | same(token, given))
+    }
+}
+
+/// Whether two strings are equal, compared without stopping at the first
+/// byte that differs.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -434,5 +514,30 @@ mod tests {
         );
         failures.clear("1.2.3.4");
         assert_eq!(failures.blocked("1.2.3.4", t0), None);
+    }
+
+    #[test]
+    fn screen_tokens_are_read_checked_and_never_shown() {
+        let good = "screen-0123456789abcdef";
+        let tokens = ScreenTokens::parse(&format!("# hall screens\n\n{good}\n"), "f").unwrap();
+        assert_eq!(tokens.len(), 1);
+        assert!(tokens.check(good));
+        assert!(!tokens.check("screen-0123456789abcdeF"));
+        assert!(!tokens.check("screen-0123456789abcde"));
+        assert!(!tokens.check(""));
+        assert!(!format!("{tokens:?}").contains(good));
+        for bad in [
+            "short",
+            "has space in the middle of it",
+            "quote\"0123456789abcdef",
+        ] {
+            let error = ScreenTokens::parse(bad, "f").unwrap_err();
+            assert!(
+                error.starts_with("f:1: a screen token is 16 to 256"),
+                "{error}"
+            );
+        }
+        assert!(ScreenTokens::default().is_empty());
+        assert!(!ScreenTokens::default().check(good));
     }
 }

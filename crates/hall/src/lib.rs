@@ -11,6 +11,8 @@
 //! * [`auth`]: the arbiters' password file, sessions, failed logins;
 //! * [`hub`]: what the hub knows, kept from the broker; the round's source;
 //! * [`page`]: the pages and the arbiters' API;
+//! * [`gate`]: who may read live data, and every answer's headers;
+//! * [`shed`]: the connections: their cap, timeouts and shedding;
 //! * [`http`]: the routes, served.
 //!
 //! Promises: the hub depends on neither zbus, rusqlite nor the serial stack
@@ -19,9 +21,11 @@
 //! can make it panic.
 
 pub mod auth;
+pub mod gate;
 pub mod http;
 pub mod hub;
 pub mod page;
 pub mod pairings;
 pub mod results;
 pub mod round;
+pub mod shed;

@@ -40,6 +40,30 @@ struct Args {
     /// without it the page is read-only.
     #[arg(long, value_name = "FILE")]
     passwords: Option<PathBuf>,
+    /// The hall screens' read tokens, one a line (16 to 256 letters,
+    /// digits, `-`, `_`, `.`, `~`): a screen opens `/?token=TOKEN` and
+    /// reads live data (never commands); without a login or a token only
+    /// the spectators' view is served.
+    #[arg(long, value_name = "FILE")]
+    screen_tokens: Option<PathBuf>,
+    /// The sites that may frame the spectators' page and feeds (CSP
+    /// `frame-ancestors`, e.g. "https://club.example"); default: none may.
+    #[arg(long, value_name = "SOURCES")]
+    public_frame_ancestors: Option<String>,
+    /// The most connections served at once (default: the open-files
+    /// limit less 64); an eighth is kept from the spectators' streams for
+    /// the arbiters.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// Seconds a client has to send a request's head (from its first
+    /// byte, or from connecting); then it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Seconds an idle kept-alive connection stays open.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    idle_timeout: u64,
     /// How long an arbiter stays logged in, in hours.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=168))]
     session_hours: u64,
@@ -157,7 +181,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args, hall: String) -> anyhow::Result<()> {
-    use chessclock_hall::{auth, http, hub};
+    use chessclock_hall::{auth, gate, http, hub, shed};
     use chessclock_hall_proto::client::client_options;
     let options = client_options(
         &args.broker,
@@ -184,6 +208,45 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let screens = match &args.screen_tokens {
+        Some(file) => {
+            let screens = auth::ScreenTokens::load(file).map_err(anyhow::Error::msg)?;
+            if screens.is_empty() {
+                anyhow::bail!("the screen token file {} has no token", file.display());
+            }
+            tracing::info!(
+                screens = screens.len(),
+                "hub: hall screens may read live data"
+            );
+            screens
+        }
+        None => auth::ScreenTokens::default(),
+    };
+    let public_frame_ancestors = args
+        .public_frame_ancestors
+        .as_deref()
+        .map(gate::check_frame_ancestors)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let nofile = shed::nofile().unwrap_or_else(|| {
+        tracing::warn!("hub: cannot read the open-files limit: taking it as 1024");
+        1024
+    });
+    let limits = shed::Limits::for_nofile(
+        nofile,
+        args.max_connections,
+        std::time::Duration::from_secs(args.header_timeout),
+        std::time::Duration::from_secs(args.idle_timeout),
+    )
+    .map_err(anyhow::Error::msg)?;
+    tracing::info!(
+        open_files = nofile,
+        max_connections = limits.max_connections,
+        kept_for_arbiters = limits.arbiter_reserve,
+        header_timeout_s = args.header_timeout,
+        idle_timeout_s = args.idle_timeout,
+        "hub: connection limits"
+    );
     let hub = hub::Hub::with_access(&hall, access);
     let pusher = round_cli::set_up(&hub, &args.round)?;
     let follower = tokio::spawn(hub::follow(hub.clone(), options));
@@ -194,7 +257,12 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
             _ = terminate.recv() => {}
         }
     };
-    let served = http::serve(hub, args.listen, shutdown).await;
+    let gate = std::sync::Arc::new(gate::Gate {
+        hub,
+        screens,
+        public_frame_ancestors,
+    });
+    let served = http::serve(gate, args.listen, limits, shutdown).await;
     follower.abort();
     if let Some(pusher) = pusher {
         pusher.abort();

@@ -276,7 +276,7 @@ fn cookie_token(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The logged-in session of a request, if any.
-fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
+pub(crate) fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Session)> {
     let access = hub.access.as_ref()?;
     let token = cookie_token(headers)?;
     let session = access.sessions.get(&token, Instant::now())?;

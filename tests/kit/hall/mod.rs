@@ -240,6 +240,11 @@ impl Drop for Broker {
     }
 }
 
+/// The hall screen token every kit [`Hub`] takes (`--screen-tokens`):
+/// [`Hub::get`] and [`Hub::wait_for`] send it, as a hall screen would, to
+/// read live data; [`Hub::get_anonymous`] sends nothing.
+pub const SCREEN_TOKEN: &str = "kit-screen-0123456789abcdef";
+
 /// `chessclock-hall` of the test's own, for hall `open`, killed when
 /// dropped.
 pub struct Hub {
@@ -265,7 +270,35 @@ impl Hub {
     /// Starts the hub on `port` (a hub started again on the port a page
     /// knows), its log in `log`, and waits until it listens.
     pub async fn start_on(broker_port: u16, port: u16, log: PathBuf, extra: &[&str]) -> Hub {
-        let child = Command::new(crate::kit::binary("chessclock-hall"))
+        Hub::start_limited(broker_port, port, log, None, extra).await
+    }
+
+    /// As [`Hub::start_on`], with the open-files limit `nofile` (soft and
+    /// hard, set by `sh`'s `ulimit -n` before the hub starts) if given.
+    pub async fn start_limited(
+        broker_port: u16,
+        port: u16,
+        log: PathBuf,
+        nofile: Option<u32>,
+        extra: &[&str],
+    ) -> Hub {
+        let tokens = log.with_extension("screen-tokens");
+        std::fs::write(&tokens, format!("{SCREEN_TOKEN}\n")).unwrap();
+        let binary = crate::kit::binary("chessclock-hall");
+        let mut command = match nofile {
+            Some(nofile) => {
+                let mut sh = Command::new("sh");
+                sh.arg("-c")
+                    .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+                    .arg(binary);
+                sh
+            }
+            None => Command::new(binary),
+        };
+        if !extra.contains(&"--screen-tokens") {
+            command.arg("--screen-tokens").arg(&tokens);
+        }
+        let child = command
             .args(["--broker", &format!("mqtt://127.0.0.1:{broker_port}")])
             .args([
                 "--hall",
@@ -305,8 +338,15 @@ impl Hub {
         self.child.id()
     }
 
-    /// `GET path`: status, headers (lower-case names), body.
+    /// `GET path` as a hall screen (with [`SCREEN_TOKEN`]): status,
+    /// headers (lower-case names), body.
     pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
+        let headers = format!("Authorization: Bearer {SCREEN_TOKEN}\r\n{headers}");
+        round::get(self.port, path, &headers).await
+    }
+
+    /// `GET path` with no login and no token.
+    pub async fn get_anonymous(&self, path: &str, headers: &str) -> (u16, String, String) {
         round::get(self.port, path, headers).await
     }
 

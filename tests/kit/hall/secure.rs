@@ -23,30 +23,48 @@ pub fn run_script(dir: &Path, plan: &str, args: &[&str], out: &Path) -> Output {
     .expect("scripts/hall-credentials runs")
 }
 
-/// The generated files of one hall, and a port for its TLS listener.
+/// The generated files of one hall, and a port for its TLS listener (and
+/// for its plain listener on 127.0.0.1, when asked for).
 pub struct HallFiles {
     pub out: PathBuf,
     pub port: u16,
+    pub local_port: Option<u16>,
 }
 
 impl HallFiles {
     /// Runs the script for `plan` into `dir/hall` with a TLS listener on a
     /// free port of 127.0.0.1; fails the test if the script fails.
     pub fn generate(dir: &Path, plan: &str) -> HallFiles {
+        HallFiles::generate_with(dir, plan, false)
+    }
+
+    /// [`HallFiles::generate`], with `--local-port` (a plain listener on
+    /// 127.0.0.1 beside the TLS one) when `local` is set.
+    pub fn generate_with(dir: &Path, plan: &str, local: bool) -> HallFiles {
         let port = free_port();
+        let local_port = local.then(free_port);
         let out = dir.join("hall");
-        let output = run_script(
-            dir,
-            plan,
-            &["--port", &port.to_string(), "--bind", "127.0.0.1"],
-            &out,
-        );
+        let mut args = vec![
+            "--port".to_owned(),
+            port.to_string(),
+            "--bind".to_owned(),
+            "127.0.0.1".to_owned(),
+        ];
+        if let Some(local) = local_port {
+            args.extend(["--local-port".to_owned(), local.to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = run_script(dir, plan, &args, &out);
         assert!(
             output.status.success(),
             "hall-credentials failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        HallFiles { out, port }
+        HallFiles {
+            out,
+            port,
+            local_port,
+        }
     }
 
     /// A user's (username, password) from its generated credentials file.

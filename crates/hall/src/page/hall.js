@@ -330,6 +330,7 @@ function showSession() {
   $("logged-in").hidden = !logged;
   set($("whoami"), session.user || "");
   if (!logged) $("correction").hidden = true;
+  connect();
 }
 async function refreshSession() {
   try {
@@ -421,33 +422,53 @@ if (sort) {
 }
 if (arbiters) setupArbiters();
 
-const source = new EventSource(arbiters ? "events" : "public/events");
-source.onopen = () => {
-  // Everything comes again on each connection: forget what may be gone.
-  for (const id of Object.keys(boards)) delete boards[id];
-  for (const h of Object.keys(hosts)) delete hosts[h];
-  for (const id of Object.keys(boardHosts)) delete boardHosts[id];
-  link = {connected: true, since_ms: null, data_as_of_ms: null};
-  streamOpen = true;
-  heardAt = Date.now();
-  if (arbiters) refreshSession();
-  render();
-};
-// The stream broke (EventSource reconnects by itself): stale at once.
-source.onerror = () => { streamOpen = false; render(); };
-source.onmessage = (e) => {
-  heardAt = Date.now();
-  streamOpen = true;
-  let m;
-  try { m = JSON.parse(e.data); } catch (err) { return; }
-  if (m.type === "heartbeat") return;
-  if (m.type === "link") link = {connected: !!m.connected, since_ms: m.since_ms ?? null, data_as_of_ms: m.data_as_of_ms ?? null};
-  if (m.type === "state") {
-    if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
-    else { delete boards[m.board]; delete boardHosts[m.board]; }
-  }
-  if (m.type === "board-host") boardHosts[m.board] = {status: m.status, last_seen_ms: m.last_seen_ms ?? null};
-  if (m.type === "host") hosts[m.host] = {status: m.status || (m.online ? "online" : "offline"), online: m.online, last_seen_ms: m.last_seen_ms ?? null};
-  render();
-};
+// Live data (/events) is for logged-in arbiters and hall screens (a token
+// in the page's address, /?token=...); before a login the arbiters' page
+// shows the spectators' view. A refused stream (401, 503) is closed for
+// good by the browser: ask the session again and reconnect.
+const token = arbiters ? new URLSearchParams(location.search).get("token") : null;
+let source = null, sourceUrl = null;
+function connect() {
+  const url = arbiters && (token || session.user)
+    ? "events" + (token ? "?token=" + encodeURIComponent(token) : "") : "public/events";
+  if (source && source.readyState !== EventSource.CLOSED && url === sourceUrl) return;
+  if (source) source.close();
+  sourceUrl = url;
+  source = new EventSource(url);
+  source.onopen = () => {
+    // Everything comes again on each connection: forget what may be gone.
+    for (const id of Object.keys(boards)) delete boards[id];
+    for (const h of Object.keys(hosts)) delete hosts[h];
+    for (const id of Object.keys(boardHosts)) delete boardHosts[id];
+    link = {connected: true, since_ms: null, data_as_of_ms: null};
+    streamOpen = true;
+    heardAt = Date.now();
+    if (arbiters) refreshSession();
+    render();
+  };
+  // The stream broke (EventSource reconnects by itself unless it was
+  // refused): stale at once.
+  source.onerror = () => {
+    streamOpen = false;
+    render();
+    if (source.readyState === EventSource.CLOSED)
+      setTimeout(() => { if (arbiters) refreshSession().then(connect); else connect(); }, 2000);
+  };
+  source.onmessage = (e) => {
+    heardAt = Date.now();
+    streamOpen = true;
+    let m;
+    try { m = JSON.parse(e.data); } catch (err) { return; }
+    if (m.type === "heartbeat") return;
+    if (m.type === "link") link = {connected: !!m.connected, since_ms: m.since_ms ?? null, data_as_of_ms: m.data_as_of_ms ?? null};
+    if (m.type === "state") {
+      if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
+      else { delete boards[m.board]; delete boardHosts[m.board]; }
+    }
+    if (m.type === "board-host") boardHosts[m.board] = {status: m.status, last_seen_ms: m.last_seen_ms ?? null};
+    if (m.type === "host") hosts[m.host] = {status: m.status || (m.online ? "online" : "offline"), online: m.online, last_seen_ms: m.last_seen_ms ?? null};
+    render();
+  };
+}
+connect();
 setInterval(render, 200);
