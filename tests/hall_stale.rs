@@ -106,7 +106,14 @@ async fn events(port: u16) -> mpsc::UnboundedReceiver<Message> {
         .await
         .unwrap();
     stream
-        .write_all(b"GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        .write_all(
+            format!(
+                "GET /events HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+                 Authorization: Bearer {}\r\n\r\n",
+                kit::hall::SCREEN_TOKEN
+            )
+            .as_bytes(),
+        )
         .await
         .unwrap();
     let (tell, told) = mpsc::unbounded_channel();
@@ -258,7 +265,11 @@ async fn a_lost_broker_a_frozen_hub_and_a_dead_pi_are_never_shown_live() {
     let browser = Browser::start().await;
     browser
         .client
-        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .goto(&format!(
+            "http://127.0.0.1:{}/?token={}",
+            hub.port,
+            kit::hall::SCREEN_TOKEN
+        ))
         .await
         .unwrap();
     client.board.start().await.unwrap();

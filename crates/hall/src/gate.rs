@@ -3,8 +3,9 @@
 //!
 //! Promises:
 //! * live data ([`LIVE`]: `/events`, `/boards.json`, `/round.pgn`,
-//!   `/broadcast.json`: whole states, hosts, devices, calls, the moves as
-//!   they are played) is answered only to a logged-in arbiter (the session
+//!   `/broadcast.json`, `/review.json`, and each round's
+//!   `/rounds/N/round.pgn`: whole states, hosts, devices, calls, the moves
+//!   as they are played, the desk's plan) is answered only to a logged-in arbiter (the session
 //!   cookie) or a hall screen (a token of `--screen-tokens`, as `?token=`
 //!   or `Authorization: Bearer`); anyone else gets `401` saying how to get
 //!   in, and nothing of the data;
@@ -30,7 +31,19 @@ use crate::auth::ScreenTokens;
 use crate::hub::Hub;
 
 /// The routes of live data: an arbiter's or a hall screen's only.
-pub const LIVE: [&str; 4] = ["/events", "/boards.json", "/round.pgn", "/broadcast.json"];
+pub const LIVE: [&str; 5] = [
+    "/events",
+    "/boards.json",
+    "/round.pgn",
+    "/broadcast.json",
+    "/review.json",
+];
+
+/// Whether `path` is live data: one of [`LIVE`], or a round's PGN
+/// (`/rounds/N/round.pgn`: the current round's is live).
+pub fn is_live(path: &str) -> bool {
+    LIVE.contains(&path) || (path.starts_with("/rounds/") && path.ends_with("/round.pgn"))
+}
 
 /// The policy of every page but the public ones' framing.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -125,7 +138,7 @@ fn public(path: &str) -> bool {
 /// answer.
 pub async fn guard(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
-    if LIVE.contains(&path.as_str()) {
+    if is_live(&path) {
         match gate.reader(request.headers(), request.uri().query()) {
             Some(reader) => {
                 request.extensions_mut().insert(reader);
@@ -166,6 +179,26 @@ fn headers(gate: &Gate, path: &str, mut response: Response) -> Response {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+
+    #[test]
+    fn every_rounds_pgn_and_the_desks_plan_are_live_data() {
+        for path in [
+            "/events",
+            "/round.pgn",
+            "/rounds/1/round.pgn",
+            "/review.json",
+        ] {
+            assert!(is_live(path), "{path}");
+        }
+        for path in [
+            "/rounds.json",
+            "/rounds/1/results.trf",
+            "/results.res",
+            "/public/events",
+        ] {
+            assert!(!is_live(path), "{path}");
+        }
+    }
 
     #[test]
     fn frame_ancestors_go_into_a_header_whole_or_not_at_all() {

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use crate::gate::Gate;
 use crate::hub::Hub;
 use crate::shed::{Limits, StreamGuard, StreamKind, Ticket};
-use crate::{page, round};
+use crate::{desk, page, round};
 
 /// The hub's HTTP routes, behind `gate`.
 pub fn router(gate: Arc<Gate>) -> Router {
@@ -45,6 +45,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/logout", post(page::logout))
         .route("/api/command", post(page::command))
         .merge(round::routes::<Hub>())
+        .merge(desk::routes())
         .with_state(hub)
         .layer(axum::middleware::from_fn_with_state(
             gate,

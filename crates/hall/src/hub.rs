@@ -298,6 +298,13 @@ impl Hub {
                                             "received_ms": now_ms}));
                     }
                 };
+                let ids: Vec<String> = known.boards.keys().cloned().collect();
+                drop(known);
+                // The round's desk records a result it brings (after the
+                // hub's lock: the desk's readers take it inside theirs).
+                if let Some(value) = &value {
+                    self.desk.observe(&ids, board, value, now_ms);
+                }
                 changes
             }
             ["", "board", _, "reply"] => {
@@ -479,6 +486,12 @@ impl Hub {
         let mut request = request;
         let deadline_ms = command_deadline(self.now_ms(), wait);
         request["deadline_ms"] = json!(deadline_ms);
+        if request["command"] == "set-result" {
+            // Who entered the result the board's next state brings.
+            if let Some(arbiter) = request["arbiter"].as_str() {
+                self.desk.note_arbiter(board, arbiter);
+            }
+        }
         let (tell, told) = oneshot::channel();
         self.pending().insert(id.clone(), tell);
         let topic = format!("chessclock/{}/board/{board}/command", self.hall);

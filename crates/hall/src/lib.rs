@@ -6,6 +6,7 @@
 //! The rooms, each importing only those listed before it:
 //! * [`pairings`], [`results`]: the round's pairings (TRF16, CSV) and its
 //!   results as TRF16 and Vega `.res`, pure;
+//! * [`event`]: the event's store (SQLite), pure of the rest;
 //! * [`round`]: the round's desk, its PGN, its routes and the lichess push,
 //!   over any [`round::RoundSource`];
 //! * [`auth`]: the arbiters' password file, sessions, failed logins;
@@ -13,14 +14,18 @@
 //! * [`page`]: the pages and the arbiters' API;
 //! * [`gate`]: who may read live data, and every answer's headers;
 //! * [`shed`]: the connections: their cap, timeouts and shedding;
+//! * [`desk`]: the event desk's page and API (load, review, send, close);
 //! * [`http`]: the routes, served.
 //!
-//! Promises: the hub depends on neither zbus, rusqlite nor the serial stack
-//! (it talks to the daemons through the broker only, in the hall's protocol,
-//! `chessclock-hall-proto`); nothing it takes from the broker or a browser
+//! Promises: the hub depends on neither zbus, the daemon's store nor the
+//! serial stack (it talks to the daemons through the broker only, in the
+//! hall's protocol, `chessclock-hall-proto`; its own SQLite file keeps the
+//! event); nothing it takes from the broker or a browser
 //! can make it panic.
 
 pub mod auth;
+pub mod desk;
+pub mod event;
 pub mod gate;
 pub mod http;
 pub mod hub;

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod desk_cli;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "chessclock-hall",
@@ -64,6 +66,11 @@ struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     idle_timeout: u64,
+    /// Where the hub keeps the event (players, rounds, results, final
+    /// PGNs): a directory of its own, locked while the hub runs. Without
+    /// it the event is kept in memory only, and a restart forgets it.
+    #[arg(long, value_name = "DIR", env = "STATE_DIRECTORY")]
+    state_dir: Option<PathBuf>,
     /// How long an arbiter stays logged in, in hours.
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u64).range(1..=168))]
     session_hours: u64,
@@ -89,6 +96,11 @@ enum Sub {
     },
     #[command(flatten)]
     Round(round_cli::Sub),
+    /// The event desk from the command line (as on the page, /desk):
+    /// load a round's pairings, review, send, start, close, correct, on
+    /// the running hub (an arbiter logs in).
+    #[command(name = "round")]
+    Desk(desk_cli::RoundArgs),
     /// Write this program's man page, chessclock-hall(1), into a directory
     /// (the repository keeps it in man/).
     Man {
@@ -149,6 +161,9 @@ fn main() -> ExitCode {
     }
     if let Some(Sub::Man { dir }) = &args.command {
         return man(dir);
+    }
+    if let Some(Sub::Desk(desk)) = args.command {
+        return desk_cli::main(desk);
     }
     if let Err(error) = chessclock_host::logging::init(args.verbose) {
         eprintln!("chessclock-hall: cannot set up logging: {error}");
@@ -248,6 +263,16 @@ async fn run(args: Args, hall: String) -> anyhow::Result<()> {
         "hub: connection limits"
     );
     let hub = hub::Hub::with_access(&hall, access);
+    match &args.state_dir {
+        Some(dir) => {
+            let store = chessclock_hall::event::store::Store::open(dir)?;
+            let current = hub.desk().attach(store).map_err(anyhow::Error::msg)?;
+            tracing::info!(dir = %dir.display(), round = ?current, "hub: the event's store");
+        }
+        None => tracing::warn!(
+            "hub: no --state-dir: the event is kept in memory only, a restart forgets it"
+        ),
+    }
     let pusher = round_cli::set_up(&hub, &args.round)?;
     let follower = tokio::spawn(hub::follow(hub.clone(), options));
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -281,7 +306,7 @@ mod round_cli {
 
     use anyhow::Context;
     use chessclock_hall::hub::Hub;
-    use chessclock_hall::pairings::{parse_board_map, Pairings};
+    use chessclock_hall::pairings::parse_board_map;
     use chessclock_hall::round::{self, PushTarget, Sending};
 
     #[derive(clap::Args, Debug)]
@@ -366,17 +391,34 @@ mod round_cli {
         hub: &Arc<Hub>,
         args: &RoundArgs,
     ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
-        if let Some(round) = args.round {
-            hub.desk().set_round(round);
+        let map = board_map(args.boards.as_deref())?;
+        match (&args.pairings, args.round) {
+            (Some(path), Some(round)) => {
+                // Kept in the event as round `round` (a restart with the
+                // same file keeps its status and results).
+                let text = read(path, "the pairings")?;
+                let pairings = hub
+                    .desk()
+                    .load_round(round, &text, map, None, hub.now_ms())
+                    .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+                tracing::info!(games = pairings.games.len(), round, "hub: pairings read");
+            }
+            (None, Some(round)) => {
+                // A round of the event: made the current one; else only
+                // the number for `[Round "R.B"]`.
+                if !hub.desk().switch_round(round).map_err(anyhow::Error::msg)? {
+                    hub.desk().set_round(round);
+                }
+                if args.boards.is_some() {
+                    hub.desk().set_board_map(map);
+                }
+            }
+            _ => {
+                if args.boards.is_some() {
+                    hub.desk().set_board_map(map);
+                }
+            }
         }
-        if let (Some(path), Some(round)) = (&args.pairings, args.round) {
-            let text = read(path, "the pairings")?;
-            let pairings = Pairings::parse(&text, round)
-                .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
-            tracing::info!(games = pairings.games.len(), round, "hub: pairings read");
-            hub.desk().set_pairings(pairings);
-        }
-        hub.desk().set_board_map(board_map(args.boards.as_deref())?);
         match (&args.lichess_round, &args.lichess_token_file) {
             (Some(id), Some(token)) => {
                 let target = PushTarget::new(&args.lichess_url, id, token)?;
@@ -452,6 +494,7 @@ mod round_cli {
                 None => format!("board {}", entry.board),
             };
             match &entry.outcome {
+                Ok(text) if !entry.sends => println!("{board}: nothing to send: {text}"),
                 Ok(text) if args.dry_run => println!("{board}: would send: {text}"),
                 Ok(text) => println!("{board}: ok: {text}"),
                 Err(error) => {

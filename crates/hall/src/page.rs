@@ -61,7 +61,8 @@ const SCRIPT: &str = include_str!("page/hall.js");
 const STYLE: &str = include_str!("page/hall.css");
 
 /// What arbiters are told when the hub has no password file.
-const NO_ARBITERS: &str = "arbiters are not enabled on this hub: make a password file with \
+pub(crate) const NO_ARBITERS: &str =
+    "arbiters are not enabled on this hub: make a password file with \
      `chessclock-hall passwd FILE USER` and start the hub with `--passwords FILE`";
 
 /// How urgent a board is, most urgent first: `(rank, time left, board)`.
@@ -284,7 +285,7 @@ pub(crate) fn session_of(hub: &Hub, headers: &HeaderMap) -> Option<(String, Sess
 }
 
 /// Whether the request's CSRF token is the session's.
-fn csrf_ok(headers: &HeaderMap, session: &Session) -> bool {
+pub(crate) fn csrf_ok(headers: &HeaderMap, session: &Session) -> bool {
     headers
         .get("x-csrf-token")
         .and_then(|v| v.to_str().ok())

@@ -50,11 +50,16 @@ use serde_json::{json, Value};
 
 use tokio::sync::broadcast;
 
+use crate::event::store::{GameRecord, Store};
 use crate::pairings::{self, Pairing, Pairings, Source};
 use crate::results::{self, GameResult, Outcome};
 
+mod desk;
 mod push;
+mod send;
+pub use desk::{LoadError, Review};
 pub use push::{spawn_push, PushStatus, PushTarget};
+pub use send::{plan_pairings, send_pairings, Plan, Sending, Sent};
 
 /// The most games one push request carries (lichess's limit).
 pub const MAX_GAMES: usize = 100;
@@ -87,11 +92,24 @@ pub trait RoundSource: Send + Sync + 'static {
 }
 
 /// The round's settings and the push's status, kept by the hub.
-#[derive(Default)]
 pub struct Desk {
     setup: Mutex<Setup>,
     push: Mutex<PushStatus>,
     served: Mutex<Served>,
+    /// The event's store (see [`crate::event`]); taken after `setup`.
+    store: Mutex<Option<Store>>,
+    /// Board id -> the arbiter who last sent it a `set-result` from the
+    /// hub (who entered its result).
+    hints: Mutex<BTreeMap<String, String>>,
+}
+
+impl Default for Desk {
+    fn default() -> Desk {
+        let store = Store::in_memory()
+            .map_err(|error| tracing::error!(%error, "desk: no event store in memory"))
+            .ok();
+        Desk::with(store)
+    }
 }
 
 #[derive(Default)]
@@ -99,6 +117,13 @@ struct Setup {
     round: Option<u32>,
     pairings: Option<Pairings>,
     map: BTreeMap<u32, String>,
+    /// The round's control for boards without their own.
+    control: Option<String>,
+    /// The current round's results as recorded, by pairing board (the
+    /// store's, kept here for the readers).
+    kept: BTreeMap<u32, GameRecord>,
+    /// The current round is closed: its results are the recorded ones.
+    closed: bool,
 }
 
 /// The last `/round.pgn` served: its hash and since when (wall ms).
@@ -431,10 +456,39 @@ fn round_games_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<String
     let round = setup
         .round
         .or_else(|| setup.pairings.as_ref().map(|p| p.round));
-    seats(setup, boards)
+    let seats = seats(setup, boards);
+    let mut games: Vec<String> = seats
         .iter()
-        .map(|seat| game(seat, round))
-        .collect()
+        .map(|seat| seat_game(setup, seat, round))
+        .collect();
+    // The round's finished games whose boards the hub no longer hears of.
+    for (number, kept) in &setup.kept {
+        if !seats
+            .iter()
+            .any(|s| s.pairing.is_some() && s.number == Some(*number))
+        {
+            if let Some(pgn) = &kept.pgn {
+                games.push(pgn.clone());
+            }
+        }
+    }
+    games
+}
+
+/// A seat's game for the round: the recorded final PGN of its game of the
+/// round once the board has moved on (no result on it any more: a new
+/// game) or the round is closed, else the board's live game.
+fn seat_game(setup: &Setup, seat: &Seat<'_>, round: Option<u32>) -> String {
+    let kept = seat
+        .pairing
+        .and(seat.number)
+        .and_then(|number| setup.kept.get(&number))
+        .and_then(|kept| kept.pgn.as_ref())
+        .filter(|_| setup.closed || !seat.payload["state"]["result"].is_object());
+    match kept {
+        Some(pgn) => pgn.clone(),
+        None => game(seat, round),
+    }
 }
 
 /// The round's games as the hub knows them now.
@@ -477,7 +531,7 @@ fn requests_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<(RequestK
             }
             _ => (hundred, 0),
         };
-        let game = game(&seat, round);
+        let game = seat_game(setup, &seat, round);
         match requests.last_mut() {
             Some((last, games)) if *last == key => games.push(game),
             _ => requests.push((key, vec![game])),
@@ -512,6 +566,7 @@ pub fn routes<S: RoundSource>() -> Router<Arc<S>> {
         .route("/results.json", get(results_json::<S>))
         .route("/results.trf", get(results_trf::<S>))
         .route("/results.res", get(results_res::<S>))
+        .merge(desk::routes::<S>())
 }
 
 async fn pgn<S: RoundSource>(State(hub): State<Arc<S>>, request: HeaderMap) -> Response {
@@ -611,15 +666,27 @@ fn rows<'a>(setup: &'a Setup, boards: &BTreeMap<String, Value>) -> Option<Vec<Ro
                     .as_ref()
                     .and_then(|id| boards.get(id))
                     .map(|payload| &payload["state"]["result"]);
+                let live = (!setup.closed).then(|| {
+                    (
+                        state
+                            .and_then(|r| r["result"].as_str())
+                            .filter(|r| Outcome::parse(r).is_some())
+                            .map(str::to_owned),
+                        state
+                            .and_then(|r| r["termination"].as_str())
+                            .map(str::to_owned),
+                    )
+                });
+                // The recorded result first: the board may have moved on
+                // to another game since.
+                let (result, termination) = match setup.kept.get(&pairing.board) {
+                    Some(kept) => (Some(kept.result.clone()), Some(kept.termination.clone())),
+                    None => live.unwrap_or((None, None)),
+                };
                 Row {
                     pairing,
-                    result: state
-                        .and_then(|r| r["result"].as_str())
-                        .filter(|r| Outcome::parse(r).is_some())
-                        .map(str::to_owned),
-                    termination: state
-                        .and_then(|r| r["termination"].as_str())
-                        .map(str::to_owned),
+                    result,
+                    termination,
                     id,
                 }
             })
@@ -637,11 +704,16 @@ fn plain(status: StatusCode, text: String) -> Response {
 }
 
 const NO_PAIRINGS: &str =
-    "no pairings: start chessclock-hall with --pairings FILE (TRF16 or CSV) and --round N\n";
+    "no pairings: load the round's pairings on the desk (/desk, or start chessclock-hall with \
+     --pairings FILE (TRF16 or CSV) and --round N)\n";
 
 async fn results_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.boards()) else {
+    results_json_of(&setup, &hub.boards())
+}
+
+fn results_json_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
+    let Some(rows) = rows(setup, boards) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let games: Vec<Value> = rows
@@ -686,7 +758,11 @@ fn decided(rows: &[Row<'_>]) -> Result<Vec<GameResult>, String> {
 
 async fn results_trf<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.boards()) else {
+    results_trf_of(&setup, &hub.boards())
+}
+
+fn results_trf_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
+    let Some(rows) = rows(setup, boards) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let Some(Pairings {
@@ -713,7 +789,11 @@ async fn results_trf<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
 
 async fn results_res<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let setup = lock(&hub.desk().setup);
-    let Some(rows) = rows(&setup, &hub.boards()) else {
+    results_res_of(&setup, &hub.boards())
+}
+
+fn results_res_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
+    let Some(rows) = rows(setup, boards) else {
         return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
     };
     let round = setup.pairings.as_ref().map_or(0, |p| p.round);
@@ -723,201 +803,7 @@ async fn results_res<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     }
 }
 
-// ---------------------------------------------------------------- pairings
-
-/// How `chessclock-hall pairings` sends a round's pairings.
-pub struct Sending {
-    pub hall: String,
-    /// Recorded in each board's history as the caller.
-    pub arbiter: String,
-    /// The control for every board (a CSV's `control` column wins).
-    pub control: Option<String>,
-    /// The quiet after the retained states that ends waiting for them.
-    pub settle: Duration,
-    /// The longest wait for the broker and for the replies.
-    pub wait: Duration,
-    /// Only say what would be sent.
-    pub dry_run: bool,
-}
-
-/// What became of one pairing board.
-#[derive(Debug)]
-pub struct Sent {
-    pub board: u32,
-    pub id: Option<String>,
-    pub outcome: Result<String, String>,
-}
-
-/// Sends the round's pairings to the hall's boards (`new-game` where a
-/// control is given and no game runs, then `set-tags`) and waits for every
-/// reply. One [`Sent`] per pairing board, in board order.
-pub async fn send_pairings(
-    options: rumqttc::v5::MqttOptions,
-    sending: &Sending,
-    pairings: &Pairings,
-    map: &BTreeMap<u32, String>,
-) -> anyhow::Result<Vec<Sent>> {
-    use rumqttc::v5::mqttbytes::v5::Packet as Incoming;
-    use rumqttc::v5::mqttbytes::QoS;
-    use rumqttc::v5::{AsyncClient, Event};
-    let (client, mut eventloop) = AsyncClient::new(options, 256);
-    let prefix = format!("chessclock/{}/board/", sending.hall);
-    let board_of = |topic: &str, leaf: &str| -> Option<String> {
-        topic
-            .strip_prefix(prefix.as_str())?
-            .strip_suffix(leaf)
-            .map(str::to_owned)
-    };
-    let mut states: BTreeMap<String, Value> = BTreeMap::new();
-    let mut replies: BTreeMap<String, Value> = BTreeMap::new();
-    let mut subacks = 0;
-    let deadline = tokio::time::Instant::now() + sending.wait;
-    // The retained states, until the broker has been quiet for `settle`
-    // after the subscriptions.
-    loop {
-        let next = if subacks >= 2 {
-            tokio::time::timeout(sending.settle, eventloop.poll()).await
-        } else {
-            tokio::time::timeout_at(deadline, eventloop.poll()).await
-        };
-        match next {
-            Err(_) if subacks >= 2 => break,
-            Err(_) => anyhow::bail!("the broker did not answer within {:?}", sending.wait),
-            Ok(Err(error)) => anyhow::bail!("the broker: {error}"),
-            Ok(Ok(Event::Incoming(Incoming::ConnAck(_)))) => {
-                client
-                    .subscribe(format!("{prefix}+/state"), QoS::AtLeastOnce)
-                    .await?;
-                client
-                    .subscribe(format!("{prefix}+/reply"), QoS::AtLeastOnce)
-                    .await?;
-            }
-            Ok(Ok(Event::Incoming(Incoming::SubAck(_)))) => subacks += 1,
-            Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
-                if let Some(board) = board_of(&String::from_utf8_lossy(&publish.topic), "/state") {
-                    if let Ok(value) = serde_json::from_slice(&publish.payload) {
-                        states.insert(board, value);
-                    }
-                }
-            }
-            Ok(Ok(_)) => {}
-        }
-    }
-    let assigned = pairings::assign(
-        pairings.games.iter().map(|g| g.board),
-        states.keys().map(String::as_str),
-        map,
-    );
-    let mut sent = Vec::new();
-    let mut pending: BTreeMap<String, usize> = BTreeMap::new();
-    let mut notes: Vec<Vec<String>> = Vec::new();
-    for pairing in &pairings.games {
-        let index = sent.len();
-        notes.push(Vec::new());
-        let Some(id) = assigned.get(&pairing.board) else {
-            let near: Vec<&String> = states
-                .keys()
-                .filter(|id| pairings::id_number(id) == Some(pairing.board))
-                .collect();
-            sent.push(Sent {
-                board: pairing.board,
-                id: None,
-                outcome: Err(if near.is_empty() {
-                    "no hall board for it (no board id ends in its number; give --boards)"
-                        .to_owned()
-                } else {
-                    format!("several hall boards could be it ({near:?}); give --boards")
-                }),
-            });
-            continue;
-        };
-        sent.push(Sent {
-            board: pairing.board,
-            id: Some(id.clone()),
-            outcome: Ok(String::new()),
-        });
-        let payload = &states[id];
-        let plays = payload["snapshot"]["started"] == true && !over(payload);
-        let mut commands = Vec::new();
-        if let Some(control) = pairing.control.as_ref().or(sending.control.as_ref()) {
-            if plays {
-                notes[index].push(format!(
-                    "a game is running: its control ({}) is left as it is",
-                    payload["snapshot"]["control"].as_str().unwrap_or("?")
-                ));
-            } else {
-                commands.push(json!({"command": "new-game", "control": control}));
-                notes[index].push(format!("new game {control}"));
-            }
-        }
-        let tags = pairing.tags(pairings.round);
-        notes[index].push(format!(
-            "Round {}, {} - {}",
-            tags["Round"], pairing.white.name, pairing.black.name
-        ));
-        commands.push(json!({"command": "set-tags", "tags": tags}));
-        if sending.dry_run {
-            continue;
-        }
-        for (k, mut command) in commands.into_iter().enumerate() {
-            let request = format!("pairings-{}-{}-{k}", std::process::id(), pairing.board);
-            command["id"] = json!(request);
-            command["arbiter"] = json!(sending.arbiter);
-            client
-                .publish(
-                    format!("{prefix}{id}/command"),
-                    QoS::AtLeastOnce,
-                    false,
-                    command.to_string(),
-                )
-                .await?;
-            pending.insert(request, index);
-        }
-    }
-    // The replies.
-    let deadline = tokio::time::Instant::now() + sending.wait;
-    while pending.keys().any(|id| !replies.contains_key(id)) {
-        match tokio::time::timeout_at(deadline, eventloop.poll()).await {
-            Err(_) => break,
-            Ok(Err(error)) => anyhow::bail!("the broker: {error}"),
-            Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
-                if board_of(&String::from_utf8_lossy(&publish.topic), "/reply").is_some() {
-                    if let Ok(value) = serde_json::from_slice::<Value>(&publish.payload) {
-                        if let Some(id) = value["id"].as_str() {
-                            replies.insert(id.to_owned(), value.clone());
-                        }
-                    }
-                }
-            }
-            Ok(Ok(_)) => {}
-        }
-    }
-    for (request, index) in &pending {
-        let problem = match replies.get(request) {
-            None => Some(format!("no reply within {:?}", sending.wait)),
-            Some(reply) if reply["ok"] == true => None,
-            Some(reply) => Some(format!(
-                "{}: {}",
-                reply["error"]["kind"].as_str().unwrap_or("error"),
-                reply["error"]["message"].as_str().unwrap_or("")
-            )),
-        };
-        if let (Some(problem), Ok(_)) = (problem, &sent[*index].outcome) {
-            sent[*index].outcome = Err(problem);
-        }
-    }
-    for (entry, notes) in sent.iter_mut().zip(notes) {
-        if let Ok(text) = &mut entry.outcome {
-            *text = notes.join("; ");
-        }
-    }
-    let _ = client.disconnect().await;
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        while eventloop.poll().await.is_ok() {}
-    })
-    .await;
-    Ok(sent)
-}
-
+#[cfg(test)]
+mod desk_tests;
 #[cfg(test)]
 mod tests;

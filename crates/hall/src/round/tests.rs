@@ -97,6 +97,7 @@ fn pairings_name_boards_and_number_rounds() {
         round: Some(4),
         pairings: Some(pairings),
         map: BTreeMap::new(),
+        ..Setup::default()
     };
     let text = games(&boards, &setup);
     // The board's own name wins; a board without one gets the pairing's.
@@ -119,6 +120,7 @@ fn results_by_the_board_map_and_numbers_needed_for_the_exports() {
         round: Some(1),
         pairings: Some(Pairings::parse("1,Ann,Bob\n2,Cid,Dee\n", 1).unwrap()),
         map: [(2, "top".to_owned())].into_iter().collect(),
+        ..Setup::default()
     };
     let seats = seats(&setup, &boards);
     assert_eq!(

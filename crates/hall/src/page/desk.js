@@ -1,0 +1,134 @@
+// The event desk (/desk): rounds, loading pairings, the review, sending
+// (after a confirm that says what changes), the scheduled start, closing
+// a round and corrections. Talks to /rounds.json, /review.json and
+// /api/rounds/* with the session's CSRF token (log in on the boards' page).
+"use strict";
+(function () {
+  let csrf = null;
+  let review = null;
+  const $ = (id) => document.getElementById(id);
+  const say = (text) => { $("desk-status").textContent = text; };
+  const cell = (row, text) => { const td = row.insertCell(); td.textContent = text == null ? "" : String(text); return td; };
+
+  async function post(path, body) {
+    const answer = await fetch(path, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf || "" },
+      body: JSON.stringify(body),
+    });
+    let value = {};
+    try { value = await answer.json(); } catch (_) { value = { ok: false, error: answer.statusText }; }
+    value.status = answer.status;
+    return value;
+  }
+
+  async function session() {
+    const value = await (await fetch("/api/session", { credentials: "same-origin" })).json();
+    csrf = value.csrf;
+    $("desk-user").textContent = value.user ? "arbiter: " + value.user : "not logged in (log in on the boards' page)";
+  }
+
+  async function rounds() {
+    const event = await (await fetch("/rounds.json")).json();
+    const body = $("rounds").tBodies[0];
+    body.replaceChildren();
+    for (const round of event.rounds || []) {
+      const row = body.insertRow();
+      cell(row, round.round + (round.round === event.current ? " (current)" : ""));
+      cell(row, round.status);
+      cell(row, round.games);
+      cell(row, round.results + (round.corrections.length ? " (" + round.corrections.length + " corrected)" : ""));
+      cell(row, round.start_at_ms ? new Date(round.start_at_ms).toLocaleString() : "");
+      const links = cell(row, "");
+      for (const file of ["round.pgn", "results.trf", "results.res", "results.json"]) {
+        const a = document.createElement("a");
+        a.href = "/rounds/" + round.round + "/" + file;
+        a.textContent = file;
+        links.append(a, " ");
+      }
+    }
+  }
+
+  function show(value) {
+    review = value;
+    $("desk-review").hidden = false;
+    $("review-round").textContent = value.round;
+    $("review-summary").textContent = (value.status || "") + ": " + value.changes +
+      " board(s) would change, " + value.kept + " game(s) started or over are kept";
+    const body = $("plans").tBodies[0];
+    body.replaceChildren();
+    for (const plan of value.plans) {
+      const row = body.insertRow();
+      cell(row, plan.board);
+      cell(row, plan.id || "none");
+      cell(row, plan.white);
+      cell(row, plan.black);
+      let text = plan.notes.join("; ");
+      if (plan.problem) { text += (text ? "; " : "") + "WARNING: " + plan.problem; row.className = "problem"; }
+      cell(row, (plan.commands.length ? "sends: " : "nothing sent: ") + text);
+    }
+    $("unpaired").textContent = value.unpaired.length ? "Hall boards without a pairing: " + value.unpaired.join(", ") : "";
+  }
+
+  async function refreshReview() {
+    const answer = await fetch("/review.json");
+    if (answer.ok) show(await answer.json());
+  }
+
+  const readFile = (input) => input.files.length ? input.files[0].text() : Promise.resolve("");
+
+  $("load").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const value = await post("/api/rounds/load", {
+      round: Number(form.round.value), pairings: await readFile(form.file),
+      boards: await readFile(form.boards), control: form.control.value,
+    });
+    if (value.ok) { show(value.review); say("round " + value.review.round + " loaded"); } else say(value.error);
+    rounds();
+  });
+
+  $("send").addEventListener("click", async () => {
+    if (!review) return;
+    const first = await post("/api/rounds/send", { round: review.round });
+    if (!first.ok) { say(first.error); return; }
+    show(first.review);
+    const changes = first.review.plans.filter((p) => p.commands.length)
+      .map((p) => "board " + p.board + ": " + p.notes.join("; ")).join("\n");
+    if (!window.confirm("Send round " + first.review.round + " to the boards?\n" +
+      (changes || "nothing changes") + "\n" + first.review.kept + " game(s) started or over are left as they are.")) return;
+    const sent = await post("/api/rounds/send", { round: review.round, confirm: true, changes: first.review.changes });
+    if (sent.review) show(sent.review);
+    say(sent.ok ? "sent" : (sent.error || (sent.boards || []).filter((b) => !b.ok).map((b) => "board " + b.board + ": " + b.error).join("; ")));
+    rounds();
+    refreshReview();
+  });
+
+  $("set-start").addEventListener("click", async () => {
+    if (!review) return;
+    const at = $("start-at").value ? new Date($("start-at").value).getTime() : null;
+    const value = await post("/api/rounds/start", { round: review.round, at_ms: at });
+    say(value.ok ? "start set" : value.error);
+    rounds();
+  });
+
+  $("close").addEventListener("click", async () => {
+    if (!review || !window.confirm("Close round " + review.round + "? Its results are frozen; later changes are corrections.")) return;
+    const value = await post("/api/rounds/close", { round: review.round });
+    say(value.ok ? "round closed" : value.error);
+    rounds();
+  });
+
+  $("correct").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const value = await post("/api/rounds/correct", {
+      round: Number(form.round.value), board: Number(form.board.value),
+      result: form.result.value, termination: form.termination.value,
+    });
+    say(value.ok ? "corrected" : value.error);
+    rounds();
+  });
+
+  session().then(rounds).then(refreshReview).catch((error) => say(String(error)));
+})();
