@@ -517,7 +517,7 @@ fn pgn_answer(text: String) -> Response {
 }
 
 /// One export of a round, by its file name.
-fn export(
+pub(super) fn export(
     setup: &Setup,
     boards: &BTreeMap<String, Value>,
     corrections: &[Correction],

@@ -646,4 +646,6 @@ async fn status<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
 #[cfg(test)]
 mod desk_tests;
 #[cfg(test)]
+mod exports_tests;
+#[cfg(test)]
 mod tests;
