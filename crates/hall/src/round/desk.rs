@@ -8,9 +8,8 @@
 //! * `/review.json`: the current round's review: which board gets which
 //!   game, what is missing, and what sending the pairings would do
 //!   ([`super::plan_pairings`]);
-//! * `/rounds/N/round.pgn`, `/rounds/N/results.json`, `/rounds/N/results.trf`,
-//!   `/rounds/N/results.res`: round N's, as the round's own routes give
-//!   the current round's; a past round's from its recorded games.
+//! * round N's exports (`/rounds/N/...`) are `exports`'s; a past
+//!   round's from the recorded games.
 //!
 //! Promises: a result is recorded when a board's state carries it, for
 //! the pairing board that hall board plays, only while its game is of

@@ -8,10 +8,12 @@
 //!   changed);
 //! * `/broadcast.json`: the round, its pairings and the lichess push's
 //!   status ([`PushStatus`]);
-//! * `/results.json`, `/results.trf`, `/results.res`: the round's results
-//!   (from the boards' states: the e-board's result or the arbiter's
-//!   `set-result`) as JSON, as the TRF16 file with the round's column
-//!   filled in, and as Vega's `.res` (see [`super::results`]).
+//! * `/results.json`, `/results.trf` (`.trf16`), `/results.trf26`,
+//!   `/results.res`, `/results.csv`, `/bulletin.pgn`, `/event.pgn` and
+//!   every round's `/rounds/N/...`: the round's results (from the boards'
+//!   states: the e-board's result or the arbiter's `set-result`), each
+//!   reconciled with the boards' own records (see `exports.rs` and
+//!   [`super::results`]).
 //!
 //! Promises:
 //! * the PGN's clock tags are the board's state as published: `WhiteClock`
