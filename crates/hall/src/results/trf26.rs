@@ -51,7 +51,7 @@ pub fn encode_control(notation: &str) -> Option<String> {
     let TimeControl::Stages(stages) = timecontrol::parse(notation).ok()? else {
         return None;
     };
-    let seconds = |micros: i64| (micros % SECOND == 0 && micros >= 0).then(|| micros / SECOND);
+    let seconds = |micros: i64| (micros % SECOND == 0 && micros >= 0).then_some(micros / SECOND);
     let mut periods = Vec::new();
     for stage in &stages {
         let time = seconds(stage.time)?;

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 use super::exports::{bulletin_of, Disagreement};
 use super::*;
+use crate::event::store::Correction;
 
 const BYES: &str = include_str!("../../../../tests/data/hall/round2-byes.trf");
 
@@ -21,10 +22,23 @@ fn board(number: u32, result: Option<&str>) -> Value {
     })
 }
 
-async fn body(response: Response) -> (StatusCode, String) {
+/// The desk's export `file` over `boards`: status, body.
+fn get(
+    desk: &Desk,
+    boards: &BTreeMap<String, Value>,
+    corrections: &[Correction],
+    file: &str,
+) -> (StatusCode, String) {
+    let response = {
+        let setup = lock(&desk.setup);
+        exports::export(&setup, boards, corrections, file)
+    };
     let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let bytes = runtime
+        .block_on(axum::body::to_bytes(response.into_body(), 1 << 20))
         .unwrap();
     (status, String::from_utf8(bytes.to_vec()).unwrap())
 }
@@ -75,8 +89,8 @@ fn a_trf_s_byes_are_read_and_count_in_the_points() {
     assert_eq!(points(1), "1.0");
 }
 
-#[tokio::test]
-async fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
+#[test]
+fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     let desk = Desk::default();
     desk.load_round(2, BYES, BTreeMap::new(), Some("600+5".to_owned()), 1_000)
         .unwrap();
@@ -91,36 +105,17 @@ async fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     desk.close_round(2, 3_000).unwrap();
     let corrections = Vec::new();
     {
-        let setup = lock(&desk.setup);
-        let (status, trf) = body(exports::export(
-            &setup,
-            &boards,
-            &corrections,
-            "results.trf26",
-        ))
-        .await;
+        let (status, trf) = get(&desk, &boards, &corrections, "results.trf26");
         assert_eq!(status, StatusCode::OK, "{trf}");
         assert!(trf.contains("\n142 5\n222 600+5\n001    1"), "{trf}");
         assert!(trf.ends_with("XXR 5\n240 H 002    5\n"), "{trf}");
         assert!(trf.contains("### made by hand"), "{trf}");
-        let (_, trf16) = body(exports::export(
-            &setup,
-            &boards,
-            &corrections,
-            "results.trf",
-        ))
-        .await;
+        let (_, trf16) = get(&desk, &boards, &corrections, "results.trf");
         assert!(
             !trf16.contains("###") && !trf16.contains("\n240"),
             "{trf16}"
         );
-        let (_, csv) = body(exports::export(
-            &setup,
-            &boards,
-            &corrections,
-            "results.csv",
-        ))
-        .await;
+        let (_, csv) = get(&desk, &boards, &corrections, "results.csv");
         assert_eq!(
             csv,
             format!(
@@ -139,11 +134,14 @@ async fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     // disagreement is flagged, chosen by no one.
     boards.insert("b2".to_owned(), board(2, Some("1-0")));
     desk.observe(&ids, "b2", &boards["b2"], 4_000);
-    let setup = lock(&desk.setup);
-    let rows = rows(&setup, &boards).unwrap();
-    assert_eq!(rows[1].result.as_deref(), Some("1/2-1/2"));
+    let (result, disagreement) = {
+        let setup = lock(&desk.setup);
+        let rows = rows(&setup, &boards).unwrap();
+        (rows[1].result.clone(), rows[1].disagreement.clone())
+    };
+    assert_eq!(result.as_deref(), Some("1/2-1/2"));
     assert_eq!(
-        rows[1].disagreement,
+        disagreement,
         Some(Disagreement {
             board: 2,
             id: Some("b2".to_owned()),
@@ -153,26 +151,20 @@ async fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
             corrected: false,
         })
     );
-    let (status, json) = body(exports::export(
-        &setup,
-        &boards,
-        &corrections,
-        "results.json",
-    ))
-    .await;
+    let (status, json) = get(&desk, &boards, &corrections, "results.json");
     assert_eq!(status, StatusCode::OK);
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["disagreements"][0]["board_record"], "1-0", "{json}");
     assert_eq!(json["byes"][0]["code"], "H", "{json}");
     for file in ["results.trf", "results.trf26", "results.res"] {
-        let (status, text) = body(exports::export(&setup, &boards, &corrections, file)).await;
+        let (status, text) = get(&desk, &boards, &corrections, file);
         assert_eq!(status, StatusCode::CONFLICT, "{file}: {text}");
         assert!(
             text.contains("board 2 (b2): the desk has 1/2-1/2, the board's state says 1-0"),
             "{text}"
         );
     }
-    let bulletin = join(&bulletin_of(&setup, &boards, &corrections));
+    let bulletin = join(&bulletin_of(&lock(&desk.setup), &boards, &corrections));
     let game = bulletin.split("\n\n[").nth(1).unwrap();
     assert!(game.contains("[Result \"*\"]\n"), "{game}");
     assert!(
@@ -181,34 +173,20 @@ async fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     );
     assert!(!bulletin.contains("ClockStatus"), "{bulletin}");
     assert!(bulletin.contains("[White \"Delta, Dan\"]"), "{bulletin}");
-    drop(setup);
 
     // The arbiter confirms the desk's result by a correction: settled,
     // still listed, and the exports flow.
     desk.correct(2, 2, "1/2-1/2", "normal", "Chief", 5_000)
         .unwrap();
     let corrections = lock(&desk.store).as_ref().unwrap().corrections(2).unwrap();
-    let setup = lock(&desk.setup);
-    let (status, trf) = body(exports::export(
-        &setup,
-        &boards,
-        &corrections,
-        "results.trf",
-    ))
-    .await;
+    let (status, trf) = get(&desk, &boards, &corrections, "results.trf");
     assert_eq!(status, StatusCode::OK, "{trf}");
     let line = trf.lines().find(|l| l.starts_with("001    2")).unwrap();
     assert_eq!(line.chars().nth(108), Some('='), "{line}");
-    let (_, json) = body(exports::export(
-        &setup,
-        &boards,
-        &corrections,
-        "results.json",
-    ))
-    .await;
+    let (_, json) = get(&desk, &boards, &corrections, "results.json");
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["disagreements"][0]["corrected"], true, "{json}");
-    let bulletin = join(&bulletin_of(&setup, &boards, &corrections));
+    let bulletin = join(&bulletin_of(&lock(&desk.setup), &boards, &corrections));
     assert!(bulletin.contains("1. e4 e5 1/2-1/2\n"), "{bulletin}");
 }
 
