@@ -3,6 +3,7 @@
 //!
 //! * [`message`]: the topics and JSON payloads (states, events, commands,
 //!   replies), pure;
+//! * [`page`]: the largest payload and the pages of a `history` read;
 //! * [`broker`]: a broker's address and what a name may be in a topic;
 //! * `client` (feature `mqtt`): the MQTT client's options both sides
 //!   connect with.
@@ -15,3 +16,4 @@ pub mod broker;
 #[cfg(feature = "mqtt")]
 pub mod client;
 pub mod message;
+pub mod page;

@@ -21,6 +21,8 @@ use chessclock_core::contract::{BoardEvent, BoardSnapshot, Caller, Command, Cont
 use chessclock_core::engine::Side;
 use chessclock_core::limits;
 
+use crate::page::HistoryPage;
+
 /// The payload schema's version (the `schema` field of every payload).
 pub const SCHEMA: u32 = 1;
 /// The longest request id taken, in bytes (the arbiter's name: the core's
@@ -167,6 +169,14 @@ pub enum HostEvent {
     Connected { reconnect: bool },
     /// Messages dropped while the broker was away (the buffer was full).
     Dropped { messages: u64 },
+    /// A message larger than [`crate::page::MAX_PAYLOAD`] came and was
+    /// dropped (never read, never answered): its topic and size, and how
+    /// many such messages this run of the daemon dropped.
+    Oversize {
+        topic: String,
+        bytes: usize,
+        messages: u64,
+    },
 }
 
 /// A command from the hall (`.../command`):
@@ -200,6 +210,8 @@ pub struct ParsedCommand {
     pub command: Command,
     /// [`CommandRequest::deadline_ms`].
     pub deadline_ms: Option<i64>,
+    /// The page asked for, for `history` ([`crate::page::history_page`]).
+    pub page: Option<HistoryPage>,
 }
 
 impl ParsedCommand {
@@ -263,7 +275,15 @@ pub enum HallCommand {
     },
     /// Reads: answered in the reply's `result`.
     State,
-    History,
+    /// The game's history, one page: the rows from index `from` (0-based,
+    /// default 0), at most `limit` of them (default: as many as fit in
+    /// [`crate::page::PAGE_BYTES`]).
+    History {
+        #[serde(default)]
+        from: Option<u64>,
+        #[serde(default)]
+        limit: Option<u64>,
+    },
     Snapshot,
     Pgn,
 }
@@ -354,9 +374,85 @@ pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyP
     parse_request(payload).map(|parsed| (parsed.id, parsed.caller, parsed.command))
 }
 
+/// The commands' names, as a refusal lists them.
+const COMMANDS: &str =
+    "start|pause|resume|press|adjust|new-game|set-tags|set-result|state|history|snapshot|pgn";
+
+/// Any JSON value, read only to find an object that gives a key twice
+/// (`serde_json::Value` keeps the last silently): the first such key is
+/// the error.
+struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoDuplicateKeys)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicateKeys {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        let mut keys = std::collections::BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{key}` is given twice: give each field once"
+                )));
+            }
+            map.next_value::<NoDuplicateKeys>()?;
+            keys.insert(key);
+        }
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(NoDuplicateKeys)
+    }
+}
+
+/// The JSON type of a value, as a refusal names it.
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 /// A command payload read and checked, with its deadline; or the error
 /// reply to send. The deadline is not checked here: see
-/// [`ParsedCommand::expired`].
+/// [`ParsedCommand::expired`]. Refused as `malformed`, each with its own
+/// words: not JSON, not an object, a key given twice (anywhere in it), a
+/// missing or misspelt command, `id`, `arbiter` or `command` not a string,
+/// a field the command does not have.
 pub fn parse_request(payload: &[u8]) -> Result<ParsedCommand, ReplyPayload> {
     let value: serde_json::Value = serde_json::from_slice(payload).map_err(|error| {
         ReplyPayload::error(
@@ -365,38 +461,76 @@ pub fn parse_request(payload: &[u8]) -> Result<ParsedCommand, ReplyPayload> {
             format!("the command is not JSON: {error}"),
         )
     })?;
+    let Some(object) = value.as_object() else {
+        return Err(ReplyPayload::error(
+            None,
+            "malformed",
+            format!(
+                "the command is {}: give an object, {{\"id\": \"...\", \"arbiter\": \"...\", \
+                 \"command\": \"...\", ...}}",
+                json_type(&value)
+            ),
+        ));
+    };
     // The id, if there is a usable one, so that even a bad request is
     // answered under its id.
-    let id = value
+    let id = object
         .get("id")
         .and_then(|id| id.as_str())
         .filter(|id| id.len() <= MAX_NAME)
         .map(str::to_owned);
-    // A field the command does not have is refused (a typo must not pass
-    // for an absent optional field): the command's own fields are the keys
-    // it serialises to (every field, `null` when absent).
-    let given: Vec<String> = value
-        .as_object()
-        .map(|object| object.keys().cloned().collect())
-        .unwrap_or_default();
-    let request: CommandRequest = serde_json::from_value(value).map_err(|error| {
-        ReplyPayload::error(
-            id.clone(),
-            "malformed",
-            format!(
-                "{error}; expected {{\"id\": \"...\", \"arbiter\": \"...\", \"command\": \
-                 \"start|pause|resume|press|adjust|new-game|set-tags|set-result|state|history|\
-                 snapshot|pgn\", ...}}"
-            ),
-        )
-    })?;
-    let known = serde_json::to_value(&request).unwrap_or_default();
-    if let Some(unknown) = given.iter().find(|key| known.get(key.as_str()).is_none()) {
+    let malformed = |message: String| ReplyPayload::error(id.clone(), "malformed", message);
+    // A key given twice: which one counts is not the sender's to guess
+    // (the id twice: no id is sure, none is echoed).
+    if let Err(error) =
+        NoDuplicateKeys::deserialize(&mut serde_json::Deserializer::from_slice(payload))
+    {
+        let message = error.to_string();
+        let id = if message.contains("key `id`") {
+            None
+        } else {
+            id.clone()
+        };
         return Err(ReplyPayload::error(
             id,
             "malformed",
-            format!("unknown field `{unknown}` for this command"),
+            // serde_json adds where: keep it, it points at the second key.
+            message,
         ));
+    }
+    // The fields every command has, each named when it is of the wrong
+    // type (serde's flattened enum would name another field).
+    for (field, what) in [
+        ("id", "the request id"),
+        ("arbiter", "the arbiter's name"),
+        ("command", COMMANDS),
+    ] {
+        match object.get(field) {
+            None => return Err(malformed(format!("missing field `{field}`: give {what}"))),
+            Some(serde_json::Value::String(_)) => {}
+            Some(other) => {
+                return Err(malformed(format!(
+                    "`{field}` must be a string ({what}), not {} ({other})",
+                    json_type(other)
+                )))
+            }
+        }
+    }
+    // A field the command does not have is refused (a typo must not pass
+    // for an absent optional field): the command's own fields are the keys
+    // it serialises to (every field, `null` when absent).
+    let given: Vec<String> = object.keys().cloned().collect();
+    let request: CommandRequest = serde_json::from_value(value).map_err(|error| {
+        malformed(format!(
+            "{error}; expected {{\"id\": \"...\", \"arbiter\": \"...\", \"command\": \
+             \"{COMMANDS}\", ...}}"
+        ))
+    })?;
+    let known = serde_json::to_value(&request).unwrap_or_default();
+    if let Some(unknown) = given.iter().find(|key| known.get(key.as_str()).is_none()) {
+        return Err(malformed(format!(
+            "unknown field `{unknown}` for this command"
+        )));
     }
     let id = request.id;
     if id.len() > MAX_NAME {
@@ -425,12 +559,30 @@ pub fn parse_request(payload: &[u8]) -> Result<ParsedCommand, ReplyPayload> {
         name: Some(arbiter.to_owned()),
     };
     let deadline_ms = request.deadline_ms;
+    let page = match &request.command {
+        HallCommand::History { from, limit } => {
+            if *limit == Some(0) {
+                return Err(ReplyPayload::error(
+                    Some(id),
+                    "invalid-argument",
+                    "limit 0: give 1 row or more, or leave it out",
+                ));
+            }
+            let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+            Some(HistoryPage {
+                from: from.map_or(0, size),
+                limit: limit.map(size),
+            })
+        }
+        _ => None,
+    };
     match to_command(request.command) {
         Ok(command) => Ok(ParsedCommand {
             id,
             caller,
             command,
             deadline_ms,
+            page,
         }),
         Err(message) => Err(ReplyPayload::error(Some(id), "invalid-argument", message)),
     }
@@ -492,7 +644,7 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
             termination.as_deref().unwrap_or(""),
         )?,
         HallCommand::State => Command::State,
-        HallCommand::History => Command::History,
+        HallCommand::History { .. } => Command::History,
         HallCommand::Snapshot => Command::Snapshot,
         HallCommand::Pgn => Command::Pgn,
     })
@@ -685,6 +837,92 @@ mod tests {
             assert!(!reply.ok);
             assert_eq!(reply.error.unwrap().kind, kind, "{payload}");
         }
+    }
+
+    /// Issue 29: a key given twice was taken (the last won), and
+    /// `"command": 5` was refused as "missing field control".
+    #[test]
+    fn a_key_given_twice_and_a_command_not_a_string_are_named() {
+        let reply = error_of(r#"{"id":"d1","arbiter":"A","command":"pause","command":"start"}"#);
+        assert_eq!(reply.id.as_deref(), Some("d1"));
+        let error = reply.error.unwrap();
+        assert_eq!(error.kind, "malformed");
+        assert!(
+            error.message.contains("the key `command` is given twice"),
+            "{}",
+            error.message
+        );
+        // Inside a field too (the tags), and the id twice: no id echoed.
+        let reply = error_of(
+            r#"{"id":"d2","arbiter":"A","command":"set-tags","tags":{"White":"a","White":"b"}}"#,
+        );
+        assert!(reply
+            .error
+            .unwrap()
+            .message
+            .contains("`White` is given twice"));
+        let reply = error_of(r#"{"id":"d3","id":"d4","arbiter":"A","command":"pause"}"#);
+        assert_eq!(reply.id, None);
+        assert_eq!(reply.error.unwrap().kind, "malformed");
+
+        let reply = error_of(r#"{"id":"c1","arbiter":"A","command":5}"#);
+        assert_eq!(reply.id.as_deref(), Some("c1"));
+        let error = reply.error.unwrap();
+        assert_eq!(error.kind, "malformed");
+        assert!(
+            error.message.starts_with("`command` must be a string"),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains("not a number (5)"),
+            "{}",
+            error.message
+        );
+        let error = error_of(r#"{"id":"c2","arbiter":"A"}"#).error.unwrap();
+        assert!(
+            error.message.starts_with("missing field `command`"),
+            "{}",
+            error.message
+        );
+        let error = error_of(r#"{"id":"c3","arbiter":["A"],"command":"pause"}"#)
+            .error
+            .unwrap();
+        assert!(
+            error.message.starts_with("`arbiter` must be a string"),
+            "{}",
+            error.message
+        );
+        let error = error_of("[1]").error.unwrap();
+        assert!(error.message.contains("is an array"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_history_read_asks_for_a_page() {
+        let parsed = parse_request(br#"{"id":"h1","arbiter":"A","command":"history"}"#).unwrap();
+        assert_eq!(parsed.command, Command::History);
+        assert_eq!(parsed.page, Some(HistoryPage::default()));
+        let parsed = parse_request(
+            br#"{"id":"h2","arbiter":"A","command":"history","from":120,"limit":50}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.page,
+            Some(HistoryPage {
+                from: 120,
+                limit: Some(50)
+            })
+        );
+        let reply = error_of(r#"{"id":"h3","arbiter":"A","command":"history","limit":0}"#);
+        assert_eq!(reply.error.unwrap().kind, "invalid-argument");
+        let reply = error_of(r#"{"id":"h4","arbiter":"A","command":"pause","from":3}"#);
+        assert!(reply
+            .error
+            .unwrap()
+            .message
+            .contains("unknown field `from`"));
+        let parsed = parse_request(br#"{"id":"p","arbiter":"A","command":"pause"}"#).unwrap();
+        assert_eq!(parsed.page, None);
     }
 
     #[test]

@@ -72,11 +72,13 @@ pub async fn serve(
 async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let now = hub.now_ms();
     let link = hub.link();
+    let oversize = hub.oversize();
     let known = hub.known();
     let urgent = page::urgent_order(&known.boards, &known.hosts, now);
     axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
                       "last_seen_ms": known.seen, "urgent": urgent,
-                      "link": link.message(), "stale": !link.connected}))
+                      "link": link.message(), "stale": !link.connected,
+                      "oversize": oversize}))
 }
 
 /// The spectators' boards: each through [`page::public_view`] (where a
