@@ -1,6 +1,7 @@
 // The event desk (/desk): rounds, loading pairings, the review, sending
 // (after a confirm that says what changes), the scheduled start, closing
-// a round and corrections. Talks to /rounds.json, /review.json and
+// a round, corrections and the results' disagreements with the boards.
+// Talks to /rounds.json, /review.json, /results.json and
 // /api/rounds/* with the session's CSRF token (log in on the boards' page).
 "use strict";
 (function () {
@@ -40,13 +41,31 @@
       cell(row, round.results + (round.corrections.length ? " (" + round.corrections.length + " corrected)" : ""));
       cell(row, round.start_at_ms ? new Date(round.start_at_ms).toLocaleString() : "");
       const links = cell(row, "");
-      for (const file of ["round.pgn", "results.trf", "results.res", "results.json"]) {
+      for (const file of ["round.pgn", "bulletin.pgn", "results.trf", "results.trf26", "results.res", "results.csv", "results.json"]) {
         const a = document.createElement("a");
         a.href = "/rounds/" + round.round + "/" + file;
         a.textContent = file;
         links.append(a, " ");
       }
     }
+  }
+
+  // The current round's results that the desk and a board's own record
+  // disagree on (results.json): flagged, never settled here.
+  async function flags() {
+    const answer = await fetch("/results.json");
+    const list = $("disagreements");
+    list.replaceChildren();
+    const value = answer.ok ? await answer.json() : {};
+    for (const d of value.disagreements || []) {
+      const item = document.createElement("li");
+      item.className = d.corrected ? "" : "problem";
+      item.textContent = "round " + value.round + ", board " + d.board + (d.id ? " (" + d.id + ")" : "") +
+        ": the desk has " + d.desk + ", the board's " + (d.source === "state" ? "state" : "final PGN") +
+        " says " + d.board_record + (d.corrected ? " (settled by a correction)" : ": not settled");
+      list.append(item);
+    }
+    $("desk-flags").hidden = !list.children.length;
   }
 
   function show(value) {
@@ -128,7 +147,8 @@
     });
     say(value.ok ? "corrected" : value.error);
     rounds();
+    flags();
   });
 
-  session().then(rounds).then(refreshReview).catch((error) => say(String(error)));
+  session().then(rounds).then(refreshReview).then(flags).catch((error) => say(String(error)));
 })();
