@@ -96,6 +96,32 @@ pub enum HallCommand {
         #[serde(default)]
         stage: Option<u32>,
     },
+    /// Adds `delta_ms` to `side`'s remaining time at the instant the board
+    /// takes it (negative: takes it away): a penalty or a bonus, Art. 7.5's
+    /// two minutes (`chessclockctl adjust --add/--sub`).
+    AdjustBy {
+        side: Side,
+        delta_ms: i64,
+    },
+    /// Takes back the arbiter's last press (one made with `press`), when no
+    /// press came after it (`chessclockctl undo`).
+    Undo,
+    /// An arbiter's note for the game's record (one line, at most 500
+    /// characters; `chessclockctl note`).
+    Note {
+        text: String,
+    },
+    /// Starts White's clock at the wall instant `at_ms` (ms since the Unix
+    /// epoch, Art. 6.6); a second one moves it. Refused while the daemon's
+    /// clock is not NTP-synchronised (`[daemon]
+    /// require-ntp-for-scheduled-start`) unless `force`.
+    StartAt {
+        at_ms: i64,
+        #[serde(default)]
+        force: Option<bool>,
+    },
+    /// Cancels the scheduled start.
+    CancelStart,
     /// A new game with a control (notation or preset).
     NewGame {
         control: String,
@@ -134,8 +160,8 @@ pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyP
 }
 
 /// The commands' names, as a refusal lists them.
-const COMMANDS: &str =
-    "start|pause|resume|press|adjust|new-game|set-tags|set-result|state|history|snapshot|pgn";
+const COMMANDS: &str = "start|start-at|cancel-start|pause|resume|press|undo|adjust|adjust-by|\
+     note|new-game|set-tags|set-result|state|history|snapshot|pgn";
 
 /// Any JSON value, read only to find an object that gives a key twice
 /// (`serde_json::Value` keeps the last silently): the first such key is
@@ -379,6 +405,40 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
                 stage,
             }
         }
+        HallCommand::AdjustBy { side, delta_ms } => {
+            let max_ms = chessclock_core::timecontrol::MAX_TIME / 1000;
+            if delta_ms == 0 || delta_ms.unsigned_abs() > max_ms.unsigned_abs() {
+                return Err(format!(
+                    "delta_ms {delta_ms} is out of range: give the milliseconds to add (or, \
+                     negative, to take away), not 0 and at most {} h",
+                    max_ms / 3_600_000
+                ));
+            }
+            Command::AdjustBy { side, delta_ms }
+        }
+        HallCommand::Undo => Command::UndoPress,
+        HallCommand::Note { text } => {
+            // As the board checks it, so that too long a note is refused
+            // before it waits in the queue.
+            limits::check_chars("the note", &text, limits::MAX_NOTE)?;
+            if text.trim().is_empty() {
+                return Err("an empty note: give the words to record".into());
+            }
+            Command::Note { text }
+        }
+        HallCommand::StartAt { at_ms, force } => {
+            let unix_time_us = at_ms
+                .checked_mul(1000)
+                .filter(|_| at_ms > 0)
+                .ok_or_else(|| {
+                    format!("at_ms {at_ms} is not a wall instant: give ms since the Unix epoch")
+                })?;
+            Command::StartAt {
+                unix_time_us,
+                force: force.unwrap_or(false),
+            }
+        }
+        HallCommand::CancelStart => Command::CancelStart,
         HallCommand::NewGame { control } => {
             // The limit first: too long a text is not written back.
             limits::check_chars("the time control", &control, limits::MAX_CONTROL)?;
@@ -532,6 +592,121 @@ mod tests {
         assert_eq!(error.kind, "invalid-argument");
         assert!(
             error.message.contains("1 to 128 bytes"),
+            "{}",
+            error.message
+        );
+    }
+
+    /// Issue 30: the CLI's corrections over MQTT, checked as D-Bus checks
+    /// them.
+    #[test]
+    fn the_clis_corrections_are_commands_too() {
+        let command = |payload: &str| parse_command(payload.as_bytes()).map(|(_, _, c)| c);
+        assert_eq!(
+            command(
+                r#"{"id":"a","arbiter":"A","command":"adjust-by","side":"white","delta_ms":120000}"#
+            ),
+            Ok(Command::AdjustBy {
+                side: Side::White,
+                delta_ms: 120_000
+            })
+        );
+        assert_eq!(
+            command(
+                r#"{"id":"a","arbiter":"A","command":"adjust-by","side":"black","delta_ms":-30000}"#
+            ),
+            Ok(Command::AdjustBy {
+                side: Side::Black,
+                delta_ms: -30_000
+            })
+        );
+        assert_eq!(
+            command(r#"{"id":"u","arbiter":"A","command":"undo"}"#),
+            Ok(Command::UndoPress)
+        );
+        assert_eq!(
+            command(r#"{"id":"n","arbiter":"A","command":"note","text":"3-fold claim rejected"}"#),
+            Ok(Command::Note {
+                text: "3-fold claim rejected".into()
+            })
+        );
+        assert_eq!(
+            command(r#"{"id":"s","arbiter":"A","command":"start-at","at_ms":1796061605000}"#),
+            Ok(Command::StartAt {
+                unix_time_us: 1_796_061_605_000_000,
+                force: false
+            })
+        );
+        assert_eq!(
+            command(
+                r#"{"id":"s","arbiter":"A","command":"start-at","at_ms":1796061605000,"force":true}"#
+            ),
+            Ok(Command::StartAt {
+                unix_time_us: 1_796_061_605_000_000,
+                force: true
+            })
+        );
+        assert_eq!(
+            command(r#"{"id":"c","arbiter":"A","command":"cancel-start"}"#),
+            Ok(Command::CancelStart)
+        );
+        let (_, _, result) = parse_command(
+            br#"{"id":"r","arbiter":"A","command":"set-result","result":"1-0","termination":"resignation"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            result,
+            Command::SetResult {
+                termination: Some(chessclock_core::eboard::Termination::Resignation),
+                ..
+            }
+        ));
+        for (payload, needle) in [
+            (
+                r#"{"id":"x","arbiter":"A","command":"adjust-by","side":"white","delta_ms":0}"#,
+                "delta_ms 0 is out of range",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"adjust-by","side":"white","delta_ms":360000001}"#,
+                "at most 100 h",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"note","text":"  "}"#,
+                "an empty note",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"start-at","at_ms":9223372036854775807}"#,
+                "not a wall instant",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"start-at","at_ms":-5}"#,
+                "not a wall instant",
+            ),
+            (
+                r#"{"id":"x","arbiter":"A","command":"set-result","result":"1-0","termination":"boredom"}"#,
+                "termination `boredom`",
+            ),
+        ] {
+            let error = error_of(payload).error.unwrap();
+            assert_eq!(error.kind, "invalid-argument", "{payload}");
+            assert!(
+                error.message.contains(needle),
+                "{payload}: {}",
+                error.message
+            );
+        }
+        let long = serde_json::json!({"id": "x", "arbiter": "A", "command": "note",
+                                      "text": "é".repeat(501)});
+        let error = error_of(&long.to_string()).error.unwrap();
+        assert_eq!(error.message, "the note has 501 characters (at most 500)");
+        // A typo of a field is refused, not taken for the absent `force`.
+        let error =
+            error_of(r#"{"id":"x","arbiter":"A","command":"start-at","at_ms":5,"forced":true}"#)
+                .error
+                .unwrap();
+        assert_eq!(error.kind, "malformed");
+        assert!(
+            error.message.contains("unknown field `forced`"),
             "{}",
             error.message
         );
