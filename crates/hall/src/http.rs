@@ -44,6 +44,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/login", post(page::login))
         .route("/api/logout", post(page::logout))
         .route("/api/command", post(page::command))
+        .route("/api/round-command", post(crate::commands::round_command))
         .merge(round::routes::<Hub>())
         .merge(desk::routes())
         .with_state(hub)
