@@ -41,7 +41,9 @@
 //!   asks the broker for the retain flag as published); a command whose
 //!   `deadline_ms` has passed by this daemon's wall clock when its turn
 //!   comes is refused (`expired`, logged with how late it was) and not
-//!   carried out. Who may
+//!   carried out. A `start-at` is held to D-Bus's rules ([`start`]): not
+//!   in the past, and on a clock known to be NTP-synchronised unless
+//!   forced. Who may
 //!   command is the broker's to decide (its password file and ACL, made by
 //!   `scripts/hall-credentials`): the daemon takes what its command topics
 //!   carry;
