@@ -11,6 +11,9 @@
 //! * from the page's API, a relative correction `+2:00` shows in the
 //!   board's state, and pause all / resume all / start all at an instant go
 //!   to every board, each answered, the boards that failed named;
+//! * on the page (headless chromium), the correction form's relative
+//!   correction, note and result with its termination, and pause all /
+//!   resume all, whose failed boards the page lists;
 //! * the desk's start of a round sends `start-at` to every paired board
 //!   whose game has not started, and reports each board.
 //!
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use kit::daemon::{Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, request, Answer};
+use kit::hall::browser::{add_arbiter, free_port, request, Answer, Browser};
 use kit::hall::round::Arbiter;
 use kit::hall::{Broker, Hub, WAIT};
 
@@ -583,6 +586,191 @@ async fn the_desk_starts_a_round_on_every_paired_board_not_started() {
             && b["b3"]["state"]["scheduled_start_ms"].is_null()
     })
     .await;
+    drop(hub);
+    assert!(daemon.terminate().success());
+}
+
+/// The page's `#reply`: its state and text.
+const REPLY: &str = "const r = document.getElementById('reply');
+                     return {ok: r.dataset.ok || null, text: r.textContent};";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_s_forms_and_every_board_buttons_work_in_a_browser() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
+    let daemon = daemon(dir.path(), &broker, &bus);
+    let (hub, _) = hub_with_ann(dir.path(), &broker).await;
+    let mut arbiter = Arbiter::connect(broker.port).await;
+    let started = arbiter.command("b1", json!({"command": "start"})).await;
+    assert_eq!(started["ok"], true, "{started}");
+
+    let browser = Browser::start().await;
+    browser
+        .client
+        .goto(&format!("http://127.0.0.1:{}/", hub.port))
+        .await
+        .unwrap();
+    browser
+        .wait(
+            "the login form",
+            WAIT,
+            "return !document.getElementById('login').hidden;",
+            |v| v == true,
+        )
+        .await;
+    browser
+        .run(
+            "const f = document.getElementById('login');
+             f.elements['user'].value = 'ann'; f.elements['password'].value = 'correct horse';
+             f.querySelector('button[type=submit]').click();",
+        )
+        .await;
+    browser
+        .wait(
+            "logged in, with the every-board buttons",
+            WAIT,
+            "return document.getElementById('whoami').textContent === 'ann'
+                    && !document.getElementById('round-commands').hidden
+                    && !!document.querySelector('tr[data-board=\"b3\"]');",
+            |v| v == true,
+        )
+        .await;
+    // The page's confirms, answered yes.
+    browser.run("window.confirm = () => true;").await;
+    let click = |selector: &str| format!("document.querySelector('{selector}').click();");
+
+    // Pause all: b1 paused, b2 and b3 (not started) listed as failed.
+    browser
+        .run(&click("#round-commands [data-action=pause-all]"))
+        .await;
+    let reply = browser
+        .wait("pause all's answer", WAIT, REPLY, |r| {
+            r["ok"] == "false" || r["ok"] == "true"
+        })
+        .await;
+    assert_eq!(
+        reply["text"], "pause all: 2 of 3 board(s) failed",
+        "{reply}"
+    );
+    let failed = browser
+        .run(
+            "return Array.from(document.querySelectorAll('#round-failed li'))
+                 .map(li => [li.dataset.board, li.textContent]);",
+        )
+        .await;
+    let failed = failed.as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    for (row, board) in failed.iter().zip(["b2", "b3"]) {
+        assert_eq!(row[0], board, "{failed:?}");
+        assert!(
+            row[1].as_str().unwrap().contains("invalid-state"),
+            "{failed:?}"
+        );
+    }
+    wait_boards(&hub, "b1 paused", |b| b["b1"]["snapshot"]["paused"] == true).await;
+
+    // b1's correction form: +2:00 for White, a note, the result with its
+    // termination.
+    browser
+        .run(&click("tr[data-board=\"b1\"] button[data-action=correct]"))
+        .await;
+    let before = boards(&hub).await["b1"]["snapshot"]["white_remaining_ms"]
+        .as_i64()
+        .unwrap();
+    browser
+        .run(
+            "const f = document.getElementById('correction');
+             f.elements['side'].value = 'white'; f.elements['delta'].value = '+2:00';
+             f.querySelector('[data-action=adjust-by]').click();",
+        )
+        .await;
+    let reply = browser
+        .wait("the correction's reply", WAIT, REPLY, |r| {
+            r["ok"] != "pending"
+        })
+        .await;
+    assert_eq!(reply["text"], "b1 adjust-by: ok", "{reply}");
+    wait_boards(&hub, "White's two minutes", |b| {
+        b["b1"]["snapshot"]["white_remaining_ms"] == before + 120_000
+    })
+    .await;
+    browser
+        .run(
+            "const f = document.getElementById('correction');
+             f.elements['note'].value = 'phone rang at board 1';
+             f.querySelector('[data-action=note]').click();",
+        )
+        .await;
+    let reply = browser
+        .wait("the note's reply", WAIT, REPLY, |r| {
+            r["ok"] != "pending" && r["text"].as_str().unwrap_or("").starts_with("b1 note")
+        })
+        .await;
+    assert_eq!(reply["text"], "b1 note: ok", "{reply}");
+
+    // Resume all: b1 resumes; the other two are named again.
+    browser
+        .run(&click("#round-commands [data-action=resume-all]"))
+        .await;
+    let reply = browser
+        .wait("resume all's answer", WAIT, REPLY, |r| {
+            r["ok"] != "pending" && r["text"].as_str().unwrap_or("").starts_with("resume all")
+        })
+        .await;
+    assert_eq!(
+        reply["text"], "resume all: 2 of 3 board(s) failed",
+        "{reply}"
+    );
+    wait_boards(&hub, "b1 running", |b| {
+        b["b1"]["snapshot"]["paused"] == false
+    })
+    .await;
+
+    browser
+        .run(
+            "const f = document.getElementById('correction');
+             f.elements['result'].value = '1-0'; f.elements['termination'].value = 'resignation';
+             f.querySelector('[data-action=set-result]').click();",
+        )
+        .await;
+    let reply = browser
+        .wait("the result's reply", WAIT, REPLY, |r| {
+            r["ok"] != "pending"
+                && r["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("b1 set-result")
+        })
+        .await;
+    assert_eq!(reply["text"], "b1 set-result: ok", "{reply}");
+    browser.screenshot("arbiters-every-board").await;
+    browser.close().await;
+
+    let rows = history(&mut arbiter, "b1").await;
+    let by_ann = |what: &str, extra: &dyn Fn(&Value) -> bool| {
+        rows.iter()
+            .any(|row| row["do"] == what && row["caller_name"] == "ann" && extra(row))
+    };
+    assert!(
+        by_ann("adjust", &|row| row["by_us"] == 120_000_000),
+        "{rows:?}"
+    );
+    assert!(
+        by_ann("note", &|row| row["text"] == "phone rang at board 1"),
+        "{rows:?}"
+    );
+    assert!(
+        by_ann("game-result", &|row| row
+            .to_string()
+            .contains("resignation")),
+        "{rows:?}"
+    );
+    assert!(
+        by_ann("pause", &|_| true) && by_ann("resume", &|_| true),
+        "{rows:?}"
+    );
     drop(hub);
     assert!(daemon.terminate().success());
 }
