@@ -31,12 +31,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use rand::Rng;
 use serde_json::{json, Value};
 
 use crate::commands::arbiter_request;
-use crate::hub::{CommandOutcome, Hub};
-use crate::page::REPLY_WAIT;
+use crate::hub::Hub;
 use crate::pairings::parse_board_map;
 use crate::round::Review;
 
@@ -199,25 +197,9 @@ async fn send(State(hub): State<Arc<Hub>>, request: Request) -> Response {
             let hub = hub.clone();
             let user = user.clone();
             async move {
-                for command in commands {
-                    let request_id = format!("desk-{:016x}", rand::rng().random::<u64>());
-                    let mut request = command;
-                    request["id"] = json!(request_id);
-                    request["arbiter"] = json!(user);
-                    let problem = match hub.command(&id, request, REPLY_WAIT).await {
-                        CommandOutcome::Reply(reply) if reply["ok"] == true => None,
-                        CommandOutcome::Reply(reply) => Some(format!(
-                            "{}: {}",
-                            reply["error"]["kind"].as_str().unwrap_or("error"),
-                            reply["error"]["message"].as_str().unwrap_or("")
-                        )),
-                        CommandOutcome::NoReply => Some(format!(
-                            "no reply within {} s: its host may be offline",
-                            REPLY_WAIT.as_secs()
-                        )),
-                        CommandOutcome::NoBroker(error) => Some(error),
-                    };
-                    if let Some(problem) = problem {
+                for mut command in commands {
+                    command["arbiter"] = json!(user);
+                    if let Err(problem) = crate::commands::send(&hub, &id, command, "desk").await {
                         return json!({"board": board, "id": id, "ok": false, "error": problem});
                     }
                 }
