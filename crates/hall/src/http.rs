@@ -5,8 +5,10 @@
 //! connection limits ([`crate::shed`]).
 //!
 //! Promises: every route reads the hub's state and returns; none waits on
-//! the broker except `/api/command`, which waits at most the reply wait
-//! ([`crate::page::REPLY_WAIT`]); a slow SSE client falls behind its own
+//! the broker except those that send commands (`/api/command`,
+//! `/api/round-command`, `/api/rounds/send`, `/api/rounds/start`), which
+//! wait at most the reply wait ([`crate::page::REPLY_WAIT`]: their boards'
+//! commands go out at once, side by side); a slow SSE client falls behind its own
 //! channel and is dropped (the page reconnects), never slowing the others;
 //! a spectators' stream over [`crate::shed::Limits::max_public_streams`] is
 //! refused (`503`), an arbiter's never for a spectator's.
