@@ -6,9 +6,9 @@
 //!
 //! Promises: every route reads the hub's state and returns; none waits on
 //! the broker except those that send commands (`/api/command`,
-//! `/api/round-command`, `/api/rounds/send`, `/api/rounds/start`), which
-//! wait at most the reply wait ([`crate::page::REPLY_WAIT`]: their boards'
-//! commands go out at once, side by side); a slow SSE client falls behind its own
+//! `/api/round-command`, `/api/rounds/send`, `/api/rounds/start`), each
+//! command at most the reply wait ([`crate::page::REPLY_WAIT`]; the boards
+//! are commanded side by side, a board's own commands one after another); a slow SSE client falls behind its own
 //! channel and is dropped (the page reconnects), never slowing the others;
 //! a spectators' stream over [`crate::shed::Limits::max_public_streams`] is
 //! refused (`503`), an arbiter's never for a spectator's.
