@@ -41,7 +41,9 @@
 //!   asks the broker for the retain flag as published); a command whose
 //!   `deadline_ms` has passed by this daemon's wall clock when its turn
 //!   comes is refused (`expired`, logged with how late it was) and not
-//!   carried out. Who may
+//!   carried out. A `start-at` is held to D-Bus's rules ([`start`]): not
+//!   in the past, and on a clock known to be NTP-synchronised unless
+//!   forced. Who may
 //!   command is the broker's to decide (its password file and ACL, made by
 //!   `scripts/hall-credentials`): the daemon takes what its command topics
 //!   carry;
@@ -59,6 +61,9 @@
 //!   (`too-large`).
 
 mod answered;
+mod start;
+
+pub use start::NtpRule;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
@@ -122,10 +127,13 @@ impl Hall {
     /// connects when it can.
     /// It reads the time from `time`, the runtime's, so the states' clock
     /// mapping agrees with the boards' instants.
+    /// `ntp`: whether a `start-at` needs the host's clock NTP-synchronised
+    /// (`[daemon] require-ntp-for-scheduled-start`).
     pub fn start(
         config: &HallConfig,
         handle: ControlHandle,
         time: TimeSource,
+        ntp: NtpRule,
     ) -> anyhow::Result<Hall> {
         let host = host_name(config);
         let topics = Topics::new(&config.name, &host);
@@ -161,6 +169,7 @@ impl Hall {
             commands_rx,
             replies_tx,
             time.clone(),
+            ntp,
         ));
         let (stop, stop_rx) = oneshot::channel();
         let events = handle.events.subscribe();
@@ -285,6 +294,7 @@ async fn run_commands(
     mut commands: mpsc::Receiver<(String, Vec<u8>)>,
     replies: mpsc::UnboundedSender<Message>,
     time: TimeSource,
+    ntp: NtpRule,
 ) {
     // The changes carried out, by board and request id: QoS 1 may deliver
     // a command twice, and a press must not be made twice.
@@ -352,7 +362,12 @@ async fn run_commands(
                     } = parsed;
                     tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
                         command = ?command, "hall: command");
-                    let answer = handle.call(&board, command, caller).await;
+                    // A scheduled start as D-Bus takes one: not in the
+                    // past, and only on a clock known to be right.
+                    let answer = match start::refusal(&command, &ntp, &handle, time.wall_us()) {
+                        Some(refused) => Err(refused),
+                        None => handle.call(&board, command, caller).await,
+                    };
                     let mut reply = ReplyPayload::from_answer(id.clone(), answer);
                     if let (Some(page), Some(result)) = (page, reply.result.as_mut()) {
                         history_page(result, page, PAGE_BYTES);

@@ -5,8 +5,10 @@
 //! connection limits ([`crate::shed`]).
 //!
 //! Promises: every route reads the hub's state and returns; none waits on
-//! the broker except `/api/command`, which waits at most the reply wait
-//! ([`crate::page::REPLY_WAIT`]); a slow SSE client falls behind its own
+//! the broker except those that send commands (`/api/command`,
+//! `/api/round-command`, `/api/rounds/send`, `/api/rounds/start`), each
+//! command at most the reply wait ([`crate::page::REPLY_WAIT`]; the boards
+//! are commanded side by side, a board's own commands one after another); a slow SSE client falls behind its own
 //! channel and is dropped (the page reconnects), never slowing the others;
 //! a spectators' stream over [`crate::shed::Limits::max_public_streams`] is
 //! refused (`503`), an arbiter's never for a spectator's.
@@ -44,6 +46,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/login", post(page::login))
         .route("/api/logout", post(page::logout))
         .route("/api/command", post(page::command))
+        .route("/api/round-command", post(crate::commands::round_command))
         .merge(round::routes::<Hub>())
         .merge(desk::routes())
         .with_state(hub)

@@ -13,6 +13,7 @@
 //! * [`auth`]: the arbiters' password file, sessions, failed logins;
 //! * [`hub`]: what the hub knows, kept from the broker; the round's source;
 //! * [`page`]: the pages and the arbiters' API;
+//! * [`commands`]: the arbiters' commands, one board's or every board's;
 //! * [`gate`]: who may read live data, and every answer's headers;
 //! * [`shed`]: the connections: their cap, timeouts and shedding;
 //! * [`desk`]: the event desk's page and API (load, review, send, close);
@@ -25,6 +26,7 @@
 //! can make it panic.
 
 pub mod auth;
+pub mod commands;
 pub mod desk;
 pub mod event;
 pub mod gate;

@@ -126,8 +126,12 @@
   $("set-start").addEventListener("click", async () => {
     if (!review) return;
     const at = $("start-at").value ? new Date($("start-at").value).getTime() : null;
-    const value = await post("/api/rounds/start", { round: review.round, at_ms: at });
-    say(value.ok ? "start set" : value.error);
+    if (!confirm(at === null ? "Cancel the round's start on every board not started?"
+      : "Start every board of round " + review.round + " not started at " + new Date(at).toLocaleString() + "?")) return;
+    const value = await post("/api/rounds/start", { round: review.round, at_ms: at, force: $("start-force").checked });
+    const failed = (value.boards || []).filter((b) => !b.ok);
+    say(value.ok ? "start " + (at === null ? "cancelled" : "set") + " on " + (value.boards || []).filter((b) => !b.skipped).length + " board(s)"
+      : (value.error || failed.map((b) => "board " + b.board + (b.id ? " (" + b.id + ")" : "") + ": " + b.error).join("; ")));
     rounds();
   });
 
