@@ -43,14 +43,21 @@
 //! command is published only while the hub is connected to the broker
 //! (else 503 at once) and carries a deadline before the hub's answer, so
 //! one the page was told failed is never carried out later
-//! ([`Hub::command`]).
+//! ([`Hub::command`]); a message larger than the hall takes
+//! (`chessclock_hall_proto::page::MAX_PAYLOAD`) costs only itself: the
+//! broker drops one beyond the client's packet limit, the hub drops one
+//! beyond the payload limit unread and counts it (`/boards.json`'s
+//! `oversize`), and the link stays up.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, ConnectionError, Event, Incoming, MqttOptions, QoS, StateError};
+use chessclock_hall_proto::page::MAX_PAYLOAD;
+use rumqttc::v5::mqttbytes::v5::Packet;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, MqttOptions, StateError};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
@@ -149,6 +156,8 @@ pub struct Hub {
     /// board comes or goes and when the desk loads a round, not on every
     /// state (with a thousand boards the assignment is not free).
     seats: Mutex<Option<Value>>,
+    /// Messages above [`MAX_PAYLOAD`] dropped on arrival.
+    oversize: AtomicU64,
 }
 
 impl Hub {
@@ -182,6 +191,7 @@ impl Hub {
             clock,
             pending: Mutex::new(HashMap::new()),
             seats: Mutex::new(None),
+            oversize: AtomicU64::new(0),
         })
     }
 
@@ -216,9 +226,33 @@ impl Hub {
 
     /// Takes one message from the broker: a board's state, a daemon's
     /// reply or a host's status (an empty payload removes a state or a
-    /// status, as a retained deletion does).
+    /// status, as a retained deletion does). One larger than
+    /// [`MAX_PAYLOAD`] (no daemon publishes one) is dropped unread, logged
+    /// and counted ([`Hub::oversize`]): what the hub knew stays.
     pub fn take(&self, topic: &str, payload: &[u8]) {
         self.take_at(topic, payload, self.clock.wall_ms())
+    }
+
+    /// How many messages larger than [`MAX_PAYLOAD`] the hub dropped.
+    pub fn oversize(&self) -> u64 {
+        self.oversize.load(Ordering::SeqCst)
+    }
+
+    /// Drops (logs and counts) a payload above [`MAX_PAYLOAD`]: whether it
+    /// was one.
+    fn oversize_dropped(&self, topic: &str, payload: &[u8]) -> bool {
+        if payload.len() > MAX_PAYLOAD {
+            let dropped = self.oversize.fetch_add(1, Ordering::SeqCst) + 1;
+            tracing::warn!(
+                topic,
+                bytes = payload.len(),
+                limit = MAX_PAYLOAD,
+                dropped,
+                "hub: a message larger than the hall takes; dropped unread"
+            );
+            return true;
+        }
+        false
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
@@ -230,6 +264,9 @@ impl Hub {
     /// broker's retained copy, sent because the hub subscribed (it tells
     /// what holds, not that anything happened now).
     pub fn take_message(&self, topic: &str, payload: &[u8], retained: bool, now_ms: i64) {
+        if self.oversize_dropped(topic, payload) {
+            return;
+        }
         let Some(rest) = topic
             .strip_prefix("chessclock/")
             .and_then(|t| t.strip_prefix(self.hall.as_str()))
@@ -583,7 +620,7 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
     let mut retry = Duration::from_millis(250);
     loop {
         match eventloop.poll().await {
-            Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 retry = Duration::from_millis(250);
                 tracing::info!("hub: connected to the broker");
                 for filter in &filters {
@@ -595,10 +632,11 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 // before the hub listens for it.
                 hub.link_up(hub.now_ms());
             }
-            Ok(Event::Incoming(Incoming::Publish(publish))) => {
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
                 let now = hub.now_ms();
                 hub.heard(now);
-                hub.take_message(&publish.topic, &publish.payload, publish.retain, now)
+                let topic = String::from_utf8_lossy(&publish.topic);
+                hub.take_message(&topic, &publish.payload, publish.retain, now)
             }
             Ok(Event::Incoming(_)) => hub.heard(hub.now_ms()),
             Ok(Event::Outgoing(_)) => {}
@@ -606,7 +644,7 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 let unanswered = matches!(
                     error,
                     ConnectionError::MqttState(StateError::AwaitPingResp)
-                        | ConnectionError::NetworkTimeout
+                        | ConnectionError::Timeout(_)
                 );
                 hub.link_down(hub.now_ms(), unanswered);
                 tracing::warn!(%error, "hub: the broker is away");

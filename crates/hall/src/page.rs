@@ -484,7 +484,7 @@ pub async fn logout(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response
 }
 
 /// `POST /api/command`: `{"board", "command", ...}` from a logged-in
-/// arbiter; see [`build_command`]. Answers `{"ok", "id", "reply"}` with
+/// arbiter; see [`crate::commands::build_command`]. Answers `{"ok", "id", "reply"}` with
 /// the daemon's reply, or `{"ok": false, "error"}`.
 pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     if hub.access.is_none() {
@@ -515,7 +515,7 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
         );
     }
     let id = format!("hub-{:016x}", rand::rng().random::<u64>());
-    let request = match build_command(&body, &id, &session.user) {
+    let request = match crate::commands::build_command(&body, &id, &session.user) {
         Ok(request) => request,
         Err(error) => return refusal(StatusCode::BAD_REQUEST, &error),
     };
@@ -541,80 +541,6 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
             json!({"ok": false, "id": id, "error": error}),
         ),
     }
-}
-
-/// The command payload for a page's request: `start`, `pause`, `resume`;
-/// `adjust` with `side` and `time` (`H:MM:SS`, `M:SS`, `270s`...; never a
-/// bare number) and/or `moves`; `set-result` with `result` (`1-0`, `0-1`,
-/// `1/2-1/2`, `*`) and an optional `termination`.
-pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, String> {
-    let command = body["command"].as_str().unwrap_or("");
-    let mut request = json!({"id": id, "arbiter": arbiter, "command": command});
-    match command {
-        "start" | "pause" | "resume" => {}
-        "adjust" => {
-            let side = body["side"].as_str().unwrap_or("");
-            if side != "white" && side != "black" {
-                return Err("adjust: choose the side (white or black)".into());
-            }
-            request["side"] = json!(side);
-            let time = body["time"].as_str().map(str::trim).unwrap_or("");
-            if !time.is_empty() {
-                let ms = chessclock_core::timetext::parse_clock_ms(time)?;
-                let max = chessclock_core::timecontrol::MAX_TIME / 1000;
-                if ms > max {
-                    return Err(format!(
-                        "`{time}`: more than a game can have (at most {} h)",
-                        max / 3_600_000
-                    ));
-                }
-                request["remaining_ms"] = json!(ms);
-            }
-            let moves = match &body["moves"] {
-                Value::Null => None,
-                Value::String(text) if text.trim().is_empty() => None,
-                Value::String(text) => Some(text.trim().parse::<u32>().map_err(|_| {
-                    format!("moves `{text}`: give the number of moves made (0 or more)")
-                })?),
-                Value::Number(n) => Some(
-                    n.as_u64()
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| format!("moves {n}: give 0 or more"))?,
-                ),
-                other => return Err(format!("moves {other}: give a number")),
-            };
-            if let Some(moves) = moves {
-                if moves > chessclock_core::timecontrol::MAX_MOVES {
-                    return Err(format!(
-                        "moves {moves}: more than a game can have (at most {})",
-                        chessclock_core::timecontrol::MAX_MOVES
-                    ));
-                }
-                request["moves"] = json!(moves);
-            }
-            if request.get("remaining_ms").is_none() && request.get("moves").is_none() {
-                return Err("adjust: give a time (H:MM:SS or M:SS) or a number of moves".into());
-            }
-        }
-        "set-result" => {
-            let result = body["result"].as_str().unwrap_or("");
-            if !matches!(result, "1-0" | "0-1" | "1/2-1/2" | "*") {
-                return Err(format!(
-                    "result `{result}`: give 1-0, 0-1, 1/2-1/2 or * (to withdraw)"
-                ));
-            }
-            request["result"] = json!(result);
-            if let Some(termination) = body["termination"].as_str().filter(|t| !t.is_empty()) {
-                request["termination"] = json!(termination);
-            }
-        }
-        other => {
-            return Err(format!(
-                "command `{other}`: the page sends start, pause, resume, adjust or set-result"
-            ))
-        }
-    }
-    Ok(request)
 }
 
 #[cfg(test)]
@@ -786,54 +712,6 @@ mod tests {
         assert_eq!(public_message(board_host.clone()), Some(board_host));
         let state = json!({"type": "state", "board": "b1", "payload": payload}).to_string();
         assert!(!public_message(state).unwrap().contains("arbiter_called"));
-    }
-
-    #[test]
-    fn commands_are_checked_before_they_go_out() {
-        let adjust = build_command(
-            &json!({"command": "adjust", "side": "black", "time": "1:04:30", "moves": "12"}),
-            "hub-1",
-            "Ann",
-        )
-        .unwrap();
-        assert_eq!(
-            adjust,
-            json!({"id": "hub-1", "arbiter": "Ann", "command": "adjust", "side": "black",
-                   "remaining_ms": 3_870_000, "moves": 12})
-        );
-        let pause = build_command(&json!({"command": "pause"}), "x", "A").unwrap();
-        assert_eq!(
-            pause,
-            json!({"id": "x", "arbiter": "A", "command": "pause"})
-        );
-        for (body, needle) in [
-            (
-                json!({"command": "adjust", "side": "white", "time": "270"}),
-                "bare number",
-            ),
-            (
-                json!({"command": "adjust", "side": "white", "time": "4:3"}),
-                "two digits",
-            ),
-            (
-                json!({"command": "adjust", "side": "green", "time": "4:30"}),
-                "choose the side",
-            ),
-            (json!({"command": "adjust", "side": "white"}), "give a time"),
-            (
-                json!({"command": "adjust", "side": "white", "moves": "-1"}),
-                "moves `-1`",
-            ),
-            (
-                json!({"command": "set-result", "result": "2-0"}),
-                "give 1-0",
-            ),
-            (json!({"command": "new-game"}), "the page sends"),
-            (json!({}), "the page sends"),
-        ] {
-            let error = build_command(&body, "x", "A").unwrap_err();
-            assert!(error.contains(needle), "{body}: {error}");
-        }
     }
 
     #[test]

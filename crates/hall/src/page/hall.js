@@ -350,6 +350,9 @@ function fill(id) {
     const at = s.arbiter_called ? wallOf(p, st.arbiter_called_at_ms) : null;
     set(cells.arbiter, s.arbiter_called ? "CALLED" + (at !== null ? " at " + timeOfDay(at) : "") : "");
   }
+  // A resume answers the call (as chessclockctl resume): the button says so.
+  const resume = cells.controls && cells.controls.querySelector('[data-action="resume"]');
+  if (resume) set(resume, s.arbiter_called ? "Resume (answer call)" : "Resume");
   set(cells.start, !s.started && startAt
     ? (startAt > Date.now() ? "in " + clock(startAt - Date.now()) : "due") + " (" + timeOfDay(startAt) + ")"
     : "");
@@ -461,6 +464,7 @@ function showSession() {
   $("logged-in").hidden = !logged;
   set($("whoami"), session.user || "");
   if (!logged) $("correction").hidden = true;
+  $("round-commands").hidden = !logged;
   connect();
 }
 async function refreshSession() {
@@ -499,6 +503,45 @@ async function send(board, body) {
   catch (e) { reply(what + ": the hub cannot be reached", false); return; }
   if (status === 401) { session.user = null; showSession(); }
   reply(what + ": " + (answer.ok ? "ok" : errorText(answer.error)), !!answer.ok);
+}
+// Every board at once: one command per board, each answered; the boards
+// that failed are listed under the buttons.
+async function sendAll(body, what) {
+  const list = $("round-failed");
+  list.replaceChildren();
+  reply(what + ": sending to every board...", true);
+  $("reply").dataset.ok = "pending";
+  let status, answer;
+  try { [status, answer] = await post("api/round-command", body); }
+  catch (e) { reply(what + ": the hub cannot be reached", false); return; }
+  if (status === 401) { session.user = null; showSession(); }
+  const failed = (answer.boards || []).filter((b) => !b.ok);
+  for (const b of failed) {
+    const li = document.createElement("li");
+    li.dataset.board = b.board;
+    li.textContent = b.board + ": " + errorText(b.error);
+    list.appendChild(li);
+  }
+  reply(what + ": " + (answer.ok ? "ok on " + (answer.boards || []).length + " board(s)"
+    : answer.boards ? failed.length + " of " + answer.boards.length + " board(s) failed" : errorText(answer.error)), !!answer.ok);
+}
+function setupRoundCommands() {
+  const f = $("round-commands");
+  f.addEventListener("submit", (e) => e.preventDefault());
+  f.querySelector('[data-action="pause-all"]').addEventListener("click", () => {
+    if (confirm("Pause every board?")) sendAll({command: "pause"}, "pause all");
+  });
+  f.querySelector('[data-action="resume-all"]').addEventListener("click", () => {
+    if (confirm("Resume every board?")) sendAll({command: "resume"}, "resume all");
+  });
+  f.querySelector('[data-action="start-all"]').addEventListener("click", () => {
+    const [h, m] = (f.elements["start-time"].value || "").split(":").map(Number);
+    if (!Number.isInteger(h) || !Number.isInteger(m)) { reply("start all: give the time, HH:MM", false); return; }
+    const at = new Date(); at.setHours(h, m, 0, 0);
+    if (at.getTime() <= Date.now()) { reply("start all: " + f.elements["start-time"].value + " has passed today", false); return; }
+    if (confirm("Start every board at " + at.toLocaleTimeString() + "?"))
+      sendAll({command: "start-at", at_ms: at.getTime(), force: f.elements["force"].checked}, "start all at " + f.elements["start-time"].value);
+  });
 }
 function openCorrection(id) {
   const f = $("correction");
@@ -541,8 +584,22 @@ function setupArbiters() {
       time: f.elements["time"].value, moves: f.elements["moves"].value});
   });
   f.querySelector('[data-action="set-result"]').addEventListener("click", () => {
-    send(f.elements["board"].value, {command: "set-result", result: f.elements["result"].value});
+    send(f.elements["board"].value, {command: "set-result", result: f.elements["result"].value,
+      termination: f.elements["termination"].value});
   });
+  f.querySelector('[data-action="adjust-by"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "adjust-by", side: f.elements["side"].value, time: f.elements["delta"].value});
+  });
+  f.querySelector('[data-action="note"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "note", text: f.elements["note"].value});
+  });
+  for (const action of ["undo", "cancel-start"]) {
+    f.querySelector('[data-action="' + action + '"]').addEventListener("click", () => {
+      if (confirm(action === "undo" ? "Take back your last press on board " + f.elements["board"].value + "?"
+        : "Cancel the scheduled start of board " + f.elements["board"].value + "?")) send(f.elements["board"].value, {command: action});
+    });
+  }
+  setupRoundCommands();
   refreshSession();
 }
 
