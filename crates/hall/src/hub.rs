@@ -870,6 +870,27 @@ mod tests {
         assert_eq!(hub.link().data_as_of_ms, Some(T0_MS + 40_000));
     }
 
+    /// Issue 30 item 5: the pages hear of the round's numbers and players
+    /// once when they change (a round loaded), not again for nothing.
+    #[test]
+    fn the_seats_are_told_when_the_round_changes_them() {
+        let hub = Hub::new("open");
+        hub.take("chessclock/open/board/b1/state", br#"{"board":"b1"}"#);
+        let mut changes = hub.changes.subscribe();
+        hub.refresh_seats();
+        assert!(changes.try_recv().is_err(), "nothing changed");
+        let pairings = crate::pairings::Pairings::parse("1,Alpha,Beta\n", 2).unwrap();
+        hub.desk().set_pairings(pairings);
+        hub.refresh_seats();
+        let seats: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(
+            seats,
+            json!({"type": "seats", "seats": {"b1": {"number": 1, "white": "Alpha",
+                                                     "black": "Beta"}}})
+        );
+        assert!(hub.everything().iter().any(|m| m.contains("Alpha")));
+    }
+
     #[test]
     fn the_hub_takes_its_halls_topics_only() {
         let hub = Hub::new("open");
