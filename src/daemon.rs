@@ -105,20 +105,24 @@ pub async fn run(
     // The hall (`[hall]`): after the runtime, so it sees every board. A
     // hall that cannot be set up (its credentials or CA file) never stops
     // the clocks: it is off, said at ERROR and in every `State()`.
+    let hall_ntp = crate::hall::NtpRule::new(config.daemon.require_ntp_for_scheduled_start);
     let hall = match &config.hall {
-        Some(hall) => match crate::hall::Hall::start(hall, runtime.handle(), runtime.time()) {
-            Ok(hall) => Some(hall),
-            Err(error) => {
-                let reason = format!("{error:#}");
-                tracing::error!(
-                    %reason,
-                    "hall: OFF: cannot be set up; the clocks run without it \
-                     (fix [hall] and restart the daemon)"
-                );
-                runtime.handle().hall.set_off(reason);
-                None
+        Some(hall) => {
+            match crate::hall::Hall::start(hall, runtime.handle(), runtime.time(), hall_ntp.clone())
+            {
+                Ok(hall) => Some(hall),
+                Err(error) => {
+                    let reason = format!("{error:#}");
+                    tracing::error!(
+                        %reason,
+                        "hall: OFF: cannot be set up; the clocks run without it \
+                         (fix [hall] and restart the daemon)"
+                    );
+                    runtime.handle().hall.set_off(reason);
+                    None
+                }
             }
-        },
+        }
         None => None,
     };
     tokio::pin!(shutdown);
@@ -146,6 +150,7 @@ pub async fn run(
                             }
                             let reloaded = runtime.reload(new).await;
                             runtime.handle().host.set_policy(reloaded.config.daemon.radios);
+                            hall_ntp.set(reloaded.config.daemon.require_ntp_for_scheduled_start);
                             if let Some(bus) = &bus {
                                 crate::dbus::reconfigure(bus, &runtime.handle(), &reloaded.config, &reloaded.added).await;
                             }

@@ -63,6 +63,17 @@ impl HostHealth {
         self
     }
 
+    /// The clock's synchronisation as the last check found it: `Ok(true)`,
+    /// `Ok(false)`, or why nobody can tell (no timedated, or no check yet):
+    /// what [`crate::scheduled::check_synchronized`] takes.
+    pub fn synchronization(&self) -> Result<bool, String> {
+        match (self.ntp_synchronized, &self.ntp_unknown) {
+            (Some(answer), _) => Ok(answer),
+            (None, Some(why)) => Err(why.clone()),
+            (None, None) => Err("the host's clock has not been checked yet".to_owned()),
+        }
+    }
+
     /// One line each for `chessclockctl status`: the findings. What the
     /// host has beyond them (radios allowed on, a synchronisation nobody
     /// can tell) is in the JSON (`status --json`, `HostHealth`), not in the

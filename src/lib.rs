@@ -41,5 +41,6 @@ pub mod platform;
 pub mod radios;
 pub mod replay;
 pub mod runtime;
+pub mod scheduled;
 
 pub use chessclock_core::{display, engine, journal, time, timecontrol};

@@ -268,7 +268,9 @@ host = "pi1"
             .await;
     }
     let initial = browser.run(&row_script("b2")).await;
-    assert_eq!(initial["white"], "0:03", "{initial}");
+    // 3 s: below the displays' tenths threshold (20 s), in tenths as they
+    // show it.
+    assert_eq!(initial["white"], "0:03.0", "{initial}");
     assert!(has_class(&initial, "not-started"), "{initial}");
     assert!(
         initial["host"].as_str().unwrap().contains("pi1 online"),
@@ -303,7 +305,7 @@ host = "pi1"
     eprintln!("flag fall -> red row seen: {} ms", seen_ms - fell_ms);
     assert_eq!(flagged["background"], "rgb(244, 184, 184)", "{flagged}");
     assert_eq!(flagged["first"], "white", "{flagged}");
-    assert_eq!(flagged["white"], "0:00", "{flagged}");
+    assert_eq!(flagged["white"], "0:00.0", "{flagged}");
 
     // b1: started, then its player calls the arbiter: highlighted, first
     // in the urgency order, counted in the header, and a beep with the
@@ -333,7 +335,13 @@ host = "pi1"
             has_class(r, "arbiter-call")
         })
         .await;
-    assert_eq!(call["arbiter"], "CALLED", "{call}");
+    // When it was made, as a time of day (the state's instant of the call).
+    assert!(
+        call["arbiter"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("CALLED at ")),
+        "{call}"
+    );
     let sound = browser
         .run("return [document.body.dataset.beeps || null, localStorage.getItem('chessclock-hall.sound')];")
         .await;

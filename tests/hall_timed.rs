@@ -65,6 +65,7 @@ async fn the_halls_states_map_the_daemons_instants_on_its_own_clock() {
         config.hall.as_ref().unwrap(),
         runtime.handle(),
         runtime.time(),
+        chessclockd::hall::NtpRule::new(true),
     )
     .unwrap();
 

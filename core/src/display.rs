@@ -108,6 +108,9 @@ pub struct Marks {
     pub stage_flag_black: bool,
     /// The arbiter was called (Art. 6.12b) and the clock not yet resumed.
     pub arbiter_called: bool,
+    /// Game time (µs) of that call, for the readers (the hall's page shows
+    /// when it came); the display does not use it.
+    pub arbiter_called_at: Option<Micros>,
     /// The board's button unit is configured but not connected.
     pub buttons_lost: bool,
     /// Down time of the last restart, shown while paused after it (Art. 6.10a).

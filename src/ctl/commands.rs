@@ -482,9 +482,12 @@ async fn start(
     .await
 }
 
-/// The state after a start: a start at an instant already reached
-/// happens with its command, but its view may trail the reply by a commit;
-/// waits (at most 2 s) until the board shows it started.
+/// The state after a start. A start at an instant already reached happens
+/// with its command, and the reply comes only with the view that shows it
+/// (the board core's promise). A start scheduled a moment ahead is due by
+/// the time of the read but starts at the daemon's next deadline: waits (at
+/// most 2 s) until the board shows it started, so the echo says "started"
+/// rather than "starts in 0:00".
 async fn settled_start(ctx: &Ctx<'_>, id: &str, after: StateView) -> Result<StateView, CtlError> {
     let due = |view: &StateView| {
         !view.started

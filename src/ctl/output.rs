@@ -166,13 +166,29 @@ pub fn start_text(view: &StateView, local: &LocalTime) -> Option<String> {
     ))
 }
 
-/// What the board table cannot show: a scheduled start to come, an
+/// The players the game's PGN tags name, `White - Black` (`?` for one
+/// unnamed); `None` when neither is named.
+pub fn players_text(view: &StateView) -> Option<String> {
+    let players = &view.players;
+    (!players.is_empty()).then(|| {
+        format!(
+            "{} - {}",
+            players.white.as_deref().unwrap_or("?"),
+            players.black.as_deref().unwrap_or("?")
+        )
+    })
+}
+
+/// What the board table cannot show: the players, a scheduled start to come, an
 /// arbiter call, a restart (how long the daemon was down, whose clock runs
 /// on resume), a side that has not moved within the default time (Art.
 /// 6.7), presses that came too late, the electronic board.
 pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
     let board = &view.board;
     let mut notes = Vec::new();
+    if let Some(players) = players_text(view) {
+        notes.push(format!("{board}: players {players} (White - Black)"));
+    }
     if !view.started {
         if let Some(when) = start_text(view, local) {
             let check = match view.scheduled_start_forced {
@@ -503,6 +519,7 @@ pub(crate) mod tests {
             default_time_overrun: vec![],
             down_time_ms: None,
             arbiter_called: true,
+            arbiter_called_at_ms: None,
             scheduled_start_ms: None,
             scheduled_start_unix_ms: None,
             devices: vec![DeviceView {
@@ -522,6 +539,7 @@ pub(crate) mod tests {
             hourglass: false,
             state_health: None,
             over: None,
+            players: Default::default(),
             result: None,
         }
     }
@@ -598,6 +616,20 @@ pub(crate) mod tests {
         assert_eq!(pad("é", 3), "é  ");
         assert_eq!(pad("abcd", 2), "abcd");
         assert_eq!(pad("", 70_000).len(), 70_000);
+    }
+
+    /// Issue 30 item 5: the players the game's tags name lead the notes.
+    #[test]
+    fn the_players_are_a_note() {
+        let mut named = view("b2");
+        named.arbiter_called = false;
+        assert!(state_notes(&named, &LocalTime::default()).is_empty());
+        named.players.white = Some("Alpha, Anna".into());
+        assert_eq!(players_text(&named).as_deref(), Some("Alpha, Anna - ?"));
+        assert_eq!(
+            state_notes(&named, &LocalTime::default()),
+            ["b2: players Alpha, Anna - ? (White - Black)"]
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ use zbus::message::Type as MessageType;
 use zbus::{MatchRule, MessageStream};
 
 use super::hall::HubClient;
-use super::output::{side_time, start_text, state_text};
+use super::output::{players_text, side_time, start_text, state_text};
 pub use super::rows::{advance, Row};
 use super::time::LocalTime;
 use super::{connect, CtlError, Ctx, Target};
@@ -269,6 +269,13 @@ pub fn render(rows: &[Row], width: usize, local: &LocalTime) -> Vec<Line> {
                         .unwrap_or_default()
                 } else {
                     alert
+                };
+                // The players after what needs the arbiter (cut first when
+                // the line is too long).
+                let alert = match (players_text(&view), alert.is_empty()) {
+                    (Some(players), true) => players,
+                    (Some(players), false) => format!("{alert}; {players}"),
+                    (None, _) => alert,
                 };
                 format!(
                     "{} {} {} {} {} {}",

@@ -237,16 +237,10 @@ pub fn adjust_command(
     })
 }
 
-/// A scheduled start must be a plausible instant not in the past.
+/// A scheduled start must be a plausible instant not in the past
+/// ([`crate::scheduled::check_start_time`], the hall's rule too).
 pub fn validate_start_time(unix_time_usec: i64, now_usec: i64) -> Result<(), Error> {
-    // One second of slack for the call's own transit.
-    if unix_time_usec < now_usec - 1_000_000 {
-        return Err(Error::InvalidArgument(format!(
-            "start time {unix_time_usec} is in the past (now is {now_usec}); \
-             give microseconds since the Unix epoch, later than now"
-        )));
-    }
-    Ok(())
+    crate::scheduled::check_start_time(unix_time_usec, now_usec).map_err(Error::from)
 }
 
 /// The D-Bus name and value of every property, from one snapshot.

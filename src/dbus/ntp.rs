@@ -57,23 +57,18 @@ impl NtpSource {
     }
 
     /// Refuses a scheduled start unless the clock is synchronised, `force`
-    /// is set or `required` is off.
+    /// is set or `required` is off ([`crate::scheduled::check_synchronized`],
+    /// the hall's rule too); timedated is asked only when it matters.
     pub async fn check_scheduled_start(&self, required: bool, force: bool) -> Result<(), Error> {
         if !required || force {
             return Ok(());
         }
-        match self.synchronized().await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(Error::NotSynchronized(
-                "the system clock is not NTP-synchronised (timedatectl shows \
-                 `System clock synchronized: no`), so a scheduled start could be off; \
-                 fix time synchronisation, or start anyway with force (chessclockctl start --force)"
-                    .into(),
-            )),
-            Err(why) => Err(Error::NotSynchronized(format!(
-                "cannot tell whether the system clock is NTP-synchronised ({why}); \
-                 start anyway with force (chessclockctl start --force) if the clocks agree"
-            ))),
-        }
+        crate::scheduled::check_synchronized(
+            required,
+            force,
+            self.synchronized().await,
+            "chessclockctl start --force",
+        )
+        .map_err(Error::from)
     }
 }

@@ -33,24 +33,47 @@
 //!   change, with the arbiter's name as the caller's name (so it is in the
 //!   history with it), and answered on the board's reply topic; a malformed
 //!   command gets an error reply. A request id seen again on the same board
-//!   (QoS 1 may deliver twice) gets the first reply again and is not carried
-//!   out again (the latest 256 are remembered); a retained command is never
-//!   carried out (it would be again at every reconnection); a command whose
+//!   (QoS 1 may deliver twice, a broker may hand an old one over) gets the
+//!   first reply again and is not carried out again, for as long as it
+//!   could be ([`answered`]: per board, until its deadline, an hour without
+//!   one); a retained command is never carried out, not even at its first
+//!   delivery (it would be again at every reconnection: the subscription
+//!   asks the broker for the retain flag as published); a command whose
 //!   `deadline_ms` has passed by this daemon's wall clock when its turn
 //!   comes is refused (`expired`, logged with how late it was) and not
-//!   carried out. Who may
+//!   carried out. A `start-at` is held to D-Bus's rules ([`start`]): not
+//!   in the past, and on a clock known to be NTP-synchronised unless
+//!   forced. Who may
 //!   command is the broker's to decide (its password file and ACL, made by
 //!   `scripts/hall-credentials`): the daemon takes what its command topics
 //!   carry;
 //! * a board rebuilt at start-up after the daemon went down (its state's
 //!   `state.restart`) gets one `restart` event on its event topic, QoS 1
-//!   and buffered like the others, with how long the daemon was down.
+//!   and buffered like the others, with how long the daemon was down;
+//! * one message costs one message, never the link: the client tells the
+//!   broker the largest packet it takes ([`client::MAX_PACKET`]; the broker
+//!   drops a larger one for this client alone), a message above
+//!   [`MAX_PAYLOAD`] that still comes is dropped unread, logged and
+//!   counted (`oversize` on the host's event topic), and the daemon never
+//!   publishes one above it: a `history` reply is cut into pages
+//!   ([`chessclock_hall_proto::page`]), a state too large without its PGN
+//!   goes without it, any other reply too large is an error reply
+//!   (`too-large`).
+
+mod answered;
+mod start;
+
+pub use start::NtpRule;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
-use chessclock_hall_proto::client::client_options;
-use rumqttc::{AsyncClient, Event, EventLoop, Incoming, LastWill, Outgoing, QoS};
+use chessclock_hall_proto::client::{self, client_options};
+use chessclock_hall_proto::page::{history_page, MAX_PAYLOAD, PAGE_BYTES};
+use rumqttc::v5::mqttbytes::v5::{Filter, LastWill, Packet};
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::{AsyncClient, Event, EventLoop};
+use rumqttc::Outgoing;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use crate::config::{check_topic_level, HallConfig};
@@ -66,8 +89,6 @@ use chessclock_hall_proto::message::{
 const CLIENT_CAPACITY: usize = 256;
 /// Commands waiting to be carried out; more are answered `busy`.
 const COMMAND_QUEUE: usize = 64;
-/// Replies remembered to answer a repeated request id again.
-const ANSWERED: usize = 256;
 /// The first wait before connecting again; doubled up to [`MAX_RETRY`].
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const MAX_RETRY: Duration = Duration::from_secs(4);
@@ -106,13 +127,23 @@ impl Hall {
     /// connects when it can.
     /// It reads the time from `time`, the runtime's, so the states' clock
     /// mapping agrees with the boards' instants.
+    /// `ntp`: whether a `start-at` needs the host's clock NTP-synchronised
+    /// (`[daemon] require-ntp-for-scheduled-start`).
     pub fn start(
         config: &HallConfig,
         handle: ControlHandle,
         time: TimeSource,
+        ntp: NtpRule,
     ) -> anyhow::Result<Hall> {
         let host = host_name(config);
         let topics = Topics::new(&config.name, &host);
+        if config.keepalive_seconds < client::MIN_KEEPALIVE_SECONDS {
+            tracing::warn!(
+                asked = config.keepalive_seconds,
+                used = client::MIN_KEEPALIVE_SECONDS,
+                "hall: keepalive-seconds below the MQTT 5 client's least; the least used"
+            );
+        }
         let mut options = client_options(
             &config.broker,
             format!("chessclockd-{}-{host}", config.name),
@@ -125,6 +156,7 @@ impl Hall {
             "offline",
             QoS::AtLeastOnce,
             true,
+            None,
         ));
         let (client, eventloop) = AsyncClient::new(options, CLIENT_CAPACITY);
         let (net_tx, net_rx) = mpsc::channel(256);
@@ -137,6 +169,7 @@ impl Hall {
             commands_rx,
             replies_tx,
             time.clone(),
+            ntp,
         ));
         let (stop, stop_rx) = oneshot::channel();
         let events = handle.events.subscribe();
@@ -148,6 +181,7 @@ impl Hall {
             queue: VecDeque::new(),
             capacity: config.buffer.max(1),
             dropped: 0,
+            oversize: 0,
             seq: 0,
             connected: false,
             connections: 0,
@@ -197,8 +231,14 @@ enum Net {
     Message {
         topic: String,
         payload: Vec<u8>,
-        /// Delivered from the broker's retained store, not sent now.
+        /// Published retained (at the subscription from the broker's
+        /// store, or live: the subscription keeps the flag as published).
         retained: bool,
+    },
+    /// A message above [`MAX_PAYLOAD`]: dropped, its payload never read.
+    Oversize {
+        topic: String,
+        bytes: usize,
     },
 }
 
@@ -209,17 +249,25 @@ async fn poll(mut eventloop: EventLoop, net: mpsc::Sender<Net>) {
     let mut retry = FIRST_RETRY;
     loop {
         match eventloop.poll().await {
-            Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 retry = FIRST_RETRY;
                 if net.send(Net::Up).await.is_err() {
                     return;
                 }
             }
-            Ok(Event::Incoming(Incoming::Publish(publish))) => {
-                let message = Net::Message {
-                    topic: publish.topic,
-                    payload: publish.payload.to_vec(),
-                    retained: publish.retain,
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
+                let topic = String::from_utf8_lossy(&publish.topic).into_owned();
+                let message = if publish.payload.len() > MAX_PAYLOAD {
+                    Net::Oversize {
+                        topic,
+                        bytes: publish.payload.len(),
+                    }
+                } else {
+                    Net::Message {
+                        topic,
+                        payload: publish.payload.to_vec(),
+                        retained: publish.retain,
+                    }
                 };
                 if net.send(message).await.is_err() {
                     return;
@@ -246,25 +294,32 @@ async fn run_commands(
     mut commands: mpsc::Receiver<(String, Vec<u8>)>,
     replies: mpsc::UnboundedSender<Message>,
     time: TimeSource,
+    ntp: NtpRule,
 ) {
-    // The latest replies by (board, request id): QoS 1 may deliver a
-    // command twice, and a press must not be made twice.
-    let mut answered: VecDeque<((String, String), ReplyPayload)> = VecDeque::new();
+    // The changes carried out, by board and request id: QoS 1 may deliver
+    // a command twice, and a press must not be made twice.
+    let mut answered = answered::Answered::default();
     while let Some((board, payload)) = commands.recv().await {
         let reply = match parse_request(&payload) {
             Ok(parsed) => {
-                let key = (board.clone(), parsed.id.clone());
                 // Read when the command's turn comes, not when it arrived:
                 // one that waited past its deadline in the queue is late too.
-                let now_ms = time.wall_us().div_euclid(1000);
-                if let Some((_, reply)) = answered.iter().find(|(seen, _)| *seen == key) {
+                let now = answered::Now {
+                    wall_ms: time.wall_us().div_euclid(1000),
+                    mono_ms: time.monotonic_us().div_euclid(1000),
+                };
+                let read = matches!(
+                    parsed.command,
+                    Command::State | Command::History | Command::Snapshot | Command::Pgn
+                );
+                if let Some(reply) = answered.seen(&board, &parsed.id, now).filter(|_| !read) {
                     tracing::info!(
                         board,
                         id = parsed.id,
                         "hall: a command seen again; answered again, not carried out"
                     );
                     reply.clone()
-                } else if let Some(reply) = parsed.expired(now_ms) {
+                } else if let Some(reply) = parsed.expired(now.wall_ms) {
                     // Whoever sent it has stopped waiting (the hub answered
                     // its page already): carried out now it would act behind
                     // the arbiter's back.
@@ -273,25 +328,53 @@ async fn run_commands(
                         arbiter = parsed.caller.name.as_deref().unwrap_or(""),
                         id = parsed.id,
                         command = ?parsed.command,
-                        late_ms = now_ms - parsed.deadline_ms.unwrap_or(now_ms),
+                        late_ms = now.wall_ms - parsed.deadline_ms.unwrap_or(now.wall_ms),
                         "hall: a command past its deadline; refused (expired), not carried out"
                     );
                     reply
+                } else if let Some(words) =
+                    answered::Answered::too_far_ahead(parsed.deadline_ms, now).filter(|_| !read)
+                {
+                    // Its id would have to be kept as long: refused.
+                    ReplyPayload::error(Some(parsed.id), "invalid-argument", words)
+                } else if !read && answered.full(&board, now) {
+                    tracing::warn!(
+                        board,
+                        id = parsed.id,
+                        "hall: too many commands to keep; busy"
+                    );
+                    ReplyPayload::error(
+                        Some(parsed.id),
+                        "busy",
+                        format!(
+                            "{} commands to this board are still kept against replays; \
+                             try again shortly",
+                            answered::PER_BOARD
+                        ),
+                    )
                 } else {
                     let ParsedCommand {
                         id,
                         caller,
                         command,
-                        ..
+                        deadline_ms,
+                        page,
                     } = parsed;
                     tracing::info!(board, arbiter = caller.name.as_deref().unwrap_or(""), id,
                         command = ?command, "hall: command");
-                    let answer = handle.call(&board, command, caller).await;
-                    let reply = ReplyPayload::from_answer(id, answer);
-                    if answered.len() >= ANSWERED {
-                        answered.pop_front();
+                    // A scheduled start as D-Bus takes one: not in the
+                    // past, and only on a clock known to be right.
+                    let answer = match start::refusal(&command, &ntp, &handle, time.wall_us()) {
+                        Some(refused) => Err(refused),
+                        None => handle.call(&board, command, caller).await,
+                    };
+                    let mut reply = ReplyPayload::from_answer(id.clone(), answer);
+                    if let (Some(page), Some(result)) = (page, reply.result.as_mut()) {
+                        history_page(result, page, PAGE_BYTES);
                     }
-                    answered.push_back((key, reply.clone()));
+                    if !read {
+                        answered.remember(&board, id, deadline_ms, now, reply.clone());
+                    }
                     reply
                 }
             }
@@ -300,7 +383,7 @@ async fn run_commands(
                 reply
             }
         };
-        if let Some(message) = Message::json(topics.reply(&board), QoS::AtLeastOnce, &reply) {
+        if let Some(message) = Message::reply(topics.reply(&board), reply) {
             if replies.send(message).is_err() {
                 return;
             }
@@ -318,8 +401,19 @@ struct Message {
 }
 
 impl Message {
+    /// The message, unless its payload cannot be encoded or is larger
+    /// than [`MAX_PAYLOAD`] (logged: the hall never publishes one).
     fn json(topic: String, qos: QoS, value: &impl serde::Serialize) -> Option<Message> {
         match serde_json::to_vec(value) {
+            Ok(payload) if payload.len() > MAX_PAYLOAD => {
+                tracing::error!(
+                    topic,
+                    bytes = payload.len(),
+                    limit = MAX_PAYLOAD,
+                    "hall: a message too large to publish; not published"
+                );
+                None
+            }
             Ok(payload) => Some(Message {
                 topic,
                 payload,
@@ -331,6 +425,28 @@ impl Message {
                 None
             }
         }
+    }
+
+    /// A reply; one too large to publish is answered `too-large` instead.
+    fn reply(topic: String, reply: ReplyPayload) -> Option<Message> {
+        let bytes = serde_json::to_vec(&reply).map_or(0, |text| text.len());
+        if bytes <= MAX_PAYLOAD {
+            return Message::json(topic, QoS::AtLeastOnce, &reply);
+        }
+        tracing::warn!(
+            topic,
+            bytes,
+            "hall: a reply too large for the hall; answered too-large"
+        );
+        let refusal = ReplyPayload::error(
+            reply.id,
+            "too-large",
+            format!(
+                "the reply would be {bytes} bytes, more than the hall's {MAX_PAYLOAD}: \
+                 read it over D-Bus (chessclockctl), or a history in pages (`from`, `limit`)"
+            ),
+        );
+        Message::json(topic, QoS::AtLeastOnce, &refusal)
     }
 }
 
@@ -374,6 +490,8 @@ struct HallTask {
     capacity: usize,
     /// Messages dropped since the last report.
     dropped: u64,
+    /// Messages above [`MAX_PAYLOAD`] dropped on arrival, this run.
+    oversize: u64,
     seq: u64,
     connected: bool,
     connections: u64,
@@ -535,7 +653,7 @@ impl HallTask {
         self.views
             .insert(board.to_owned(), (state.clone(), pgn.clone()));
         let clock = clock_mapping(&self.time);
-        let payload = StatePayload {
+        let mut payload = StatePayload {
             pgn,
             schema: SCHEMA,
             hall: self.topics.hall().to_owned(),
@@ -546,6 +664,18 @@ impl HallTask {
             clock,
             state,
         };
+        // A game long enough that its state with the PGN is beyond what the
+        // hall carries goes without the PGN (`Pgn()` over D-Bus has it).
+        let bytes = serde_json::to_vec(&payload).map_or(0, |text| text.len());
+        if bytes > MAX_PAYLOAD && payload.pgn.is_some() {
+            tracing::warn!(
+                board,
+                bytes,
+                limit = MAX_PAYLOAD,
+                "hall: the state is too large with its PGN; published without it"
+            );
+            payload.pgn = None;
+        }
         if let Some(mut message) =
             Message::json(self.topics.state(board), QoS::AtLeastOnce, &payload)
         {
@@ -649,13 +779,16 @@ impl HallTask {
                 self.connections += 1;
                 let reconnect = self.connections > 1;
                 tracing::info!(reconnect, "hall: connected to the broker");
-                let subscriptions: Vec<rumqttc::SubscribeFilter> = self
+                // The retain flag as published: a retained command is
+                // refused at its first, live, delivery too.
+                let subscriptions: Vec<Filter> = self
                     .handle
                     .boards
                     .list()
                     .iter()
-                    .map(|board| {
-                        rumqttc::SubscribeFilter::new(self.topics.command(board), QoS::AtLeastOnce)
+                    .map(|board| Filter {
+                        preserve_retain: true,
+                        ..Filter::new(self.topics.command(board), QoS::AtLeastOnce)
                     })
                     .collect();
                 if !subscriptions.is_empty() {
@@ -720,9 +853,7 @@ impl HallTask {
                         "retained",
                         "a retained command is not carried out: publish commands without retain",
                     );
-                    if let Some(message) =
-                        Message::json(self.topics.reply(&board), QoS::AtLeastOnce, &reply)
-                    {
+                    if let Some(message) = Message::reply(self.topics.reply(&board), reply) {
                         self.enqueue(message);
                     }
                     return;
@@ -735,11 +866,27 @@ impl HallTask {
                         "busy",
                         format!("{COMMAND_QUEUE} commands are waiting already; try again"),
                     );
-                    if let Some(message) =
-                        Message::json(self.topics.reply(&board), QoS::AtLeastOnce, &reply)
-                    {
+                    if let Some(message) = Message::reply(self.topics.reply(&board), reply) {
                         self.enqueue(message);
                     }
+                }
+            }
+            Net::Oversize { topic, bytes } => {
+                self.oversize += 1;
+                tracing::warn!(
+                    topic,
+                    bytes,
+                    limit = MAX_PAYLOAD,
+                    dropped = self.oversize,
+                    "hall: a message larger than the hall takes; dropped unread"
+                );
+                let event = HostEvent::Oversize {
+                    topic,
+                    bytes,
+                    messages: self.oversize,
+                };
+                if let Some(message) = self.host_event(event) {
+                    self.enqueue(message);
                 }
             }
         }

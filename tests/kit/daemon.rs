@@ -18,7 +18,20 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn spawn(config: &Path, bus: &PrivateBus, stderr: PathBuf) -> Daemon {
+        Daemon::spawn_with_env(config, bus, stderr, &[])
+    }
+
+    /// As [`Daemon::spawn`], with `env` set for the daemon (say
+    /// `DBUS_SYSTEM_BUS_ADDRESS` on a socket that does not exist: a host
+    /// without timedated, whatever the machine running the test has).
+    pub fn spawn_with_env(
+        config: &Path,
+        bus: &PrivateBus,
+        stderr: PathBuf,
+        env: &[(&str, &str)],
+    ) -> Daemon {
         let child = Command::new(env!("CARGO_BIN_EXE_chessclockd"))
+            .envs(env.iter().copied())
             .arg("--config")
             .arg(config)
             .arg("--session")

@@ -509,6 +509,7 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         default_time_overrun: vec![],
         down_time_ms: None,
         arbiter_called: snap.arbiter_called,
+        arbiter_called_at_ms: None,
         scheduled_start_ms: scheduled.map(|(at, _)| now + (at / 1000 - wall_ms)),
         scheduled_start_unix_ms: scheduled.map(|(at, _)| at / 1000),
         devices: snap
@@ -532,6 +533,7 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         hourglass: false,
         state_health: None,
         over: None,
+        players: Default::default(),
         result: None,
     }
 }

@@ -166,6 +166,7 @@ impl Board {
         let (input, stored) = match side {
             None => {
                 self.marks.arbiter_called = true;
+                self.marks.arbiter_called_at = Some(t);
                 tracing::warn!(board = %self.setup.id, "arbiter called (Art. 6.12b): clock paused");
                 (Input::Pause, StoredEvent::ArbiterCall)
             }

@@ -4,13 +4,15 @@
 use super::*;
 
 impl Board {
-    pub(super) fn reply_now(
+    /// The command's answer (its refusal too): it goes out with the view
+    /// taken at the end of the input, never ahead of it (`Outbox::reply`).
+    pub(super) fn answer(
         &mut self,
         token: Option<ReplyToken>,
         result: Result<Reply, ControlError>,
     ) {
         if let Some(token) = token {
-            self.outbox.soon(Action::Reply { token, result });
+            self.outbox.reply(token, result);
         }
     }
 
@@ -22,6 +24,7 @@ impl Board {
         caller: Caller,
         command: BoardCommand,
     ) {
+        self.outbox.command_begins();
         // Who asks is stored with what they do: bounded like every other
         // string a caller gives (`crate::limits`).
         if let Some(name) = &caller.name {
@@ -30,7 +33,7 @@ impl Board {
                 name,
                 crate::limits::MAX_CALLER_NAME,
             ) {
-                self.reply_now(token, Err(ControlError::InvalidArgument(error)));
+                self.answer(token, Err(ControlError::InvalidArgument(error)));
                 return;
             }
         }
@@ -96,7 +99,7 @@ impl Board {
                         },
                     ),
                     Err(error) => {
-                        self.reply_now(token, Err(error));
+                        self.answer(token, Err(error));
                         return;
                     }
                 }
@@ -123,7 +126,7 @@ impl Board {
                     },
                 ),
                 Err(error) => {
-                    self.reply_now(token, Err(error));
+                    self.answer(token, Err(error));
                     return;
                 }
             },
@@ -136,19 +139,10 @@ impl Board {
         }
     }
 
-    /// A reply once the command's record is committed, or its refusal now.
+    /// The command's reply: once its records are committed, with the view
+    /// of all it did (see `Outbox::reply`).
     fn reply_after_commit(&mut self, token: Option<ReplyToken>, result: Result<(), ControlError>) {
-        match result {
-            Ok(()) => {
-                if let Some(token) = token {
-                    self.outbox.after_commit(Action::Reply {
-                        token,
-                        result: Ok(Reply::Done),
-                    });
-                }
-            }
-            Err(error) => self.reply_now(token, Err(error)),
-        }
+        self.answer(token, result.map(|()| Reply::Done));
     }
 
     pub(super) fn cancel_start(

@@ -38,10 +38,7 @@ impl Board {
                 tracing::warn!(board = %self.setup.id, %error, ?input, "the engine refused an input");
                 let error = engine_error(error);
                 if let Some(token) = token {
-                    self.outbox.soon(Action::Reply {
-                        token,
-                        result: Err(error.clone()),
-                    });
+                    self.outbox.reply(token, Err(error.clone()));
                 }
                 return Err(error);
             }
@@ -75,10 +72,7 @@ impl Board {
         }
         self.report(now, t, wall, &outcome, !rerun_happened);
         if let Some(token) = token {
-            self.outbox.after_commit(Action::Reply {
-                token,
-                result: answer,
-            });
+            self.outbox.reply(token, answer);
         }
         Ok(applied.caused)
     }
@@ -258,6 +252,7 @@ impl Board {
                 }
                 Notice::Resumed => {
                     self.marks.arbiter_called = false;
+                    self.marks.arbiter_called_at = None;
                     self.marks.down_time = None;
                 }
                 _ => {}

@@ -22,8 +22,10 @@
 //!   its record is committed; the clock face (displays, LEDs) changes at
 //!   once.
 //! * An event is never ahead of its state: the board events an input
-//!   raises go out after the readers' view taken at the end of that input,
-//!   so whoever hears one and then reads the board sees what it announces.
+//!   raises, and a command's reply, go out after the readers' view taken
+//!   at the end of that input, so whoever hears one and then reads the
+//!   board sees what it announces, however many records the input wrote
+//!   and however the store commits them.
 //! * A press counts at its device instant, however late its frame arrives,
 //!   up to [`LATE_PRESS_WINDOW`] after it (and, after a restart within one
 //!   boot, for the whole outage): it is placed in the game among the inputs
@@ -477,6 +479,7 @@ impl Board {
                 }),
             control_prose: crate::views::match_prose(&self.spec.control),
             tenths_below_ms: self.setup.display.tenths_below_ms,
+            players: crate::views::Players::from_tags(self.follower.tags()),
         }
     }
 
@@ -576,14 +579,15 @@ impl Board {
             self.outbox.immediately(Action::Running(running));
         }
         self.refresh(self.last_now);
-        // An event always goes out behind a view taken after it was raised
-        // (see `Outbox::publish`): the view first, then the events.
+        // An event, and a command's reply, always go out behind a view taken
+        // after they were raised (see `Outbox::publish`, `Outbox::reply`):
+        // the view first, then the events, then the reply.
         if self.dirty || self.outbox.has_events() {
             self.dirty = false;
             let model = self.model(now);
             self.outbox.soon(Action::View(Box::new(model)));
         }
-        self.outbox.events_after_view();
+        self.outbox.after_view();
         self.outbox.take()
     }
 

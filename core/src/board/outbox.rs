@@ -8,18 +8,19 @@
 //! What does not depend on a commit (display frames, a refusal, a repeated
 //! ACK) goes out at once, unless something earlier is still waiting: order
 //! is never changed, except that the replies a commit releases go out last
-//! of what it released, so a caller that reads right after its reply sees
-//! everything its change caused (the view, the history rows), and that the
-//! board events an input raises wait for the end of the input
-//! ([`Outbox::publish`], [`Outbox::events_after_view`]): they go out behind
-//! the readers' view that shows what they announce, held by the input's last
+//! of what it released, and that the board events and the reply an input
+//! raises wait for the end of the input ([`Outbox::publish`],
+//! [`Outbox::reply`], [`Outbox::after_view`]): they go out behind the
+//! readers' view that shows the input's change, held by the input's last
 //! record. Whoever hears an event and then reads the board (a D-Bus signal
-//! then `State()`, an MQTT event then the retained state) sees the change.
+//! then `State()`, an MQTT event then the retained state), and a caller
+//! that reads right after its reply, sees the change (the view, the history
+//! rows), however the store groups the input's records into commits.
 
 use std::collections::VecDeque;
 
-use super::Action;
-use crate::contract::{BoardEvent, ControlError};
+use super::{Action, ReplyToken};
+use crate::contract::{BoardEvent, ControlError, Reply};
 use crate::journal::Record;
 use crate::session::{DeviceCommand, DeviceRole};
 
@@ -38,6 +39,13 @@ pub(super) enum Held {
     /// The broadcast PGN changed: it is rendered when released, not when
     /// the change happened (a press's path never pays for the text).
     Pgn,
+    /// The answer to a command, behind the command's last record: `from` is
+    /// the command's first record (any failure from there on fails it).
+    Reply {
+        token: ReplyToken,
+        result: Result<Reply, ControlError>,
+        from: u64,
+    },
 }
 
 #[derive(Debug, Default)]
@@ -48,8 +56,15 @@ pub(super) struct Outbox {
     held: VecDeque<(u64, Vec<Held>)>,
     next_seq: u64,
     /// The board events of the input being handled, in the order raised:
-    /// placed by [`Outbox::events_after_view`] once its view is.
+    /// placed by [`Outbox::after_view`] once its view is.
     events: Vec<BoardEvent>,
+    /// The reply of the command being handled: placed by
+    /// [`Outbox::after_view`] once its view is.
+    reply: Option<(ReplyToken, Result<Reply, ControlError>)>,
+    /// The command's first record (the next one when it began).
+    command_from: u64,
+    /// The last record released by a failed commit.
+    failed_to: Option<u64>,
 }
 
 /// What a commit released, for the board core to finish.
@@ -121,7 +136,7 @@ impl Outbox {
     }
 
     /// A board event of the input being handled. It waits for the end of
-    /// the input ([`Outbox::events_after_view`]): an event placed behind an
+    /// the input ([`Outbox::after_view`]): an event placed behind an
     /// earlier record of the input would be released by that record's
     /// commit, before the view that shows its change, and a listener that
     /// reads the board on hearing it would find the state before it.
@@ -134,13 +149,41 @@ impl Outbox {
         !self.events.is_empty()
     }
 
-    /// Places the input's events behind everything it recorded and queued
-    /// so far: the board core calls this right after queueing the input's
-    /// view, so each event is released with that view (or after it), never
-    /// before.
-    pub fn events_after_view(&mut self) {
+    /// A command begins: the records from here on are its own (a failure
+    /// to save any of them fails its reply).
+    pub fn command_begins(&mut self) {
+        self.command_from = self.next_seq;
+    }
+
+    /// The answer to the command being handled, its refusal too. Like an
+    /// event it waits for the end of the input ([`Outbox::after_view`]): a
+    /// command may write several records (a start moved to an instant
+    /// already reached: the moved start, then the start), and a reply placed
+    /// behind the first would be released by that record's commit while the
+    /// view that shows the change waits behind the last, so a caller that
+    /// reads on its reply would find the board as it was.
+    pub fn reply(&mut self, token: ReplyToken, result: Result<Reply, ControlError>) {
+        self.reply = Some((token, result));
+    }
+
+    /// Places the input's events, then its reply, behind everything it
+    /// recorded and queued so far: the board core calls this right after
+    /// queueing the input's view, so each is released with that view (or
+    /// after it), never before.
+    pub fn after_view(&mut self) {
         for event in std::mem::take(&mut self.events) {
             self.after_commit(Action::Publish(event));
+        }
+        if let Some((token, result)) = self.reply.take() {
+            let from = self.command_from;
+            match self.held.back_mut() {
+                Some((_, held)) => held.push(Held::Reply {
+                    token,
+                    result,
+                    from,
+                }),
+                None => self.now.push(Action::Reply { token, result }),
+            }
         }
     }
 
@@ -169,20 +212,33 @@ impl Outbox {
         };
         let mut replies = Vec::new();
         while self.held.front().is_some_and(|(s, _)| *s <= seq) {
-            let Some((_, held)) = self.held.pop_front() else {
+            let Some((record, held)) = self.held.pop_front() else {
                 break;
             };
+            if !ok {
+                self.failed_to = Some(record);
+            }
             for item in held {
                 match item {
-                    Held::Action(Action::Reply { token, result }) if !ok => {
-                        let result = result.and(Err(ControlError::Internal(
-                            "the change was made but could not be saved to the state \
-                             database; check the disk and the daemon's log"
-                                .into(),
-                        )));
+                    Held::Reply {
+                        token,
+                        result,
+                        from,
+                    } => {
+                        // Some record of the command, the last or an
+                        // earlier one committed apart, was not saved.
+                        let unsaved = self.failed_to.is_some_and(|failed| failed >= from);
+                        let result = if unsaved {
+                            result.and(Err(ControlError::Internal(
+                                "the change was made but could not be saved to the state \
+                                 database; check the disk and the daemon's log"
+                                    .into(),
+                            )))
+                        } else {
+                            result
+                        };
                         replies.push(Action::Reply { token, result });
                     }
-                    Held::Action(reply @ Action::Reply { .. }) => replies.push(reply),
                     Held::Action(action) => released.actions.push(action),
                     Held::Pgn => released.pgn_at = Some(released.actions.len()),
                     // Unsaved: the device keeps it and sends it again.

@@ -163,7 +163,10 @@ impl Board {
                     ..
                 } => last_start_at = Some((*unix_time_us, *forced, row.caller_uid)),
                 StoredEvent::StartCancelled { .. } => last_start_at = None,
-                StoredEvent::ArbiterCall => board.marks.arbiter_called = true,
+                StoredEvent::ArbiterCall => {
+                    board.marks.arbiter_called = true;
+                    board.marks.arbiter_called_at = Some(row.offset_us);
+                }
                 StoredEvent::Stage { stage, .. } if !board.stages_reached.contains(stage) => {
                     board.stages_reached.push(*stage);
                 }
@@ -182,7 +185,10 @@ impl Board {
                     });
                 }
                 // A pause from a device is the arbiter button (Art. 6.12b).
-                StoredEvent::Pause if row.origin.is_some() => board.marks.arbiter_called = true,
+                StoredEvent::Pause if row.origin.is_some() => {
+                    board.marks.arbiter_called = true;
+                    board.marks.arbiter_called_at = Some(row.offset_us);
+                }
                 StoredEvent::Flag {
                     side,
                     stage,

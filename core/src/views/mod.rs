@@ -18,11 +18,13 @@
 //! down.
 
 mod controls;
+mod players;
 pub mod snapshot;
 pub mod text;
 
 pub use controls::{ControlView, PresetView, SideControlView};
 
+pub use players::Players;
 pub use snapshot::{BoardSnapshot, DeviceLink};
 
 use serde::{Deserialize, Serialize};
@@ -198,6 +200,8 @@ pub struct BoardModel {
     pub control_prose: String,
     /// Where the displays begin to show tenths (ms; 0: never).
     pub tenths_below_ms: u64,
+    /// The players named by the game's PGN tags.
+    pub players: Players,
 }
 
 /// A match control in FIDE prose: one sentence when both sides have the
@@ -344,6 +348,11 @@ impl BoardModel {
             default_time_overrun: overrun,
             down_time_ms: self.marks.down_time.map(ceil_ms),
             arbiter_called: self.marks.arbiter_called,
+            arbiter_called_at_ms: self
+                .marks
+                .arbiter_called_at
+                .filter(|_| self.marks.arbiter_called)
+                .map(|at| floor_ms(at.saturating_add(self.epoch))),
             scheduled_start_ms: self.scheduled_start.as_ref().map(|s| floor_ms(s.at)),
             scheduled_start_unix_ms: self
                 .scheduled_start
@@ -379,6 +388,7 @@ impl BoardModel {
             ),
             state_health: None,
             over,
+            players: self.players.clone(),
         }
     }
 }
@@ -469,6 +479,10 @@ pub struct StateView {
     pub default_time_overrun: Vec<Side>,
     pub down_time_ms: Option<i64>,
     pub arbiter_called: bool,
+    /// The daemon's monotonic ms at which the arbiter was called (as
+    /// `flag_falls`' `at_ms`); `None` while no call stands.
+    #[serde(default)]
+    pub arbiter_called_at_ms: Option<i64>,
     pub scheduled_start_ms: Option<i64>,
     #[serde(default)]
     pub scheduled_start_unix_ms: Option<i64>,
@@ -506,6 +520,9 @@ pub struct StateView {
     /// then `null`.
     #[serde(default)]
     pub over: Option<OverView>,
+    /// The players, as the game's PGN tags `White` and `Black` name them.
+    #[serde(default)]
+    pub players: Players,
 }
 
 impl StateView {

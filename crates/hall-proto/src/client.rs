@@ -1,7 +1,16 @@
 //! The MQTT client's options, the same for the daemon's hall task and the
-//! hub: a broker URL (`mqtt://` or `mqtts://` with the CA file), a
-//! credentials file, a keepalive; a clean session; packets up to
+//! hub: MQTT 5, a broker URL (`mqtt://` or `mqtts://` with the CA file), a
+//! credentials file, a keepalive; a clean start; packets up to
 //! [`MAX_PACKET`].
+//!
+//! Why MQTT 5: its CONNECT tells the broker the largest packet this client
+//! takes, and a broker keeps to it by dropping a larger message for this
+//! client alone (mosquitto logs `Dropping too large outgoing PUBLISH`);
+//! with MQTT 3.1.1 the client's only defence is to close the connection,
+//! and a retained oversize message closed it again at every reconnection,
+//! for good. And its subscriptions can ask for the retain flag as
+//! published, so a daemon sees that a command was retained even when it
+//! arrives live (MQTT 3.1.1 clears the flag then).
 //!
 //! Promises: a bad URL, an unreadable or malformed file is an error naming
 //! it, never a panic: a credentials file that is not TOML names
@@ -13,7 +22,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rumqttc::{MqttOptions, TlsConfiguration, Transport};
+use rumqttc::v5::MqttOptions;
+use rumqttc::{TlsConfiguration, Transport};
 use serde::Deserialize;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::CertificateDer;
@@ -21,8 +31,17 @@ use tokio_rustls::rustls::RootCertStore;
 
 use crate::broker::BrokerAddress;
 
-/// The largest MQTT packet either side sends or takes.
-pub const MAX_PACKET: usize = 1024 * 1024;
+/// The largest MQTT packet a hall client takes, told to the broker at every
+/// connection: the broker drops a larger message for this client (the link
+/// stays up). Above the broker's own limit (`max_packet_size` 1 MiB in the
+/// snippet `scripts/hall-credentials` writes) and well above the largest
+/// payload the hall publishes ([`crate::page::MAX_PAYLOAD`]): what lies
+/// between reaches the client, which drops and counts it.
+pub const MAX_PACKET: usize = 4 * 1024 * 1024;
+
+/// The least keepalive the MQTT 5 client takes (rumqttc refuses less): a
+/// shorter one asked for is this.
+pub const MIN_KEEPALIVE_SECONDS: u16 = 5;
 
 /// What a credentials file must say.
 const CREDENTIALS_FORM: &str = "expected `username = \"...\"` and `password = \"...\"`, \
@@ -122,8 +141,9 @@ pub fn check_files(credentials: Option<&Path>, ca: Option<&Path>) -> anyhow::Res
 }
 
 /// The MQTT client's options for a broker URL (`mqtt://` or `mqtts://`
-/// with the CA file), a credentials file and a keepalive: a clean
-/// session, packets up to 1 MiB.
+/// with the CA file), a credentials file and a keepalive (at least
+/// [`MIN_KEEPALIVE_SECONDS`]): MQTT 5, a clean start, packets up to
+/// [`MAX_PACKET`].
 pub fn client_options(
     broker: &str,
     client_id: String,
@@ -134,9 +154,11 @@ pub fn client_options(
     let address = BrokerAddress::parse(broker).map_err(anyhow::Error::msg)?;
     let mut options = MqttOptions::new(client_id, address.host.clone(), address.port);
     options
-        .set_keep_alive(Duration::from_secs(u64::from(keepalive_seconds.max(1))))
-        .set_clean_session(true)
-        .set_max_packet_size(MAX_PACKET, MAX_PACKET);
+        .set_keep_alive(Duration::from_secs(u64::from(
+            keepalive_seconds.max(MIN_KEEPALIVE_SECONDS),
+        )))
+        .set_clean_start(true)
+        .set_max_packet_size(Some(u32::try_from(MAX_PACKET).unwrap_or(u32::MAX)));
     if let Some(path) = credentials {
         let credentials = read_credentials(path)?;
         options.set_credentials(credentials.username, credentials.password);

@@ -8,23 +8,24 @@
 //! * `chessclock/<hall>/board/<board>/state`: retained [`StatePayload`];
 //! * `chessclock/<hall>/board/<board>/event`: QoS 1 [`EventPayload`];
 //! * `chessclock/<hall>/board/<board>/command`: QoS 1, the arbiters'
-//!   [`CommandRequest`]s, answered on `.../reply` ([`ReplyPayload`]);
+//!   [`CommandRequest`]s ([`crate::command`]), answered on `.../reply` ([`ReplyPayload`]);
 //! * `chessclock/<hall>/host/<host>/online`: retained `online` / `offline`
 //!   (the last will);
 //! * `chessclock/<hall>/host/<host>/event`: QoS 1 [`HostEventPayload`].
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
-use chessclock_core::contract::{BoardEvent, BoardSnapshot, Caller, Command, ControlError, Reply};
-use chessclock_core::engine::Side;
-use chessclock_core::limits;
+use chessclock_core::contract::{BoardEvent, BoardSnapshot, ControlError, Reply};
+
+// The commands are their own module; their names stay reachable here.
+pub use crate::command::{
+    parse_command, parse_request, CommandRequest, HallCommand, ParsedCommand,
+};
 
 /// The payload schema's version (the `schema` field of every payload).
 pub const SCHEMA: u32 = 1;
 /// The longest request id taken, in bytes (the arbiter's name: the core's
-/// [`limits::MAX_CALLER_NAME`], the same).
+/// [`chessclock_core::limits::MAX_CALLER_NAME`], the same).
 pub const MAX_NAME: usize = 128;
 
 /// The topics of one hall as seen from one host.
@@ -167,105 +168,14 @@ pub enum HostEvent {
     Connected { reconnect: bool },
     /// Messages dropped while the broker was away (the buffer was full).
     Dropped { messages: u64 },
-}
-
-/// A command from the hall (`.../command`):
-/// `{"id": "r1", "arbiter": "A. Arbiter", "command": "pause"}`, plus the
-/// command's own fields (see [`HallCommand`]).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct CommandRequest {
-    /// Echoed in the reply.
-    pub id: String,
-    /// Recorded in the history as the caller's name.
-    pub arbiter: String,
-    /// The last wall instant (ms since the Unix epoch) at which the command
-    /// may still be carried out; later it is refused (`expired`) and
-    /// nothing changes. Absent: no deadline. The hub sets it to when it
-    /// stops waiting for the reply, so a command it answered as failed never
-    /// runs later.
-    #[serde(default)]
-    pub deadline_ms: Option<i64>,
-    #[serde(flatten)]
-    pub command: HallCommand,
-}
-
-/// A command payload read and checked ([`parse_request`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParsedCommand {
-    /// The request id, echoed in the reply.
-    pub id: String,
-    /// Who asks (the arbiter's name).
-    pub caller: Caller,
-    /// The runtime's command.
-    pub command: Command,
-    /// [`CommandRequest::deadline_ms`].
-    pub deadline_ms: Option<i64>,
-}
-
-impl ParsedCommand {
-    /// The `expired` reply if the command's deadline has passed at wall
-    /// instant `now_ms` (a command is carried out up to its deadline
-    /// inclusive), else `None`.
-    pub fn expired(&self, now_ms: i64) -> Option<ReplyPayload> {
-        let deadline = self.deadline_ms?;
-        (now_ms > deadline).then(|| {
-            ReplyPayload::error(
-                Some(self.id.clone()),
-                "expired",
-                format!(
-                    "the command's deadline passed {} ms ago (deadline_ms {deadline}): \
-                     not carried out",
-                    now_ms - deadline
-                ),
-            )
-        })
-    }
-}
-
-/// The commands the hall may give, under `command` (kebab-case), with
-/// their fields beside it. Times in ms.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(tag = "command", rename_all = "kebab-case")]
-pub enum HallCommand {
-    /// Starts White's clock (Art. 6.6).
-    Start,
-    Pause,
-    Resume,
-    /// A press of `side`'s button.
-    Press {
-        side: Side,
+    /// A message larger than [`crate::page::MAX_PAYLOAD`] came and was
+    /// dropped (never read, never answered): its topic and size, and how
+    /// many such messages this run of the daemon dropped.
+    Oversize {
+        topic: String,
+        bytes: usize,
+        messages: u64,
     },
-    /// A correction; an absent field is left as it is (at least one).
-    Adjust {
-        side: Side,
-        #[serde(default)]
-        remaining_ms: Option<i64>,
-        #[serde(default)]
-        moves: Option<u32>,
-        #[serde(default)]
-        stage: Option<u32>,
-    },
-    /// A new game with a control (notation or preset).
-    NewGame {
-        control: String,
-    },
-    /// PGN tags of the current game (an empty value gives a tag back to
-    /// its default).
-    SetTags {
-        tags: BTreeMap<String, String>,
-    },
-    /// `1-0`, `0-1`, `1/2-1/2`, or `*` to withdraw; `termination` as in
-    /// PGN (`normal`, `time forfeit`, ...; absent: `normal`).
-    SetResult {
-        result: String,
-        #[serde(default)]
-        termination: Option<String>,
-    },
-    /// Reads: answered in the reply's `result`.
-    State,
-    History,
-    Snapshot,
-    Pgn,
 }
 
 /// `.../reply`: the answer to the request `id` (`null` when the request
@@ -348,156 +258,6 @@ impl ReplyPayload {
     }
 }
 
-/// A command payload read and checked: the request id, who asks and the
-/// runtime's command; or the error reply to send.
-pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyPayload> {
-    parse_request(payload).map(|parsed| (parsed.id, parsed.caller, parsed.command))
-}
-
-/// A command payload read and checked, with its deadline; or the error
-/// reply to send. The deadline is not checked here: see
-/// [`ParsedCommand::expired`].
-pub fn parse_request(payload: &[u8]) -> Result<ParsedCommand, ReplyPayload> {
-    let value: serde_json::Value = serde_json::from_slice(payload).map_err(|error| {
-        ReplyPayload::error(
-            None,
-            "malformed",
-            format!("the command is not JSON: {error}"),
-        )
-    })?;
-    // The id, if there is a usable one, so that even a bad request is
-    // answered under its id.
-    let id = value
-        .get("id")
-        .and_then(|id| id.as_str())
-        .filter(|id| id.len() <= MAX_NAME)
-        .map(str::to_owned);
-    // A field the command does not have is refused (a typo must not pass
-    // for an absent optional field): the command's own fields are the keys
-    // it serialises to (every field, `null` when absent).
-    let given: Vec<String> = value
-        .as_object()
-        .map(|object| object.keys().cloned().collect())
-        .unwrap_or_default();
-    let request: CommandRequest = serde_json::from_value(value).map_err(|error| {
-        ReplyPayload::error(
-            id.clone(),
-            "malformed",
-            format!(
-                "{error}; expected {{\"id\": \"...\", \"arbiter\": \"...\", \"command\": \
-                 \"start|pause|resume|press|adjust|new-game|set-tags|set-result|state|history|\
-                 snapshot|pgn\", ...}}"
-            ),
-        )
-    })?;
-    let known = serde_json::to_value(&request).unwrap_or_default();
-    if let Some(unknown) = given.iter().find(|key| known.get(key.as_str()).is_none()) {
-        return Err(ReplyPayload::error(
-            id,
-            "malformed",
-            format!("unknown field `{unknown}` for this command"),
-        ));
-    }
-    let id = request.id;
-    if id.len() > MAX_NAME {
-        return Err(ReplyPayload::error(
-            None,
-            "malformed",
-            format!("the request id is longer than {MAX_NAME} bytes"),
-        ));
-    }
-    let arbiter = request.arbiter.trim();
-    if arbiter.is_empty()
-        || arbiter.len() > limits::MAX_CALLER_NAME
-        || arbiter.chars().any(char::is_control)
-    {
-        return Err(ReplyPayload::error(
-            Some(id),
-            "invalid-argument",
-            format!(
-                "`arbiter` must name the arbiter: 1 to {} bytes, no control characters",
-                limits::MAX_CALLER_NAME
-            ),
-        ));
-    }
-    let caller = Caller {
-        uid: None,
-        name: Some(arbiter.to_owned()),
-    };
-    let deadline_ms = request.deadline_ms;
-    match to_command(request.command) {
-        Ok(command) => Ok(ParsedCommand {
-            id,
-            caller,
-            command,
-            deadline_ms,
-        }),
-        Err(message) => Err(ReplyPayload::error(Some(id), "invalid-argument", message)),
-    }
-}
-
-/// The runtime's command for a hall command, its arguments checked as the
-/// D-Bus layer checks them.
-fn to_command(command: HallCommand) -> Result<Command, String> {
-    Ok(match command {
-        HallCommand::Start => Command::Start,
-        HallCommand::Pause => Command::Pause,
-        HallCommand::Resume => Command::Resume,
-        HallCommand::Press { side } => Command::Press { side },
-        HallCommand::Adjust {
-            side,
-            remaining_ms,
-            moves,
-            stage,
-        } => {
-            if let Some(ms) = remaining_ms.filter(|ms| *ms < 0) {
-                return Err(format!(
-                    "remaining_ms {ms} is negative: give the time left in ms (0 or more)"
-                ));
-            }
-            if stage == Some(0) {
-                return Err("stage 0 is out of range: stages count from 1".into());
-            }
-            if remaining_ms.is_none() && moves.is_none() && stage.is_none() {
-                return Err("nothing to adjust: give remaining_ms, moves or stage".into());
-            }
-            Command::Adjust {
-                side,
-                remaining_ms,
-                moves,
-                stage,
-            }
-        }
-        HallCommand::NewGame { control } => {
-            // The limit first: too long a text is not written back.
-            limits::check_chars("the time control", &control, limits::MAX_CONTROL)?;
-            if control.trim().is_empty() || control.trim() != control {
-                return Err(format!(
-                    "control `{control}`: give a notation or preset name without spaces at \
-                     either end"
-                ));
-            }
-            Command::NewGame { control }
-        }
-        HallCommand::SetTags { tags } => {
-            let tags: Vec<(String, String)> = tags.into_iter().collect();
-            chessclock_core::eboard::follower::check_tags(&tags)?;
-            Command::SetTags { tags }
-        }
-        HallCommand::SetResult {
-            result,
-            termination,
-        } => chessclock_core::contract::result_command(
-            &result,
-            termination.as_deref().unwrap_or(""),
-        )?,
-        HallCommand::State => Command::State,
-        HallCommand::History => Command::History,
-        HallCommand::Snapshot => Command::Snapshot,
-        HallCommand::Pgn => Command::Pgn,
-    })
-}
-
 /// The board an event is about.
 pub fn event_board(event: &BoardEvent) -> &str {
     match event {
@@ -519,189 +279,6 @@ pub fn event_board(event: &BoardEvent) -> &str {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-
-    fn error_of(payload: &str) -> ReplyPayload {
-        parse_command(payload.as_bytes()).unwrap_err()
-    }
-
-    #[test]
-    fn a_deadline_is_read_and_refuses_only_after_it() {
-        let parsed = parse_request(
-            br#"{"id":"r9","arbiter":"A","command":"pause","deadline_ms":1796061605000}"#,
-        )
-        .unwrap();
-        assert_eq!(parsed.deadline_ms, Some(1_796_061_605_000));
-        assert_eq!(parsed.command, Command::Pause);
-        assert!(
-            parsed.expired(1_796_061_605_000).is_none(),
-            "at the deadline"
-        );
-        let reply = parsed.expired(1_796_061_605_250).unwrap();
-        assert_eq!(reply.id.as_deref(), Some("r9"));
-        assert!(!reply.ok);
-        let error = reply.error.unwrap();
-        assert_eq!(error.kind, "expired");
-        assert!(error.message.contains("250 ms ago"), "{}", error.message);
-        // Absent or null: no deadline, never expired.
-        for payload in [
-            r#"{"id":"r1","arbiter":"A","command":"pause"}"#,
-            r#"{"id":"r1","arbiter":"A","command":"pause","deadline_ms":null}"#,
-        ] {
-            let parsed = parse_request(payload.as_bytes()).unwrap();
-            assert_eq!(parsed.deadline_ms, None, "{payload}");
-            assert!(parsed.expired(i64::MAX).is_none(), "{payload}");
-        }
-        // Not a number: malformed, under its id.
-        let reply = error_of(r#"{"id":"r3","arbiter":"A","command":"pause","deadline_ms":"soon"}"#);
-        assert_eq!(reply.id.as_deref(), Some("r3"));
-        assert_eq!(reply.error.unwrap().kind, "malformed");
-    }
-
-    #[test]
-    fn a_pause_carries_the_arbiters_name() {
-        let (id, caller, command) =
-            parse_command(br#"{"id":"r1","arbiter":" Ann Arbiter ","command":"pause"}"#).unwrap();
-        assert_eq!(id, "r1");
-        assert_eq!(caller.name.as_deref(), Some("Ann Arbiter"));
-        assert_eq!(caller.uid, None);
-        assert_eq!(command, Command::Pause);
-    }
-
-    #[test]
-    fn an_adjustment_is_checked() {
-        let (_, _, command) = parse_command(
-            br#"{"id":"r2","arbiter":"A","command":"adjust","side":"black","remaining_ms":60000}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            command,
-            Command::Adjust {
-                side: Side::Black,
-                remaining_ms: Some(60_000),
-                moves: None,
-                stage: None
-            }
-        );
-        let error = error_of(r#"{"id":"r3","arbiter":"A","command":"adjust","side":"white"}"#);
-        assert_eq!(error.id.as_deref(), Some("r3"));
-        assert_eq!(error.error.unwrap().kind, "invalid-argument");
-        let error = error_of(
-            r#"{"id":"r4","arbiter":"A","command":"adjust","side":"white","remaining_ms":-5}"#,
-        );
-        assert_eq!(error.error.unwrap().kind, "invalid-argument");
-    }
-
-    /// Issue 28: `set-tags` took 50,000 tags. Refused as D-Bus refuses
-    /// them, with the core's words, and so are a control and an arbiter's
-    /// name beyond their limits.
-    #[test]
-    fn fifty_thousand_tags_are_refused_with_a_clear_error() {
-        let tags: serde_json::Map<String, serde_json::Value> = (0..50_000)
-            .map(|i| (format!("Tag{i:05}"), serde_json::Value::from("x")))
-            .collect();
-        let payload = serde_json::json!({
-            "id": "t1", "arbiter": "A", "command": "set-tags", "tags": tags,
-        });
-        let reply = error_of(&payload.to_string());
-        assert_eq!(reply.id.as_deref(), Some("t1"));
-        let error = reply.error.unwrap();
-        assert_eq!(error.kind, "invalid-argument");
-        assert_eq!(error.message, "too many tags: 50000 (at most 64)");
-
-        // The largest accepted: 64 tags of 255 characters.
-        let tags: serde_json::Map<String, serde_json::Value> = (0..limits::MAX_TAGS)
-            .map(|i| {
-                (
-                    format!("Tag{i:02}"),
-                    "é".repeat(limits::MAX_TAG_VALUE).into(),
-                )
-            })
-            .collect();
-        let payload = serde_json::json!({
-            "id": "t2", "arbiter": "A", "command": "set-tags", "tags": tags,
-        });
-        let (_, _, command) = parse_command(payload.to_string().as_bytes()).unwrap();
-        assert!(matches!(command, Command::SetTags { tags } if tags.len() == limits::MAX_TAGS));
-
-        let payload = serde_json::json!({
-            "id": "t3", "arbiter": "A", "command": "new-game", "control": "1".repeat(100_000),
-        });
-        let error = error_of(&payload.to_string()).error.unwrap();
-        assert_eq!(
-            error.message,
-            "the time control has 100000 characters (at most 256)"
-        );
-        let payload = serde_json::json!({
-            "id": "t4", "arbiter": "a".repeat(129), "command": "pause",
-        });
-        let error = error_of(&payload.to_string()).error.unwrap();
-        assert_eq!(error.kind, "invalid-argument");
-        assert!(
-            error.message.contains("1 to 128 bytes"),
-            "{}",
-            error.message
-        );
-    }
-
-    #[test]
-    fn malformed_commands_get_error_replies() {
-        for (payload, id, kind) in [
-            ("not json", None, "malformed"),
-            ("[1,2]", None, "malformed"),
-            (r#"{"id":"x","arbiter":"A"}"#, Some("x"), "malformed"),
-            (
-                r#"{"id":"x","arbiter":"A","command":"explode"}"#,
-                Some("x"),
-                "malformed",
-            ),
-            (
-                r#"{"id":"x","arbiter":"A","command":"press","side":"green"}"#,
-                Some("x"),
-                "malformed",
-            ),
-            (
-                r#"{"id":"x","arbiter":"A","command":"pause","extra":1}"#,
-                Some("x"),
-                "malformed",
-            ),
-            (
-                r#"{"id":"x","arbiter":"","command":"pause"}"#,
-                Some("x"),
-                "invalid-argument",
-            ),
-            (
-                r#"{"id":7,"arbiter":"A","command":"pause"}"#,
-                None,
-                "malformed",
-            ),
-            (
-                r#"{"id":"x","arbiter":"A","command":"set-result","result":"2-0"}"#,
-                Some("x"),
-                "invalid-argument",
-            ),
-        ] {
-            let reply = error_of(payload);
-            assert_eq!(reply.id.as_deref(), id, "{payload}");
-            assert!(!reply.ok);
-            assert_eq!(reply.error.unwrap().kind, kind, "{payload}");
-        }
-    }
-
-    #[test]
-    fn any_bytes_give_a_command_or_an_error() {
-        let mut seed = 0x2545_f491_u32;
-        for length in 0..400 {
-            let bytes: Vec<u8> = (0..length % 64)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 17;
-                    seed ^= seed << 5;
-                    (seed & 0xff) as u8
-                })
-                .collect();
-            let _ = parse_command(&bytes);
-        }
-    }
 
     #[test]
     fn topics() {
@@ -726,7 +303,7 @@ mod tests {
     fn events_serialise_with_their_kind() {
         let event = BoardEvent::FlagFell {
             board: "b1".into(),
-            side: Side::White,
+            side: chessclock_core::engine::Side::White,
             at_ms: 12,
             stage: 1,
             last_stage: true,

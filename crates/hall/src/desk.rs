@@ -10,8 +10,12 @@
 //!   with it, the commands of the review, provided it still makes
 //!   `changes` changes (else 409 and the new review): a board whose game
 //!   of the round has started or is over is never touched;
-//! * `POST /api/rounds/start` `{"round", "at_ms"}`: the round's scheduled
-//!   start, kept with the round (`null` clears it);
+//! * `POST /api/rounds/start` `{"round", "at_ms", "force"?}`: the round's
+//!   scheduled start, kept with the round and sent (`start-at`, with
+//!   `force` if given) to every paired board whose game has not started;
+//!   `null` clears it and cancels those boards' start (`cancel-start`).
+//!   Answers each board (`{"board", "id", "ok", "error"?, "skipped"?}`):
+//!   a board whose game has started is left as it is;
 //! * `POST /api/rounds/close` `{"round"}`: the round's results are frozen;
 //! * `POST /api/rounds/correct` `{"round", "board", "result",
 //!   "termination"?}`: a result corrected (kept among the round's
@@ -23,22 +27,19 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use rand::Rng;
 use serde_json::{json, Value};
 
-use crate::hub::{CommandOutcome, Hub};
-use crate::page::{csrf_ok, session_of, NO_ARBITERS, REPLY_WAIT};
+use crate::commands::arbiter_request;
+use crate::hub::Hub;
 use crate::pairings::parse_board_map;
 use crate::round::Review;
 
 const DESK_HTML: &str = include_str!("page/desk.html");
 const DESK_SCRIPT: &str = include_str!("page/desk.js");
-/// The largest request: a TRF file of a big open fits.
-const MAX_BODY: usize = 1024 * 1024;
 
 /// The desk's routes.
 pub fn routes() -> Router<Arc<Hub>> {
@@ -69,49 +70,6 @@ fn answer(status: StatusCode, body: Value) -> Response {
 
 fn refusal(status: StatusCode, message: &str) -> Response {
     answer(status, json!({"ok": false, "error": message}))
-}
-
-/// The arbiter's name and the request's JSON body, or the refusal.
-async fn arbiter_request(hub: &Hub, request: Request) -> Result<(String, Value), Response> {
-    if hub.access.is_none() {
-        return Err(refusal(StatusCode::FORBIDDEN, NO_ARBITERS));
-    }
-    let Some((_, session)) = session_of(hub, request.headers()) else {
-        return Err(refusal(
-            StatusCode::UNAUTHORIZED,
-            "log in as an arbiter first",
-        ));
-    };
-    if !csrf_ok(request.headers(), &session) {
-        return Err(refusal(
-            StatusCode::FORBIDDEN,
-            "the request has no valid CSRF token: reload the page",
-        ));
-    }
-    let (parts, body) = request.into_parts();
-    if !is_json(&parts.headers) {
-        return Err(refusal(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "send JSON (Content-Type: application/json)",
-        ));
-    }
-    let bytes = axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| refusal(StatusCode::PAYLOAD_TOO_LARGE, "the request is too large"))?;
-    let value = serde_json::from_slice(&bytes).map_err(|error| {
-        refusal(
-            StatusCode::BAD_REQUEST,
-            &format!("the request is not JSON: {error}"),
-        )
-    })?;
-    Ok((session.user, value))
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"))
 }
 
 /// A refusal, boxed (a response is large).
@@ -191,6 +149,7 @@ async fn load(State(hub): State<Arc<Hub>>, request: Request) -> Response {
                 games = pairings.games.len(),
                 "desk: pairings loaded"
             );
+            hub.refresh_seats();
             match review_of(&hub, round) {
                 Ok(review) => answer(StatusCode::OK, json!({"ok": true, "review": review})),
                 Err(refused) => *refused,
@@ -239,25 +198,9 @@ async fn send(State(hub): State<Arc<Hub>>, request: Request) -> Response {
             let hub = hub.clone();
             let user = user.clone();
             async move {
-                for command in commands {
-                    let request_id = format!("desk-{:016x}", rand::rng().random::<u64>());
-                    let mut request = command;
-                    request["id"] = json!(request_id);
-                    request["arbiter"] = json!(user);
-                    let problem = match hub.command(&id, request, REPLY_WAIT).await {
-                        CommandOutcome::Reply(reply) if reply["ok"] == true => None,
-                        CommandOutcome::Reply(reply) => Some(format!(
-                            "{}: {}",
-                            reply["error"]["kind"].as_str().unwrap_or("error"),
-                            reply["error"]["message"].as_str().unwrap_or("")
-                        )),
-                        CommandOutcome::NoReply => Some(format!(
-                            "no reply within {} s: its host may be offline",
-                            REPLY_WAIT.as_secs()
-                        )),
-                        CommandOutcome::NoBroker(error) => Some(error),
-                    };
-                    if let Some(problem) = problem {
+                for mut command in commands {
+                    command["arbiter"] = json!(user);
+                    if let Err(problem) = crate::commands::send(&hub, &id, command, "desk").await {
                         return json!({"board": board, "id": id, "ok": false, "error": problem});
                     }
                 }
@@ -303,13 +246,69 @@ async fn start(State(hub): State<Arc<Hub>>, request: Request) -> Response {
             }
         },
     };
-    match hub.desk().set_start(round, at_ms) {
-        Ok(()) => {
-            tracing::info!(user, round, ?at_ms, "desk: scheduled start");
-            answer(StatusCode::OK, json!({"ok": true}))
-        }
-        Err(error) => refusal(StatusCode::INTERNAL_SERVER_ERROR, &error),
+    let force = body["force"] == true;
+    // The round's boards as the review pairs them (its current round).
+    let review = match review_of(&hub, round) {
+        Ok(review) => review,
+        Err(refused) => return *refused,
+    };
+    if let Err(error) = hub.desk().set_start(round, at_ms) {
+        return refusal(StatusCode::INTERNAL_SERVER_ERROR, &error);
     }
+    // Every paired board whose game has not started gets the start (or,
+    // cleared, its cancellation); the others are told apart, not touched.
+    let mut skipped = Vec::new();
+    let mut targets = Vec::new();
+    {
+        let known = hub.known();
+        for plan in &review.plans {
+            let Some(id) = plan.id.clone() else {
+                skipped.push(json!({"board": plan.board, "id": null, "ok": false,
+                                    "error": "no hall board for this pairing board"}));
+                continue;
+            };
+            let started = known
+                .boards
+                .get(&id)
+                .is_some_and(|payload| payload["snapshot"]["started"] == true);
+            if started {
+                skipped.push(json!({"board": plan.board, "id": id, "ok": true,
+                                    "skipped": "its game has started: left as it is"}));
+            } else {
+                targets.push((plan.board, id));
+            }
+        }
+    }
+    let command = match at_ms {
+        Some(at) => json!({"command": "start-at", "arbiter": user, "at_ms": at, "force": force}),
+        None => json!({"command": "cancel-start", "arbiter": user}),
+    };
+    let ids: Vec<String> = targets.iter().map(|(_, id)| id.clone()).collect();
+    let answers = crate::commands::to_each(&hub, ids, |_| command.clone(), "desk").await;
+    let mut boards: Vec<Value> = targets
+        .iter()
+        .zip(answers)
+        .map(|((board, id), mut answer)| {
+            answer["board"] = json!(board);
+            answer["id"] = json!(id);
+            answer
+        })
+        .collect();
+    boards.extend(skipped);
+    boards.sort_by_key(|answer| answer["board"].as_u64());
+    let all = boards.iter().all(|answer| answer["ok"] == true);
+    tracing::info!(
+        user,
+        round,
+        ?at_ms,
+        force,
+        all,
+        "desk: scheduled start sent"
+    );
+    answer(
+        StatusCode::OK,
+        json!({"ok": all, "at_ms": at_ms, "boards": boards}),
+    )
 }
 
 async fn close(State(hub): State<Arc<Hub>>, request: Request) -> Response {

@@ -60,13 +60,18 @@ enum Action {
         #[arg(long)]
         yes: bool,
     },
-    /// Set the round's scheduled start (a wall instant: Unix ms), or
-    /// clear it (`--at none`).
+    /// Set the round's scheduled start (a wall instant: Unix ms) and send
+    /// it to every paired board whose game has not started, or clear it
+    /// and cancel theirs (`--at none`).
     Start {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         round: u32,
         #[arg(long)]
         at: String,
+        /// Start even where the Pi's clock is not known to be
+        /// NTP-synchronised.
+        #[arg(long)]
+        force: bool,
     },
     /// Close a round: its results are frozen.
     Close {
@@ -339,7 +344,7 @@ async fn run(args: RoundArgs) -> anyhow::Result<bool> {
             }
             return Ok(value["ok"] == true);
         }
-        Action::Start { round, at } => {
+        Action::Start { round, at, force } => {
             let at_ms = match at.as_str() {
                 "none" => Value::Null,
                 text => json!(text
@@ -349,13 +354,26 @@ async fn run(args: RoundArgs) -> anyhow::Result<bool> {
             let (status, value) = session
                 .post(
                     "/api/rounds/start",
-                    &json!({"round": round, "at_ms": at_ms}),
+                    &json!({"round": round, "at_ms": at_ms, "force": force}),
                 )
                 .await?;
             if status != 200 {
                 return Err(refused(status, &value));
             }
+            for board in value["boards"].as_array().into_iter().flatten() {
+                let label = format!(
+                    "board {} ({})",
+                    board["board"],
+                    board["id"].as_str().unwrap_or("-")
+                );
+                match (board["error"].as_str(), board["skipped"].as_str()) {
+                    (Some(error), _) => println!("{label}: FAILED: {error}"),
+                    (None, Some(why)) => println!("{label}: {why}"),
+                    (None, None) => println!("{label}: sent"),
+                }
+            }
             println!("round {round}: start set");
+            return Ok(value["ok"] == true);
         }
         Action::Close { round } => {
             let (status, value) = session

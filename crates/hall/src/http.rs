@@ -5,8 +5,10 @@
 //! connection limits ([`crate::shed`]).
 //!
 //! Promises: every route reads the hub's state and returns; none waits on
-//! the broker except `/api/command`, which waits at most the reply wait
-//! ([`crate::page::REPLY_WAIT`]); a slow SSE client falls behind its own
+//! the broker except those that send commands (`/api/command`,
+//! `/api/round-command`, `/api/rounds/send`, `/api/rounds/start`), each
+//! command at most the reply wait ([`crate::page::REPLY_WAIT`]; the boards
+//! are commanded side by side, a board's own commands one after another); a slow SSE client falls behind its own
 //! channel and is dropped (the page reconnects), never slowing the others;
 //! a spectators' stream over [`crate::shed::Limits::max_public_streams`] is
 //! refused (`503`), an arbiter's never for a spectator's.
@@ -44,6 +46,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/login", post(page::login))
         .route("/api/logout", post(page::logout))
         .route("/api/command", post(page::command))
+        .route("/api/round-command", post(crate::commands::round_command))
         .merge(round::routes::<Hub>())
         .merge(desk::routes())
         .with_state(hub)
@@ -72,11 +75,13 @@ pub async fn serve(
 async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let now = hub.now_ms();
     let link = hub.link();
+    let oversize = hub.oversize();
     let known = hub.known();
     let urgent = page::urgent_order(&known.boards, &known.hosts, now);
     axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
                       "last_seen_ms": known.seen, "urgent": urgent,
-                      "link": link.message(), "stale": !link.connected}))
+                      "link": link.message(), "stale": !link.connected,
+                      "oversize": oversize}))
 }
 
 /// The spectators' boards: each through [`page::public_view`] (where a

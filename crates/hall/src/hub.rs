@@ -12,7 +12,11 @@
 //!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
 //!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
 //!   for each board of that host, `{"type": "board-host", "board",
-//!   "status", "last_seen_ms"}` (the host unnamed, for spectators); the
+//!   "status", "last_seen_ms"}` (the host unnamed, for spectators), or
+//!   `{"type": "seats", "seats": {board: {"number", "white", "black"}}}`
+//!   (each board's number in the round and the players its pairing
+//!   names, [`Desk::seating`]: again when a board comes or goes or the
+//!   desk loads a round); the
 //!   link, every known host and board first, then changes, and a
 //!   `{"type": "heartbeat"}` whenever nothing else went for
 //!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
@@ -39,14 +43,21 @@
 //! command is published only while the hub is connected to the broker
 //! (else 503 at once) and carries a deadline before the hub's answer, so
 //! one the page was told failed is never carried out later
-//! ([`Hub::command`]).
+//! ([`Hub::command`]); a message larger than the hall takes
+//! (`chessclock_hall_proto::page::MAX_PAYLOAD`) costs only itself: the
+//! broker drops one beyond the client's packet limit, the hub drops one
+//! beyond the payload limit unread and counts it (`/boards.json`'s
+//! `oversize`), and the link stays up.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rumqttc::{AsyncClient, ConnectionError, Event, Incoming, MqttOptions, QoS, StateError};
+use chessclock_hall_proto::page::MAX_PAYLOAD;
+use rumqttc::v5::mqttbytes::v5::Packet;
+use rumqttc::v5::mqttbytes::QoS;
+use rumqttc::v5::{AsyncClient, ConnectionError, Event, MqttOptions, StateError};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, oneshot};
 
@@ -163,6 +174,12 @@ pub struct Hub {
     clock: Arc<dyn Clock>,
     /// Commands sent and waiting for their reply, by request id.
     pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    /// The last `seats` message (`None`: not made yet): made again when a
+    /// board comes or goes and when the desk loads a round, not on every
+    /// state (with a thousand boards the assignment is not free).
+    seats: Mutex<Option<Value>>,
+    /// Messages above [`MAX_PAYLOAD`] dropped on arrival.
+    oversize: AtomicU64,
 }
 
 impl Hub {
@@ -195,6 +212,8 @@ impl Hub {
             heard_ms: AtomicI64::new(started_ms),
             clock,
             pending: Mutex::new(HashMap::new()),
+            seats: Mutex::new(None),
+            oversize: AtomicU64::new(0),
         })
     }
 
@@ -229,9 +248,33 @@ impl Hub {
 
     /// Takes one message from the broker: a board's state, a daemon's
     /// reply or a host's status (an empty payload removes a state or a
-    /// status, as a retained deletion does).
+    /// status, as a retained deletion does). One larger than
+    /// [`MAX_PAYLOAD`] (no daemon publishes one) is dropped unread, logged
+    /// and counted ([`Hub::oversize`]): what the hub knew stays.
     pub fn take(&self, topic: &str, payload: &[u8]) {
         self.take_at(topic, payload, self.clock.wall_ms())
+    }
+
+    /// How many messages larger than [`MAX_PAYLOAD`] the hub dropped.
+    pub fn oversize(&self) -> u64 {
+        self.oversize.load(Ordering::SeqCst)
+    }
+
+    /// Drops (logs and counts) a payload above [`MAX_PAYLOAD`]: whether it
+    /// was one.
+    fn oversize_dropped(&self, topic: &str, payload: &[u8]) -> bool {
+        if payload.len() > MAX_PAYLOAD {
+            let dropped = self.oversize.fetch_add(1, Ordering::SeqCst) + 1;
+            tracing::warn!(
+                topic,
+                bytes = payload.len(),
+                limit = MAX_PAYLOAD,
+                dropped,
+                "hub: a message larger than the hall takes; dropped unread"
+            );
+            return true;
+        }
+        false
     }
 
     /// [`Hub::take`] at wall instant `now_ms`.
@@ -243,6 +286,9 @@ impl Hub {
     /// broker's retained copy, sent because the hub subscribed (it tells
     /// what holds, not that anything happened now).
     pub fn take_message(&self, topic: &str, payload: &[u8], retained: bool, now_ms: i64) {
+        if self.oversize_dropped(topic, payload) {
+            return;
+        }
         let Some(rest) = topic
             .strip_prefix("chessclock/")
             .and_then(|t| t.strip_prefix(self.hall.as_str()))
@@ -259,6 +305,7 @@ impl Hub {
                 };
                 let mut known = self.known();
                 let mut changes = Vec::new();
+                let boards_before = known.boards.len();
                 match &value {
                     Some(value) => {
                         let host = value["host"].as_str();
@@ -316,6 +363,10 @@ impl Hub {
                 if let Some(value) = &value {
                     self.desk.observe(&ids, board, value, now_ms);
                 }
+                // A board came or went: the boards' numbers may change.
+                if ids.len() != boards_before {
+                    changes.extend(self.remake_seats());
+                }
                 changes
             }
             ["", "board", _, "reply"] => {
@@ -350,6 +401,54 @@ impl Hub {
         }
     }
 
+    /// The `seats` message as of now: each board's number in the round
+    /// and the players its pairing names ([`Desk::seating`]).
+    fn seats_now(&self) -> Value {
+        // The ids only, and the hub's lock let go before the desk's is
+        // taken (the desk's readers take the hub's inside theirs).
+        let ids: BTreeMap<String, Value> = self
+            .known()
+            .boards
+            .keys()
+            .map(|id| (id.clone(), Value::Null))
+            .collect();
+        json!({"type": "seats", "seats": self.desk.seating(&ids)})
+    }
+
+    fn last_seats(&self) -> std::sync::MutexGuard<'_, Option<Value>> {
+        self.seats
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Makes the `seats` message again; `Some` when it changed (to tell).
+    fn remake_seats(&self) -> Option<Value> {
+        let seats = self.seats_now();
+        let mut last = self.last_seats();
+        (last.as_ref() != Some(&seats)).then(|| {
+            *last = Some(seats.clone());
+            seats
+        })
+    }
+
+    /// After the desk changed the round's pairings or board map: tells the
+    /// pages the boards' new numbers and players, if they changed.
+    pub fn refresh_seats(&self) {
+        if let Some(seats) = self.remake_seats() {
+            let _ = self.changes.send(seats.to_string());
+        }
+    }
+
+    /// The `seats` message last made (made now if none was).
+    fn seats_message(&self) -> Value {
+        if let Some(seats) = self.last_seats().clone() {
+            return seats;
+        }
+        self.remake_seats()
+            .or_else(|| self.last_seats().clone())
+            .unwrap_or(Value::Null)
+    }
+
     /// A daemon's reply: to the command waiting for its id, if any.
     fn reply(&self, payload: &[u8]) {
         let Ok(value) = serde_json::from_slice::<Value>(payload) else {
@@ -367,6 +466,7 @@ impl Hub {
     /// that tell them (the link first).
     pub(crate) fn everything(&self) -> Vec<String> {
         let link = self.link().message().to_string();
+        let seats = self.seats_message().to_string();
         let known = self.known();
         let hosts = known.hosts.iter().map(|(host, status)| {
             host_message(host, status, known.seen.get(host).copied()).to_string()
@@ -389,6 +489,7 @@ impl Hub {
             .chain(hosts)
             .chain(boards)
             .chain(board_hosts)
+            .chain(std::iter::once(seats))
             .collect()
     }
 
@@ -571,7 +672,7 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
     let mut retry = Duration::from_millis(250);
     loop {
         match eventloop.poll().await {
-            Ok(Event::Incoming(Incoming::ConnAck(_))) => {
+            Ok(Event::Incoming(Packet::ConnAck(_))) => {
                 retry = Duration::from_millis(250);
                 tracing::info!("hub: connected to the broker");
                 for filter in &filters {
@@ -583,10 +684,11 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 // before the hub listens for it.
                 hub.link_up(hub.now_ms());
             }
-            Ok(Event::Incoming(Incoming::Publish(publish))) => {
+            Ok(Event::Incoming(Packet::Publish(publish))) => {
                 let now = hub.now_ms();
                 hub.heard(now);
-                hub.take_message(&publish.topic, &publish.payload, publish.retain, now)
+                let topic = String::from_utf8_lossy(&publish.topic);
+                hub.take_message(&topic, &publish.payload, publish.retain, now)
             }
             Ok(Event::Incoming(_)) => hub.heard(hub.now_ms()),
             Ok(Event::Outgoing(_)) => {}
@@ -594,7 +696,7 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 let unanswered = matches!(
                     error,
                     ConnectionError::MqttState(StateError::AwaitPingResp)
-                        | ConnectionError::NetworkTimeout
+                        | ConnectionError::Timeout(_)
                 );
                 hub.link_down(hub.now_ms(), unanswered);
                 tracing::warn!(%error, "hub: the broker is away");
@@ -663,6 +765,13 @@ mod tests {
             hub.known().boards["b1"]["board"],
             "b1",
             "state before event"
+        );
+        // A board came: its number in the round (no pairings: its id's).
+        let seats: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(
+            seats,
+            json!({"type": "seats", "seats": {"b1": {"number": 1, "white": null,
+                                                     "black": null}}})
         );
 
         clock.advance_us(2_500_000);
@@ -765,9 +874,15 @@ mod tests {
         assert!(!hub.connected());
         assert_eq!(hub.known().hosts["pi2"], "offline");
         let everything = hub.everything();
+        let types: Vec<Value> = everything
+            .iter()
+            .rev()
+            .take(2)
+            .map(|m| serde_json::from_str::<Value>(m).unwrap()["type"].clone())
+            .collect();
         assert_eq!(
-            serde_json::from_str::<Value>(everything.last().unwrap()).unwrap()["type"],
-            "board-host",
+            types,
+            [json!("seats"), json!("board-host")],
             "{everything:?}"
         );
         // Back: the retained `offline` of a host that died meanwhile keeps
@@ -807,6 +922,27 @@ mod tests {
         assert_eq!(hub.link().data_as_of_ms, Some(T0_MS + 40_000));
     }
 
+    /// Issue 30 item 5: the pages hear of the round's numbers and players
+    /// once when they change (a round loaded), not again for nothing.
+    #[test]
+    fn the_seats_are_told_when_the_round_changes_them() {
+        let hub = Hub::new("open");
+        hub.take("chessclock/open/board/b1/state", br#"{"board":"b1"}"#);
+        let mut changes = hub.changes.subscribe();
+        hub.refresh_seats();
+        assert!(changes.try_recv().is_err(), "nothing changed");
+        let pairings = crate::pairings::Pairings::parse("1,Alpha,Beta\n", 2).unwrap();
+        hub.desk().set_pairings(pairings);
+        hub.refresh_seats();
+        let seats: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
+        assert_eq!(
+            seats,
+            json!({"type": "seats", "seats": {"b1": {"number": 1, "white": "Alpha",
+                                                     "black": "Beta"}}})
+        );
+        assert!(hub.everything().iter().any(|m| m.contains("Alpha")));
+    }
+
     #[test]
     fn the_hub_takes_its_halls_topics_only() {
         let hub = Hub::new("open");
@@ -815,8 +951,8 @@ mod tests {
         hub.take("chessclock/open/host/pi/online", b"offline");
         hub.take("chessclock/open/board/b3/state", b"not json");
         let everything = hub.everything();
-        assert_eq!(everything.len(), 4, "the link and 3: {everything:?}");
+        assert_eq!(everything.len(), 5, "the link, 3 and seats: {everything:?}");
         hub.take("chessclock/open/board/b3/state", b"");
-        assert_eq!(hub.everything().len(), 3);
+        assert_eq!(hub.everything().len(), 4);
     }
 }

@@ -4,14 +4,16 @@
 //! can push the round to a lichess broadcast.
 //!
 //! The rooms, each importing only those listed before it:
-//! * [`pairings`], [`results`]: the round's pairings (TRF16, CSV) and its
-//!   results as TRF16 and Vega `.res`, pure;
+//! * [`pairings`], [`results`]: the round's pairings (TRF16, TRF26, CSV;
+//!   its byes) and its results as TRF16, TRF26 and Vega `.res`, pure;
 //! * [`event`]: the event's store (SQLite), pure of the rest;
-//! * [`round`]: the round's desk, its PGN, its routes and the lichess push,
+//! * [`round`]: the round's desk, its PGN, its exports (results, bulletins)
+//!   reconciled with the boards' records, its routes and the lichess push,
 //!   over any [`round::RoundSource`];
 //! * [`auth`]: the arbiters' password file, sessions, failed logins;
 //! * [`hub`]: what the hub knows, kept from the broker; the round's source;
 //! * [`page`]: the pages and the arbiters' API;
+//! * [`commands`]: the arbiters' commands, one board's or every board's;
 //! * [`gate`]: who may read live data, and every answer's headers;
 //! * [`shed`]: the connections: their cap, timeouts and shedding;
 //! * [`desk`]: the event desk's page and API (load, review, send, close);
@@ -24,6 +26,7 @@
 //! can make it panic.
 
 pub mod auth;
+pub mod commands;
 pub mod desk;
 pub mod event;
 pub mod gate;

@@ -65,12 +65,25 @@ pub(crate) const NO_ARBITERS: &str =
     "arbiters are not enabled on this hub: make a password file with \
      `chessclock-hall passwd FILE USER` and start the hub with `--passwords FILE`";
 
-/// How urgent a board is, most urgent first: `(rank, time left, board)`.
-/// Ranks: 0 an arbiter call; 1 a fallen flag; 2 a lost device, its host
-/// offline or its host's state not saved as it should (a full disk); 3 low time (the running side under [`LOW_TIME_MS`]); 4 paused;
-/// 5 a scheduled start to come; 6 running; 7 not started; 8 finished (a
-/// result). Within a rank, less time left first (running boards), then
-/// board order ([`board_key`]).
+/// How urgent a board is, most urgent first: `(rank, time left)` (see
+/// [`urgent_order`] for the board order within a rank). Ranks, each with
+/// the words the arbiters' page shows (`page/hall.js`, `needs`):
+/// * 0 an arbiter call (`ARBITER CALLED at ...`);
+/// * 10 the game is finished (a result), whatever else: out of the way;
+/// * 1 a fallen flag (`FLAG white at ...`);
+/// * 2 trouble on the board's side of the hall: a unit or the e-board
+///   that lost its link (`buttons LOST`), the host offline, its state not
+///   saved as it should (a full disk), or an e-board whose half-moves
+///   disagree with the clock's moves by more than one (a move the clock
+///   did not count: [`eboard_disagrees`]);
+/// * 3 a board restarted and paused since, for the arbiter to resume
+///   (`RESTARTED - resume`, as `chessclockctl watch` has it);
+/// * 4 low time (the running side under [`LOW_TIME_MS`]);
+/// * 5 its host's health has findings (`host_health.findings`: a radio on
+///   where radios are forbidden, a clock not NTP-synchronised);
+/// * 6 paused; 7 a scheduled start to come; 8 running; 9 not started.
+///
+/// Within ranks 4 and 8, less time left first (running boards).
 pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
     let snapshot = &payload["snapshot"];
     let state = &payload["state"];
@@ -84,26 +97,55 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
         .is_some_and(|d| d.iter().any(|d| d["connected"] == false))
         || state["eboard"]["connected"] == false;
     let not_saving = state["state_health"]["saving"].is_object();
+    let finished = state["result"].is_object() || state["over"]["result"].is_string();
+    let paused = snapshot["paused"] == true || state["paused"] == true;
+    let host_findings = state["host_health"]["findings"]
+        .as_array()
+        .is_some_and(|f| !f.is_empty());
     let rank = if snapshot["arbiter_called"] == true {
         0
+    } else if finished {
+        10
     } else if flags {
         1
-    } else if device_lost || !host_online || not_saving {
+    } else if device_lost || !host_online || not_saving || eboard_disagrees(payload) {
         2
-    } else if state["result"].is_object() || state["over"]["result"].is_string() {
-        8
-    } else if running.is_some() && snapshot["paused"] != true && left < LOW_TIME_MS {
+    } else if paused && state["restart"].is_object() {
         3
-    } else if snapshot["paused"] == true {
+    } else if running.is_some() && !paused && left < LOW_TIME_MS {
         4
-    } else if snapshot["started"] != true && state["scheduled_start_ms"].is_i64() {
+    } else if host_findings {
         5
-    } else if snapshot["started"] == true && running.is_some() {
+    } else if paused {
         6
-    } else {
+    } else if snapshot["started"] != true && state["scheduled_start_ms"].is_i64() {
         7
+    } else if snapshot["started"] == true && running.is_some() {
+        8
+    } else {
+        9
     };
-    (rank, if rank == 3 || rank == 6 { left } else { 0 })
+    (rank, if rank == 4 || rank == 8 { left } else { 0 })
+}
+
+/// Whether the board's connected e-board has seen more than one half-move
+/// more or fewer than the clock counted (`state.eboard.ply` against both
+/// sides' `moves`): one apart is a move made and its clock not yet pressed.
+pub fn eboard_disagrees(payload: &Value) -> bool {
+    let state = &payload["state"];
+    let eboard = &state["eboard"];
+    if eboard["connected"] != true {
+        return false;
+    }
+    let moves = |side: &str| {
+        state[side]["moves"]
+            .as_i64()
+            .or_else(|| payload["snapshot"][format!("{side}_moves")].as_i64())
+    };
+    match (eboard["ply"].as_i64(), moves("white"), moves("black")) {
+        (Some(ply), Some(white), Some(black)) => (ply - (white + black)).abs() > 1,
+        _ => false,
+    }
 }
 
 /// A board id's sort key (see [`board_key`]).
@@ -187,13 +229,20 @@ pub fn public_view(payload: &Value) -> Value {
         "snapshot_wall_ms": payload["snapshot_wall_ms"],
         "state": {"result": payload["state"]["result"],
                   "over": payload["state"]["over"],
-                  "scheduled_start_unix_ms": payload["state"]["scheduled_start_unix_ms"]},
+                  "scheduled_start_unix_ms": payload["state"]["scheduled_start_unix_ms"],
+                  "tenths_below_ms": payload["state"]["tenths_below_ms"]},
         "players": players(payload),
     })
 }
 
-/// `{"white", "black"}` from the payload's PGN tags (`null` when unknown).
+/// `{"white", "black"}`: the state's `players` (the daemon names them from
+/// the game's PGN tags), else the payload's PGN tags (an older daemon);
+/// `null` when unknown.
 fn players(payload: &Value) -> Value {
+    let named = &payload["state"]["players"];
+    if named["white"].is_string() || named["black"].is_string() {
+        return json!({"white": named["white"], "black": named["black"]});
+    }
     let pgn = payload["pgn"].as_str().unwrap_or("");
     let tag = |name: &str| -> Value {
         pgn.lines()
@@ -214,7 +263,8 @@ fn players(payload: &Value) -> Value {
 /// [`public_view`].
 pub fn public_message(message: String) -> Option<String> {
     let value: Value = serde_json::from_str(&message).ok()?;
-    if value["type"] == "link" || value["type"] == "board-host" {
+    // The boards' numbers and players are the round's public pairings.
+    if value["type"] == "link" || value["type"] == "board-host" || value["type"] == "seats" {
         return Some(message);
     }
     if value["type"] != "state" {
@@ -434,7 +484,7 @@ pub async fn logout(State(hub): State<Arc<Hub>>, headers: HeaderMap) -> Response
 }
 
 /// `POST /api/command`: `{"board", "command", ...}` from a logged-in
-/// arbiter; see [`build_command`]. Answers `{"ok", "id", "reply"}` with
+/// arbiter; see [`crate::commands::build_command`]. Answers `{"ok", "id", "reply"}` with
 /// the daemon's reply, or `{"ok": false, "error"}`.
 pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     if hub.access.is_none() {
@@ -465,7 +515,7 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
         );
     }
     let id = format!("hub-{:016x}", rand::rng().random::<u64>());
-    let request = match build_command(&body, &id, &session.user) {
+    let request = match crate::commands::build_command(&body, &id, &session.user) {
         Ok(request) => request,
         Err(error) => return refusal(StatusCode::BAD_REQUEST, &error),
     };
@@ -491,80 +541,6 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
             json!({"ok": false, "id": id, "error": error}),
         ),
     }
-}
-
-/// The command payload for a page's request: `start`, `pause`, `resume`;
-/// `adjust` with `side` and `time` (`H:MM:SS`, `M:SS`, `270s`...; never a
-/// bare number) and/or `moves`; `set-result` with `result` (`1-0`, `0-1`,
-/// `1/2-1/2`, `*`) and an optional `termination`.
-pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, String> {
-    let command = body["command"].as_str().unwrap_or("");
-    let mut request = json!({"id": id, "arbiter": arbiter, "command": command});
-    match command {
-        "start" | "pause" | "resume" => {}
-        "adjust" => {
-            let side = body["side"].as_str().unwrap_or("");
-            if side != "white" && side != "black" {
-                return Err("adjust: choose the side (white or black)".into());
-            }
-            request["side"] = json!(side);
-            let time = body["time"].as_str().map(str::trim).unwrap_or("");
-            if !time.is_empty() {
-                let ms = chessclock_core::timetext::parse_clock_ms(time)?;
-                let max = chessclock_core::timecontrol::MAX_TIME / 1000;
-                if ms > max {
-                    return Err(format!(
-                        "`{time}`: more than a game can have (at most {} h)",
-                        max / 3_600_000
-                    ));
-                }
-                request["remaining_ms"] = json!(ms);
-            }
-            let moves = match &body["moves"] {
-                Value::Null => None,
-                Value::String(text) if text.trim().is_empty() => None,
-                Value::String(text) => Some(text.trim().parse::<u32>().map_err(|_| {
-                    format!("moves `{text}`: give the number of moves made (0 or more)")
-                })?),
-                Value::Number(n) => Some(
-                    n.as_u64()
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| format!("moves {n}: give 0 or more"))?,
-                ),
-                other => return Err(format!("moves {other}: give a number")),
-            };
-            if let Some(moves) = moves {
-                if moves > chessclock_core::timecontrol::MAX_MOVES {
-                    return Err(format!(
-                        "moves {moves}: more than a game can have (at most {})",
-                        chessclock_core::timecontrol::MAX_MOVES
-                    ));
-                }
-                request["moves"] = json!(moves);
-            }
-            if request.get("remaining_ms").is_none() && request.get("moves").is_none() {
-                return Err("adjust: give a time (H:MM:SS or M:SS) or a number of moves".into());
-            }
-        }
-        "set-result" => {
-            let result = body["result"].as_str().unwrap_or("");
-            if !matches!(result, "1-0" | "0-1" | "1/2-1/2" | "*") {
-                return Err(format!(
-                    "result `{result}`: give 1-0, 0-1, 1/2-1/2 or * (to withdraw)"
-                ));
-            }
-            request["result"] = json!(result);
-            if let Some(termination) = body["termination"].as_str().filter(|t| !t.is_empty()) {
-                request["termination"] = json!(termination);
-            }
-        }
-        other => {
-            return Err(format!(
-                "command `{other}`: the page sends start, pause, resume, adjust or set-result"
-            ))
-        }
-    }
-    Ok(request)
 }
 
 #[cfg(test)]
@@ -633,10 +609,68 @@ mod tests {
     #[test]
     fn a_host_not_saving_its_state_ranks_with_lost_devices() {
         let mut full = board(Some("white"), 900_000, "pi1");
-        assert_eq!(urgency(&full, true, 0).0, 6);
+        assert_eq!(urgency(&full, true, 0).0, 8);
         full["state"]["state_health"] =
             json!({"saving": {"reason": "no-space", "saving": false, "message": "not saving"}});
         assert_eq!(urgency(&full, true, 0).0, 2);
+    }
+
+    /// Issue 30 items 5 and 6: finished games leave the urgent boards, a
+    /// restarted board waits for its resume, the hall's health ranks.
+    #[test]
+    fn finished_games_go_last_and_the_hall_s_health_ranks() {
+        let mut boards = BTreeMap::new();
+        // A flag, then the arbiter's result: finished, not urgent.
+        let mut decided = board(None, 0, "pi1");
+        decided["snapshot"]["flags"] = json!(["white"]);
+        decided["state"]["result"] = json!({"result": "0-1", "termination": "time forfeit"});
+        decided["state"]["over"] = json!({"result": "0-1", "termination": "time forfeit",
+                                          "why": "0-1 (time forfeit)"});
+        boards.insert("b1".to_owned(), decided);
+        // A flag the arbiter has yet to rule on: urgent.
+        let mut flag = board(None, 0, "pi1");
+        flag["snapshot"]["flags"] = json!(["white"]);
+        flag["state"]["over"] = json!({"result": null, "termination": "time forfeit",
+                                       "why": "white's flag fell"});
+        boards.insert("b2".to_owned(), flag);
+        // Restarted and paused since: the arbiter resumes it.
+        let mut restarted = board(Some("white"), 900_000, "pi1");
+        restarted["snapshot"]["paused"] = json!(true);
+        restarted["state"]["restart"] = json!({"down_ms": 4_000, "same_boot": true, "was_running": "white",
+                   "paused_at_game_ms": 60_000});
+        boards.insert("b3".to_owned(), restarted);
+        // Its host's clock is not synchronised.
+        let mut unsynced = board(Some("white"), 900_000, "pi1");
+        unsynced["state"]["host_health"] = json!({"radios_policy": "allow", "radios": [],
+            "radios_unreadable": [], "ntp_synchronized": false, "ntp_unknown": null,
+            "findings": ["the system clock is not NTP-synchronised"]});
+        boards.insert("b4".to_owned(), unsynced);
+        // An e-board three half-moves ahead of the clock.
+        let mut ahead = board(Some("white"), 900_000, "pi1");
+        ahead["state"]["eboard"] = json!({"connected": true, "ply": 13});
+        ahead["state"]["white"] = json!({"moves": 5});
+        ahead["state"]["black"] = json!({"moves": 5});
+        boards.insert("b5".to_owned(), ahead.clone());
+        // One ahead: a move made, its clock not yet pressed.
+        let mut one = ahead.clone();
+        one["state"]["eboard"]["ply"] = json!(11);
+        boards.insert("b6".to_owned(), one.clone());
+        let mut paused = board(Some("white"), 900_000, "pi1");
+        paused["snapshot"]["paused"] = json!(true);
+        boards.insert("b7".to_owned(), paused);
+        let mut hosts = BTreeMap::new();
+        hosts.insert("pi1".to_owned(), "online".to_owned());
+        assert_eq!(
+            urgent_order(&boards, &hosts, 0),
+            ["b2", "b5", "b3", "b4", "b7", "b6", "b1"],
+            "flag, e-board disagreeing, restarted, host finding, paused, running, finished"
+        );
+        assert!(eboard_disagrees(&ahead));
+        assert!(!eboard_disagrees(&one));
+        // A lost e-board is a lost device, its count no news.
+        ahead["state"]["eboard"]["connected"] = json!(false);
+        assert!(!eboard_disagrees(&ahead));
+        assert_eq!(urgency(&ahead, true, 0).0, 2);
     }
 
     #[test]
@@ -659,6 +693,12 @@ mod tests {
         assert_eq!(view["snapshot"]["white_remaining_ms"], 60_000);
         assert_eq!(view["players"]["white"], "Ann \"A\"");
         assert_eq!(view["players"]["black"], Value::Null);
+        // The daemon's own names come before the PGN's.
+        payload["state"]["players"] = json!({"white": "Alpha, Anna", "black": null});
+        assert_eq!(public_view(&payload)["players"]["white"], "Alpha, Anna");
+        payload["state"]["players"] = Value::Null;
+        let seats = json!({"type": "seats", "seats": {"b1": {"number": 1}}}).to_string();
+        assert_eq!(public_message(seats.clone()), Some(seats));
         let host = json!({"type": "host", "host": "pi1", "online": true}).to_string();
         assert_eq!(public_message(host), None);
         // The hub's link is for everyone: no page shows old data as live.
@@ -672,54 +712,6 @@ mod tests {
         assert_eq!(public_message(board_host.clone()), Some(board_host));
         let state = json!({"type": "state", "board": "b1", "payload": payload}).to_string();
         assert!(!public_message(state).unwrap().contains("arbiter_called"));
-    }
-
-    #[test]
-    fn commands_are_checked_before_they_go_out() {
-        let adjust = build_command(
-            &json!({"command": "adjust", "side": "black", "time": "1:04:30", "moves": "12"}),
-            "hub-1",
-            "Ann",
-        )
-        .unwrap();
-        assert_eq!(
-            adjust,
-            json!({"id": "hub-1", "arbiter": "Ann", "command": "adjust", "side": "black",
-                   "remaining_ms": 3_870_000, "moves": 12})
-        );
-        let pause = build_command(&json!({"command": "pause"}), "x", "A").unwrap();
-        assert_eq!(
-            pause,
-            json!({"id": "x", "arbiter": "A", "command": "pause"})
-        );
-        for (body, needle) in [
-            (
-                json!({"command": "adjust", "side": "white", "time": "270"}),
-                "bare number",
-            ),
-            (
-                json!({"command": "adjust", "side": "white", "time": "4:3"}),
-                "two digits",
-            ),
-            (
-                json!({"command": "adjust", "side": "green", "time": "4:30"}),
-                "choose the side",
-            ),
-            (json!({"command": "adjust", "side": "white"}), "give a time"),
-            (
-                json!({"command": "adjust", "side": "white", "moves": "-1"}),
-                "moves `-1`",
-            ),
-            (
-                json!({"command": "set-result", "result": "2-0"}),
-                "give 1-0",
-            ),
-            (json!({"command": "new-game"}), "the page sends"),
-            (json!({}), "the page sends"),
-        ] {
-            let error = build_command(&body, "x", "A").unwrap_err();
-            assert!(error.contains(needle), "{body}: {error}");
-        }
     }
 
     #[test]

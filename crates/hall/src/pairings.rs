@@ -12,7 +12,11 @@
 //!   federation 54-56, FIDE id 58-68, points 81-84; round `r` in the
 //!   10-column block from column `92 + 10 (r - 1)`: the opponent's
 //!   starting rank in its columns 1-4 (`0000` or blank: no opponent), the
-//!   colour in column 6 (`w`, `b`, `-`), the result in column 8. TRF16
+//!   colour in column 6 (`w`, `b`, `-`), the result in column 8. A player
+//!   with no opponent in the round and a bye's letter in its result column
+//!   (`U` pairing-allocated, `F` full-point, `H` half-point, `Z`
+//!   zero-point; any case) has a bye ([`Bye`]); without a letter the
+//!   player is simply not in the round. TRF16
 //!   does not number boards: they are ordered as the FIDE general handling
 //!   rules order them, by the score (before the round) of the pair's
 //!   higher scorer, then the pair's total score, then the better starting
@@ -115,6 +119,27 @@ impl Pairing {
     }
 }
 
+/// A player's bye in the round, as the TRF gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bye {
+    pub player: Player,
+    /// `U` (pairing-allocated), `F` (full point), `H` (half point) or `Z`
+    /// (zero points), upper case.
+    pub code: char,
+}
+
+impl Bye {
+    /// What the bye is, in words.
+    pub fn kind(&self) -> &'static str {
+        match self.code {
+            'U' => "pairing-allocated bye",
+            'F' => "full-point bye",
+            'H' => "half-point bye",
+            _ => "zero-point bye",
+        }
+    }
+}
+
 /// Where pairings came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -128,6 +153,8 @@ pub enum Source {
 pub struct Pairings {
     pub round: u32,
     pub games: Vec<Pairing>,
+    /// The round's byes (a TRF's; a CSV has none), by player number.
+    pub byes: Vec<Bye>,
     pub source: Source,
 }
 
@@ -168,9 +195,9 @@ pub fn round_column(round: u32) -> usize {
     92 + 10 * (round as usize).saturating_sub(1)
 }
 
-/// Half points of a TRF result character.
+/// Half points of a TRF result character (letters in any case).
 pub fn trf_half_points(result: char) -> u32 {
-    match result {
+    match result.to_ascii_uppercase() {
         '1' | '+' | 'W' | 'F' | 'U' => 2,
         '=' | 'D' | 'H' => 1,
         _ => 0,
@@ -183,9 +210,10 @@ struct TrfPlayer {
     player: Player,
     /// Half points before the round.
     before: u32,
-    /// This round: opponent (0: none), colour.
+    /// This round: opponent (0: none), colour, result.
     opponent: u32,
     colour: char,
+    result: char,
 }
 
 /// Reads round `round`'s pairings from a TRF16 file.
@@ -290,6 +318,7 @@ pub fn parse_trf(text: &str, round: u32) -> Result<Pairings, InputError> {
                 before,
                 opponent,
                 colour,
+                result: chars.get(column + 6).copied().unwrap_or(' '),
             },
         );
     }
@@ -297,8 +326,16 @@ pub fn parse_trf(text: &str, round: u32) -> Result<Pairings, InputError> {
         return Err(error(0, 0, "no player lines (`001`): not a TRF16 file"));
     }
     let mut pairs = Vec::new();
+    let mut byes = Vec::new();
     for (rank, player) in &players {
         if player.opponent == 0 {
+            let code = player.result.to_ascii_uppercase();
+            if matches!(code, 'U' | 'F' | 'H' | 'Z') {
+                byes.push(Bye {
+                    player: player.player.clone(),
+                    code,
+                });
+            }
             continue;
         }
         let column = round_column(round);
@@ -364,6 +401,7 @@ pub fn parse_trf(text: &str, round: u32) -> Result<Pairings, InputError> {
     Ok(Pairings {
         round,
         games,
+        byes,
         source: Source::Trf(text.to_owned()),
     })
 }
@@ -586,6 +624,7 @@ pub fn parse_csv(text: &str, round: u32) -> Result<Pairings, InputError> {
     Ok(Pairings {
         round,
         games,
+        byes: Vec::new(),
         source: Source::Csv,
     })
 }

@@ -49,8 +49,8 @@ fn a_relative_correction_applies_at_the_instant_of_the_command() {
     assert_eq!(rig.state(40_000).white.remaining, Some(200 * SECOND));
     // Taking more than is left is refused; nothing changes.
     step!(rig, rig.command(40_000, BoardCommand::AdjustBy { side: Side::White, delta_ms: -300_000 }) => [
-        "reply 3: InvalidArgument: white has 3:20 left: taking 5:00 away would leave less than nothing (take at most 3:20, or set the time with --remaining)",
         "display0: 3:20 [R] | 5:00",
+        "reply 3: InvalidArgument: white has 3:20 left: taking 5:00 away would leave less than nothing (take at most 3:20, or set the time with --remaining)",
     ]);
     step!(rig, rig.command(40_000, BoardCommand::AdjustBy { side: Side::Black, delta_ms: 0 }) => [
         "reply 4: InvalidArgument: nothing to adjust: the time to add or take away is zero",
@@ -81,8 +81,8 @@ fn a_relative_correction_applies_at_the_instant_of_the_command() {
 fn a_relative_correction_needs_a_clock_that_counts_down() {
     let mut rig = started("-");
     step!(rig, rig.command(1_000, BoardCommand::AdjustBy { side: Side::White, delta_ms: 60_000 }) => [
-        "reply 2: InvalidState: white's clock counts up (no time limit): there is no remaining time to add to",
         "display0: 0:01 [R] | 0:00",
+        "reply 2: InvalidState: white's clock counts up (no time limit): there is no remaining time to add to",
     ]);
 }
 
@@ -120,8 +120,8 @@ fn the_arbiters_last_press_can_be_undone_and_a_restart_replays_the_undo() {
     );
     // Nothing more to undo.
     step!(rig, rig.command(13_000, BoardCommand::UndoPress) => [
-        "reply 4: InvalidState: there is no press by the arbiter to undo on board `b1` (presses on the buttons are the players' own: correct the clock with adjust)",
         "display0: 4:47 [R] | 5:00",
+        "reply 4: InvalidState: there is no press by the arbiter to undo on board `b1` (presses on the buttons are the players' own: correct the clock with adjust)",
     ]);
     // After a restart the press stays undone.
     let stored = rig.stored(13_000);
@@ -140,8 +140,8 @@ fn a_press_followed_by_another_cannot_be_undone() {
     rig.button(11_000, 0, Button::Right, 11_000);
     rig.commit_all(11_000);
     step!(rig, rig.command(12_000, BoardCommand::UndoPress) => [
-        "reply 3: InvalidState: the arbiter's press for white at 0:10.000 of the game was followed by 1 press: it can no longer be undone; correct the clock with adjust",
         "display0: 4:49 [R] | 4:59",
+        "reply 3: InvalidState: the arbiter's press for white at 0:10.000 of the game was followed by 1 press: it can no longer be undone; correct the clock with adjust",
     ]);
     assert_eq!(rig.state(12_000).white.moves, 1);
 }
@@ -537,6 +537,84 @@ fn a_start_at_an_instant_already_reached_starts_with_its_command() {
     assert_eq!(view.running, Some(Side::White));
 }
 
+/// `start --at +1m`, then `start --at +0s`: the second command writes two
+/// records (the moved start, then the start itself), and the store may
+/// commit them apart. The reply waits for the view of the whole command
+/// (behind the start's record): released by the first commit, it reached
+/// the caller while the readers' view still showed the start a minute
+/// away, and `chessclockctl start` said "start moved" for a game that had
+/// started (tests/ctl_daemon.rs, about one run in two on a loaded machine).
+#[test]
+fn a_reply_waits_for_the_view_of_its_whole_command() {
+    let mut rig = Rig::linked("300");
+    rig.command(
+        0,
+        BoardCommand::StartAt {
+            unix_time_us: wall(60_000),
+            forced: true,
+        },
+    );
+    rig.commit_all(0);
+    step!(rig, rig.command(1_000, BoardCommand::StartAt { unix_time_us: wall(1_000), forced: true }) => [
+        "store 2: start-at 1.000 (replaces 60.000) @1.000",
+        "store 3: start @1.000",
+        "running true",
+        "display0: 5:00 [R] | 5:00",
+        "leds L--",
+    ]);
+    // The moved start alone is committed: its row, no reply (the view
+    // that shows the command's change waits behind the start's record).
+    step!(rig, rig.step(1_001, BoardInput::Committed { seq: 2, ok: true }) => [
+        "history start-at 1.000 (replaces 60.000) @1.000",
+    ]);
+    step!(rig, rig.step(1_002, BoardInput::Committed { seq: 3, ok: true }) => [
+        "history start @1.000: White's clock started",
+        "pgn",
+        "view",
+        "reply 2: ok",
+    ]);
+}
+
+/// A command's first record fails alone and its last is saved: the reply,
+/// behind the last, still says that the change could not all be saved.
+#[test]
+fn a_reply_behind_several_records_reports_a_failure_of_any_of_them() {
+    let mut rig = Rig::linked("300");
+    rig.command(
+        0,
+        BoardCommand::StartAt {
+            unix_time_us: wall(60_000),
+            forced: true,
+        },
+    );
+    rig.commit_all(0);
+    rig.command(
+        1_000,
+        BoardCommand::StartAt {
+            unix_time_us: wall(1_000),
+            forced: true,
+        },
+    );
+    rig.step(1_001, BoardInput::Committed { seq: 2, ok: false });
+    let lines = rig.step(1_002, BoardInput::Committed { seq: 3, ok: true });
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(
+            "reply 2: Internal: the change was made but could not be saved to the state \
+             database; check the disk and the daemon's log"
+        ),
+        "{lines:?}"
+    );
+    // The failure belongs to that command: the next one's reply is its own.
+    rig.command(2_000, BoardCommand::Pause);
+    let lines = rig.commit_all(2_000);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("reply 3: ok"),
+        "{lines:?}"
+    );
+}
+
 /// Issue 28 item 5: a game that is over says so, with why, and no clock
 /// runs in it: after a flag in the last stage (the arbiter decides loss or
 /// draw, Art. 6.9), and after a result.
@@ -570,4 +648,40 @@ fn a_game_that_is_over_says_why_and_runs_no_clock() {
     assert_eq!(over.result.as_deref(), Some("0-1"));
     assert_eq!(over.why, "0-1 (resignation)");
     assert_eq!(view.running, None);
+}
+
+/// Issue 30 item 5: the State view says when the arbiter was called (the
+/// daemon's monotonic ms, as a flag fall's), after a restart too, and
+/// names the players of the game's PGN tags.
+#[test]
+fn the_state_view_has_the_call_s_instant_and_the_players() {
+    let mut rig = started("300");
+    rig.command(
+        1_000,
+        BoardCommand::SetTags(vec![
+            ("White".into(), "Alpha, Anna".into()),
+            ("Black".into(), "?".into()),
+        ]),
+    );
+    rig.commit_all(1_000);
+    let view = rig.board.model(mono(1_000)).state_view(mono(1_000));
+    assert_eq!(view.arbiter_called_at_ms, None);
+    assert_eq!(view.players.white.as_deref(), Some("Alpha, Anna"));
+    assert_eq!(view.players.black, None, "`?` names nobody");
+    rig.button(3_000, 0, Button::Arbiter, 3_000);
+    rig.commit_all(3_000);
+    let view = rig.board.model(mono(4_000)).state_view(mono(4_000));
+    assert_eq!(view.arbiter_called_at_ms, Some(mono(3_000) / 1_000));
+    // The call stands after a restart, at its instant.
+    let stored = rig.stored(4_000);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(5_000));
+    let view = board.model(mono(5_000)).state_view(mono(5_000));
+    assert_eq!(view.arbiter_called_at_ms, Some(mono(3_000) / 1_000));
+    assert_eq!(view.players.white.as_deref(), Some("Alpha, Anna"));
+    // Resumed: no call, no instant.
+    rig.command(6_000, BoardCommand::Resume);
+    rig.commit_all(6_000);
+    let view = rig.board.model(mono(6_000)).state_view(mono(6_000));
+    assert!(!view.arbiter_called);
+    assert_eq!(view.arbiter_called_at_ms, None);
 }

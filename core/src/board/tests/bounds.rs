@@ -47,8 +47,8 @@ fn fifty_thousand_tags_are_refused_with_a_clear_error() {
     let before = rig.board.pgn();
     let journal = rig.journal.len();
     step!(rig, rig.command(1_000, BoardCommand::SetTags(tags(50_000, 8))) => [
-        "reply 2: InvalidArgument: too many tags: 50000 (at most 64)",
         "display0: 5:01 [R] | 5:02",
+        "reply 2: InvalidArgument: too many tags: 50000 (at most 64)",
     ]);
     assert_eq!(rig.journal.len(), journal, "nothing is recorded");
     assert_eq!(rig.board.pgn(), before, "nothing changed");
@@ -163,8 +163,8 @@ fn a_caller_name_longer_than_128_bytes_is_refused() {
         },
     );
     step!(rig, lines => [
-        "reply 9: InvalidArgument: the caller's name has 129 bytes (at most 128)",
         "display0: 5:01 [R] | 5:02",
+        "reply 9: InvalidArgument: the caller's name has 129 bytes (at most 128)",
     ]);
     assert!(rig.state(1_000).running.is_some(), "the clock still runs");
 }

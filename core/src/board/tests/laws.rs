@@ -165,3 +165,64 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// "An event is never ahead of the state it announces", for replies:
+    /// whatever the commands, and with the store committing every record
+    /// apart (the worst grouping), a command's reply is released only once
+    /// the readers' view shows all the command did: the caller that reads
+    /// right after its reply sees its change (a start moved to an instant
+    /// already reached writes two records; its reply once came with the
+    /// first).
+    #[test]
+    fn a_reply_never_goes_out_before_the_view_of_its_change(
+        control in prop::sample::select(&["1", "300+2", "2/60:30", "-"][..]),
+        steps in prop::collection::vec((1i64..3_000, any_command()), 1..30),
+    ) {
+        let mut rig = Rig::linked(control);
+        let mut now = 0;
+        // The readers' copy (what the last view released says).
+        let mut seen = rig.board.model(mono(0));
+        for (gap, command) in steps {
+            now += gap;
+            let at = mono(now);
+            let token = rig.token();
+            let actions = rig.board.handle(at, wall(now), BoardInput::Command {
+                token,
+                caller: Caller::uid(1000),
+                command: command.clone(),
+            });
+            // What a reader must see once the reply is out.
+            let want = rig.board.model(at).state_view(at);
+            let from = rig.journal.len();
+            let mut batches = vec![actions];
+            let mut replied = false;
+            let mut next = 0;
+            while next < batches.len() {
+                let batch = std::mem::take(&mut batches[next]);
+                next += 1;
+                for action in &batch {
+                    match action {
+                        Action::View(model) => seen = (**model).clone(),
+                        Action::Reply { token: t, .. } if Some(*t) == token => {
+                            replied = true;
+                            prop_assert_eq!(
+                                seen.state_view(at),
+                                want.clone(),
+                                "the reply to {:?} came before the view of its change",
+                                command
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+                rig.take(batch);
+                // The store commits this command's records one by one.
+                if let Some((seq, _)) = rig.journal.get(from + next - 1).cloned() {
+                    batches.push(rig.board.handle(at, wall(now), BoardInput::Committed { seq, ok: true }));
+                }
+            }
+            prop_assert!(replied, "no reply to {:?}", command);
+        }
+    }
+}

@@ -66,6 +66,12 @@ impl Follower {
         Ok(())
     }
 
+    /// The current game's tags: the configured ones with those set since
+    /// over them (what its PGN carries).
+    pub fn tags(&self) -> &BTreeMap<String, String> {
+        &self.game.tags
+    }
+
     /// The tags set since the game began (what a journal keeps).
     pub fn tag_overrides(&self) -> &BTreeMap<String, String> {
         &self.game.overrides

@@ -19,7 +19,10 @@
 //! * every change is one transaction (SQLite's WAL, `synchronous=FULL`):
 //!   what a call returned `Ok` for survives a crash or a power cut;
 //! * a closed round's results do not change by [`Store::record`]; a
-//!   correction ([`Store::correct`]) changes one and is kept beside it.
+//!   correction ([`Store::correct`]) changes one and is kept beside it;
+//!   a corrected result is not changed nor withdrawn by the board's
+//!   record after it ([`Recorded::Disputed`]): only another correction
+//!   changes it.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -182,6 +185,10 @@ pub enum Recorded {
     Changed,
     /// The round is closed: nothing changed.
     Frozen,
+    /// An arbiter corrected this game's result and the board gives
+    /// another: the correction stands, nothing changed (the exports flag
+    /// the disagreement, see `crate::round`).
+    Disputed,
 }
 
 /// The event's store.
@@ -520,6 +527,11 @@ impl Store {
             return Ok(Recorded::Frozen);
         }
         let before = self.games(round)?.remove(&board);
+        if before.as_ref().is_some_and(|b| b.result != game.result)
+            && self.corrected(round, board)?
+        {
+            return Ok(Recorded::Disputed);
+        }
         let outcome = match &before {
             None => Recorded::New,
             Some(old)
@@ -556,15 +568,27 @@ impl Store {
     }
 
     /// Withdraws a game's result (an arbiter's `*`; nothing on a closed
-    /// round). Whether there was one.
+    /// round, nor on a corrected result). Whether there was one.
     pub fn withdraw(&self, round: u32, board: u32) -> Result<bool, StoreError> {
-        if self.round(round)?.map(|r| r.status) == Some(RoundStatus::Closed) {
+        if self.round(round)?.map(|r| r.status) == Some(RoundStatus::Closed)
+            || self.corrected(round, board)?
+        {
             return Ok(false);
         }
         Ok(self.db.execute(
             "DELETE FROM games WHERE round = ?1 AND board = ?2",
             params![round, board],
         )? > 0)
+    }
+
+    /// Whether an arbiter corrected round `round`'s board `board`.
+    fn corrected(&self, round: u32, board: u32) -> Result<bool, StoreError> {
+        let count: i64 = self.db.query_row(
+            "SELECT count(*) FROM corrections WHERE round = ?1 AND board = ?2",
+            params![round, board],
+            |row| row.get(0),
+        )?;
+        Ok(count > 0)
     }
 
     /// A correction of a game's result, closed round or not: applied and

@@ -1,6 +1,7 @@
 // The event desk (/desk): rounds, loading pairings, the review, sending
 // (after a confirm that says what changes), the scheduled start, closing
-// a round and corrections. Talks to /rounds.json, /review.json and
+// a round, corrections and the results' disagreements with the boards.
+// Talks to /rounds.json, /review.json, /results.json and
 // /api/rounds/* with the session's CSRF token (log in on the boards' page).
 "use strict";
 (function () {
@@ -40,13 +41,31 @@
       cell(row, round.results + (round.corrections.length ? " (" + round.corrections.length + " corrected)" : ""));
       cell(row, round.start_at_ms ? new Date(round.start_at_ms).toLocaleString() : "");
       const links = cell(row, "");
-      for (const file of ["round.pgn", "results.trf", "results.res", "results.json"]) {
+      for (const file of ["round.pgn", "bulletin.pgn", "results.trf", "results.trf26", "results.res", "results.csv", "results.json"]) {
         const a = document.createElement("a");
         a.href = "/rounds/" + round.round + "/" + file;
         a.textContent = file;
         links.append(a, " ");
       }
     }
+  }
+
+  // The current round's results that the desk and a board's own record
+  // disagree on (results.json): flagged, never settled here.
+  async function flags() {
+    const answer = await fetch("/results.json");
+    const list = $("disagreements");
+    list.replaceChildren();
+    const value = answer.ok ? await answer.json() : {};
+    for (const d of value.disagreements || []) {
+      const item = document.createElement("li");
+      item.className = d.corrected ? "" : "problem";
+      item.textContent = "round " + value.round + ", board " + d.board + (d.id ? " (" + d.id + ")" : "") +
+        ": the desk has " + d.desk + ", the board's " + (d.source === "state" ? "state" : "final PGN") +
+        " says " + d.board_record + (d.corrected ? " (settled by a correction)" : ": not settled");
+      list.append(item);
+    }
+    $("desk-flags").hidden = !list.children.length;
   }
 
   function show(value) {
@@ -107,8 +126,12 @@
   $("set-start").addEventListener("click", async () => {
     if (!review) return;
     const at = $("start-at").value ? new Date($("start-at").value).getTime() : null;
-    const value = await post("/api/rounds/start", { round: review.round, at_ms: at });
-    say(value.ok ? "start set" : value.error);
+    if (!confirm(at === null ? "Cancel the round's start on every board not started?"
+      : "Start every board of round " + review.round + " not started at " + new Date(at).toLocaleString() + "?")) return;
+    const value = await post("/api/rounds/start", { round: review.round, at_ms: at, force: $("start-force").checked });
+    const failed = (value.boards || []).filter((b) => !b.ok);
+    say(value.ok ? "start " + (at === null ? "cancelled" : "set") + " on " + (value.boards || []).filter((b) => !b.skipped).length + " board(s)"
+      : (value.error || failed.map((b) => "board " + b.board + (b.id ? " (" + b.id + ")" : "") + ": " + b.error).join("; ")));
     rounds();
   });
 
@@ -128,7 +151,8 @@
     });
     say(value.ok ? "corrected" : value.error);
     rounds();
+    flags();
   });
 
-  session().then(rounds).then(refreshReview).catch((error) => say(String(error)));
+  session().then(rounds).then(refreshReview).then(flags).catch((error) => say(String(error)));
 })();

@@ -18,6 +18,9 @@ const HUB_SILENCE_MS = 1500;  // crates/hall/src/page.rs, PAGE_SILENCE
 const boards = {};   // id -> {payload, received_ms}
 const hosts = {};    // host -> {status, online, last_seen_ms}
 const boardHosts = {};  // id -> {status, last_seen_ms}: its host's, unnamed (spectators)
+// id -> {number, white, black}: the board's number in the round and the
+// players its pairing names (the hub's "seats" message).
+let seats = {};
 // The hub's link to the broker (its "link" message; connected until told).
 let link = {connected: true, since_ms: null, data_as_of_ms: null};
 let heardAt = null;  // when the last message came from the hub (page clock)
@@ -30,14 +33,36 @@ function $(id) { return document.getElementById(id); }
 function store(key, value) { try { localStorage.setItem("chessclock-hall." + key, value); } catch (e) {} }
 function stored(key) { try { return localStorage.getItem("chessclock-hall." + key); } catch (e) { return null; } }
 
-function clock(ms) {
-  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
-  const s = Math.ceil(Math.max(0, ms) / 1000);
+function whole(s) {
   const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
   return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(r).padStart(2, "0");
 }
+// A time as the board's displays write it (core/src/clocktext.rs): rounded
+// UP; in tenths (M:SS.t) once the time rounded up to the tenth is below
+// the board's threshold (its state's tenths_below_ms; 0 or none: never).
+function clock(ms, tenthsBelow) {
+  if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
+  ms = Math.max(0, ms);
+  const tenths = Math.ceil(ms / 100);
+  if (tenthsBelow > 0 && tenths * 100 < tenthsBelow) return whole(Math.floor(tenths / 10)) + "." + (tenths % 10);
+  return whole(Math.ceil(ms / 1000));
+}
+function tenthsBelow(p) { return (p.state && p.state.tenths_below_ms) || 0; }
+// The wall instant (ms) of the daemon's monotonic ms (a flag fall's
+// at_ms, an arbiter call's), from the state's clock mapping.
+function wallOf(p, mono) {
+  if (mono === null || mono === undefined) return null;
+  if (p.clock && p.clock.wall_ms !== undefined) return mono + (p.clock.wall_ms - p.clock.mono_ms);
+  const s = p.snapshot || {};
+  return s.snapshot_ms !== undefined && p.snapshot_wall_ms !== undefined ? p.snapshot_wall_ms - (s.snapshot_ms - mono) : null;
+}
 function timeOfDay(ms) {
   return new Date(ms).toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", second: "2-digit"});
+}
+// A result decided: the game is out of the urgent boards.
+function finished(p) {
+  const st = p.state || {};
+  return !!(st.result || (st.over && st.over.result));
 }
 function over(p) {
   const s = p.snapshot || {};
@@ -101,8 +126,13 @@ function remaining(p, side) {
   }
   return Math.max(0, ms);
 }
-function players(p) {
-  if (p.players) return [p.players.white, p.players.black];
+// The players: the round's pairing of the board (the hub's), else those
+// the daemon names from the game's PGN tags, else the PGN's tags.
+function players(p, id) {
+  const seat = seats[id];
+  if (seat && (seat.white || seat.black)) return [seat.white, seat.black];
+  const named = (p.state && p.state.players) || p.players;
+  if (named && (named.white || named.black)) return [named.white, named.black];
   const tag = (name) => {
     const m = (p.pgn || "").match(new RegExp("^\\[" + name + " \"((?:[^\"\\\\]|\\\\.)*)\"\\]", "m"));
     const v = m ? m[1].replace(/\\(.)/g, "$1") : null;
@@ -124,34 +154,104 @@ function savingTrouble(p) {
   const h = p.state && p.state.state_health;
   return h && h.saving ? h.saving : null;
 }
-// The urgency order of the hub's /boards.json (src/hall/page.rs, `urgency`).
+// An e-board whose half-moves disagree with the clock's moves by more
+// than one (crates/hall/src/page.rs, `eboard_disagrees`): [ply, clock's].
+function eboardDisagrees(p) {
+  const st = p.state || {}, s = p.snapshot || {}, e = st.eboard;
+  if (!e || e.connected !== true || typeof e.ply !== "number") return null;
+  const moves = (side) => (st[side] && typeof st[side].moves === "number") ? st[side].moves : s[side + "_moves"];
+  const clockPly = moves("white") + moves("black");
+  return Number.isFinite(clockPly) && Math.abs(e.ply - clockPly) > 1 ? [e.ply, clockPly] : null;
+}
+// Restarted and paused since: the arbiter resumes it (as chessclockctl
+// watch marks it).
+function restarted(p) {
+  const s = p.snapshot || {}, st = p.state || {};
+  return !!(st.restart && (s.paused || st.paused));
+}
+function hostFindings(p) {
+  const h = p.state && p.state.host_health;
+  return h && Array.isArray(h.findings) ? h.findings : [];
+}
+// The urgency order of the hub's /boards.json (crates/hall/src/page.rs,
+// `urgency`: the same ranks).
 function urgency(p) {
   const s = p.snapshot || {}, st = p.state || {};
   const left = s.running ? remaining(p, s.running) : Infinity;
+  const paused = !!(s.paused || st.paused);
   let rank;
   if (s.arbiter_called) rank = 0;
+  else if (finished(p)) rank = 10;
   else if (s.flags && s.flags.length) rank = 1;
-  else if (devicesLost(p) || !online(p) || savingTrouble(p)) rank = 2;
-  else if (st.result || (st.over && st.over.result)) rank = 8;
-  else if (s.running && !s.paused && left < LOW_TIME_MS) rank = 3;
-  else if (s.paused) rank = 4;
-  else if (!s.started && (st.scheduled_start_unix_ms || st.scheduled_start_ms !== null && st.scheduled_start_ms !== undefined)) rank = 5;
-  else if (s.started && s.running) rank = 6;
-  else rank = 7;
-  return [rank, rank === 3 || rank === 6 ? left : 0];
+  else if (devicesLost(p) || !online(p) || savingTrouble(p) || eboardDisagrees(p)) rank = 2;
+  else if (restarted(p)) rank = 3;
+  else if (s.running && !paused && left < LOW_TIME_MS) rank = 4;
+  else if (hostFindings(p).length) rank = 5;
+  else if (paused) rank = 6;
+  else if (!s.started && (st.scheduled_start_unix_ms || st.scheduled_start_ms !== null && st.scheduled_start_ms !== undefined)) rank = 7;
+  else if (s.started && s.running) rank = 8;
+  else rank = 9;
+  return [rank, rank === 4 || rank === 8 ? left : 0];
+}
+// What the board needs of the arbiters, in words, most urgent first (the
+// "needs" cell: words, not colour alone).
+function needs(p) {
+  const s = p.snapshot || {}, st = p.state || {};
+  const words = [];
+  if (s.arbiter_called) {
+    const at = wallOf(p, st.arbiter_called_at_ms);
+    words.push("ARBITER CALLED" + (at !== null ? " at " + timeOfDay(at) : ""));
+  }
+  if (finished(p)) return words;
+  for (const f of s.flags || []) {
+    const at = flagTime(p, f);
+    words.push("FLAG " + f + (at !== null ? " at " + timeOfDay(at) : ""));
+  }
+  const status = hostStatus(p);
+  if (status !== "online" && status !== "unknown") words.push("HOST " + status.toUpperCase());
+  else if (status === "online") {
+    for (const d of s.devices || []) if (!d.connected) words.push(d.role + " LOST");
+    if (st.eboard && st.eboard.connected === false && !(s.devices || []).some(d => d.role === "eboard")) words.push("eboard LOST");
+  }
+  const saving = savingTrouble(p);
+  if (saving) words.push(saving.saving ? "DISK FULL" : "NOT SAVING");
+  const disagree = eboardDisagrees(p);
+  if (disagree) words.push("E-BOARD " + disagree[0] + " half-moves, clock " + disagree[1]);
+  if (restarted(p)) words.push("RESTARTED - resume");
+  const [rank] = urgency(p);
+  if (rank === 4) words.push("LOW TIME");
+  for (const finding of hostFindings(p)) words.push("HOST: " + finding);
+  return words;
+}
+// When side's flag fell (wall ms), from the state's flag falls (its last).
+function flagTime(p, side) {
+  const falls = ((p.state && p.state.flag_falls) || []).filter(f => f.side === side);
+  return falls.length ? wallOf(p, falls[falls.length - 1].at_ms) : null;
+}
+// The radios of the board's host that may transmit, in words.
+function radiosOn(p) {
+  const h = p.state && p.state.host_health;
+  return h && Array.isArray(h.radios) ? h.radios.filter(r => r.on).map(r => r.kind + " " + r.name) : [];
 }
 const collator = new Intl.Collator(undefined, {numeric: true});
+// Board order: the round's board numbers (the pairings'), then the ids.
+function byBoard(a, b) {
+  const na = seats[a] && seats[a].number, nb = seats[b] && seats[b].number;
+  if (na != null && nb != null && na !== nb) return na - nb;
+  if ((na != null) !== (nb != null)) return na != null ? -1 : 1;
+  return collator.compare(a, b);
+}
 function order(ids) {
   if ($("sort") && $("sort").value === "urgency") {
     const keys = {};
     for (const id of ids) keys[id] = urgency(boards[id].payload || {});
-    return ids.sort((a, b) => keys[a][0] - keys[b][0] || keys[a][1] - keys[b][1] || collator.compare(a, b));
+    return ids.sort((a, b) => keys[a][0] - keys[b][0] || keys[a][1] - keys[b][1] || byBoard(a, b));
   }
-  return ids.sort(collator.compare);
+  return ids.sort(byBoard);
 }
 
 const COLUMNS = arbiters
-  ? ["board", "players", "time white", "time black", "moves", "stage", "flags", "arbiter", "start", "result", "devices", "host", "controls"]
+  ? ["board", "players", "needs", "time white", "time black", "moves", "stage", "flags", "arbiter", "start", "result", "devices", "host", "controls"]
   : ["board", "players", "time white", "time black", "moves", "flags", "start", "result"];
 
 function makeRow(id) {
@@ -196,19 +296,33 @@ function fill(id) {
   if (arbiters && status === "online" && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
   if (arbiters && status === "unknown") classes.push("host-unknown");
   else if (arbiters && status !== "online") classes.push("offline");
-  if (st.result || (st.over && st.over.result)) classes.push("finished");
+  if (finished(p)) classes.push("finished");
   const [rank] = urgency(p);
-  if (rank === 3) classes.push("low-time");
+  if (rank === 4) classes.push("low-time");
+  if (arbiters && restarted(p) && !finished(p)) classes.push("restarted");
+  if (arbiters && eboardDisagrees(p)) classes.push("eboard-disagrees");
+  if (arbiters && hostFindings(p).length) classes.push("host-finding");
+  if (arbiters && radiosOn(p).length) classes.push("radios-on");
   const startAt = st.scheduled_start_unix_ms;
   if (!s.started && startAt) classes.push("scheduled");
   const className = classes.join(" ");
   if (tr.className !== className) tr.className = className;
   tr.dataset.running = s.running || "";
-  set(cells.board, id);
-  const [white, black] = players(p);
+  const seat = seats[id];
+  const number = seat && seat.number != null ? String(seat.number) : null;
+  // The id alone when it ends in the board's number (b7 is board 7).
+  const idNumber = (id.match(/(\d+)$/) || [])[1];
+  set(cells.board, number !== null && Number(idNumber) !== Number(number) ? number + " (" + id + ")" : id);
+  tr.dataset.number = number ?? "";
+  const [white, black] = players(p, id);
   set(cells.players, (white || "?") + " - " + (black || "?"));
+  if (cells.needs) {
+    const words = needs(p);
+    set(cells.needs, words.join("; "));
+    tr.dataset.needs = words.length ? "yes" : "";
+  }
   for (const side of ["white", "black"]) {
-    set(cells[side], clock(remaining(p, side)));
+    set(cells[side], clock(remaining(p, side), tenthsBelow(p)));
     const cls = "time " + side + (s.running === side && !over(p) ? " running" : "");
     if (cells[side].className !== cls) cells[side].className = cls;
     const title = staleAt !== null ? "as of " + timeOfDay(staleAt) + ": not live" : "";
@@ -216,7 +330,9 @@ function fill(id) {
   }
   set(cells.moves, (s.white_moves ?? "") + " / " + (s.black_moves ?? ""));
   if (cells.stage) set(cells.stage, (s.white_stage ?? "") + " / " + (s.black_stage ?? ""));
-  const flagText = flags.map((f, i) => i === 0 ? f + " (first)" : f).join(", ");
+  // Each flag with the time of day it fell (arbiters: the state's falls).
+  const fell = flags.map(f => { const at = arbiters ? flagTime(p, f) : null; return at === null ? "" : " at " + timeOfDay(at); });
+  const flagText = flags.map((f, i) => f + (i === 0 ? " (first)" : "") + fell[i]).join(", ");
   if (cells.flags.dataset.text !== flagText) {
     cells.flags.dataset.text = flagText;
     cells.flags.replaceChildren();
@@ -227,16 +343,25 @@ function fill(id) {
       if (i === 0) { span.className = "first-flag"; span.title = "fell first"; }
       cells.flags.append(span);
       if (i === 0) cells.flags.append(" (first)");
+      if (fell[i]) cells.flags.append(fell[i]);
     });
   }
-  if (cells.arbiter) set(cells.arbiter, s.arbiter_called ? "CALLED" : "");
+  if (cells.arbiter) {
+    const at = s.arbiter_called ? wallOf(p, st.arbiter_called_at_ms) : null;
+    set(cells.arbiter, s.arbiter_called ? "CALLED" + (at !== null ? " at " + timeOfDay(at) : "") : "");
+  }
+  // A resume answers the call (as chessclockctl resume): the button says so.
+  const resume = cells.controls && cells.controls.querySelector('[data-action="resume"]');
+  if (resume) set(resume, s.arbiter_called ? "Resume (answer call)" : "Resume");
   set(cells.start, !s.started && startAt
     ? (startAt > Date.now() ? "in " + clock(startAt - Date.now()) : "due") + " (" + timeOfDay(startAt) + ")"
     : "");
   set(cells.result, st.result ? st.result.result + (st.result.termination && st.result.termination !== "normal" ? " (" + st.result.termination + ")" : "") : st.over ? "over: " + st.over.why : "");
   if (cells.devices) {
     const devices = (s.devices || []).map(d => d.role + (d.connected ? " ok" : " LOST"));
-    if (st.eboard) devices.push("eboard" + (st.eboard.connected ? " ok" : " LOST"));
+    if (st.eboard && !(s.devices || []).some(d => d.role === "eboard")) devices.push("eboard" + (st.eboard.connected ? " ok" : " LOST"));
+    const disagree = eboardDisagrees(p);
+    if (disagree) devices.push("eboard " + disagree[0] + " half-moves vs clock " + disagree[1] + ": CHECK");
     // A host not known alive now: its devices' last word is no news.
     const known = status === "online";
     set(cells.devices, known || !devices.length ? devices.join(", ") : "unknown");
@@ -250,6 +375,15 @@ function fill(id) {
     else if (status !== "online" && status !== "unknown") text += ", last seen before the hub started";
     const saving = savingTrouble(p);
     if (saving) text += saving.saving ? ", DISK FULL: saving into the reserve" : ", NOT SAVING: " + String(saving.reason).replace(/-/g, " ");
+    // The host's health (src/host.rs): radios that may transmit (a
+    // finding where forbidden) and a clock not NTP-synchronised.
+    const health = st.host_health;
+    if (health) {
+      const on = radiosOn(p);
+      if (on.length) text += ", RADIO ON: " + on.join(", ") + (health.radios_policy === "forbid" ? " (FORBIDDEN)" : "");
+      else if (health.radios_policy === "forbid" && (health.radios_unreadable || []).length) text += ", RADIOS UNCHECKED (forbidden)";
+      if (health.ntp_synchronized === false) text += ", CLOCK NOT NTP-SYNCHRONISED";
+    }
     set(cells.host, text);
     const title = (saving ? saving.message + "; " : "") + (seen !== null && status !== "online" ? "last known alive " + timeOfDay(seen) : "");
     if (cells.host.title !== title) cells.host.title = title;
@@ -290,7 +424,7 @@ function render() {
   }
   if (arbiters) {
     const calls = ids.filter(id => (boards[id].payload.snapshot || {}).arbiter_called);
-    const flags = ids.filter(id => ((boards[id].payload.snapshot || {}).flags || []).length);
+    const flags = ids.filter(id => ((boards[id].payload.snapshot || {}).flags || []).length && !finished(boards[id].payload));
     set($("counts"), ids.length + " boards" + (calls.length ? ", " + calls.length + " ARBITER CALL" + (calls.length > 1 ? "S" : "") : "") + (flags.length ? ", " + flags.length + " flag" + (flags.length > 1 ? "s" : "") : ""));
     let fresh = false;
     for (const id of calls) if (!called.has(id)) { called.add(id); fresh = true; }
@@ -330,6 +464,7 @@ function showSession() {
   $("logged-in").hidden = !logged;
   set($("whoami"), session.user || "");
   if (!logged) $("correction").hidden = true;
+  $("round-commands").hidden = !logged;
   connect();
 }
 async function refreshSession() {
@@ -368,6 +503,45 @@ async function send(board, body) {
   catch (e) { reply(what + ": the hub cannot be reached", false); return; }
   if (status === 401) { session.user = null; showSession(); }
   reply(what + ": " + (answer.ok ? "ok" : errorText(answer.error)), !!answer.ok);
+}
+// Every board at once: one command per board, each answered; the boards
+// that failed are listed under the buttons.
+async function sendAll(body, what) {
+  const list = $("round-failed");
+  list.replaceChildren();
+  reply(what + ": sending to every board...", true);
+  $("reply").dataset.ok = "pending";
+  let status, answer;
+  try { [status, answer] = await post("api/round-command", body); }
+  catch (e) { reply(what + ": the hub cannot be reached", false); return; }
+  if (status === 401) { session.user = null; showSession(); }
+  const failed = (answer.boards || []).filter((b) => !b.ok);
+  for (const b of failed) {
+    const li = document.createElement("li");
+    li.dataset.board = b.board;
+    li.textContent = b.board + ": " + errorText(b.error);
+    list.appendChild(li);
+  }
+  reply(what + ": " + (answer.ok ? "ok on " + (answer.boards || []).length + " board(s)"
+    : answer.boards ? failed.length + " of " + answer.boards.length + " board(s) failed" : errorText(answer.error)), !!answer.ok);
+}
+function setupRoundCommands() {
+  const f = $("round-commands");
+  f.addEventListener("submit", (e) => e.preventDefault());
+  f.querySelector('[data-action="pause-all"]').addEventListener("click", () => {
+    if (confirm("Pause every board?")) sendAll({command: "pause"}, "pause all");
+  });
+  f.querySelector('[data-action="resume-all"]').addEventListener("click", () => {
+    if (confirm("Resume every board?")) sendAll({command: "resume"}, "resume all");
+  });
+  f.querySelector('[data-action="start-all"]').addEventListener("click", () => {
+    const [h, m] = (f.elements["start-time"].value || "").split(":").map(Number);
+    if (!Number.isInteger(h) || !Number.isInteger(m)) { reply("start all: give the time, HH:MM", false); return; }
+    const at = new Date(); at.setHours(h, m, 0, 0);
+    if (at.getTime() <= Date.now()) { reply("start all: " + f.elements["start-time"].value + " has passed today", false); return; }
+    if (confirm("Start every board at " + at.toLocaleTimeString() + "?"))
+      sendAll({command: "start-at", at_ms: at.getTime(), force: f.elements["force"].checked}, "start all at " + f.elements["start-time"].value);
+  });
 }
 function openCorrection(id) {
   const f = $("correction");
@@ -410,8 +584,22 @@ function setupArbiters() {
       time: f.elements["time"].value, moves: f.elements["moves"].value});
   });
   f.querySelector('[data-action="set-result"]').addEventListener("click", () => {
-    send(f.elements["board"].value, {command: "set-result", result: f.elements["result"].value});
+    send(f.elements["board"].value, {command: "set-result", result: f.elements["result"].value,
+      termination: f.elements["termination"].value});
   });
+  f.querySelector('[data-action="adjust-by"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "adjust-by", side: f.elements["side"].value, time: f.elements["delta"].value});
+  });
+  f.querySelector('[data-action="note"]').addEventListener("click", () => {
+    send(f.elements["board"].value, {command: "note", text: f.elements["note"].value});
+  });
+  for (const action of ["undo", "cancel-start"]) {
+    f.querySelector('[data-action="' + action + '"]').addEventListener("click", () => {
+      if (confirm(action === "undo" ? "Take back your last press on board " + f.elements["board"].value + "?"
+        : "Cancel the scheduled start of board " + f.elements["board"].value + "?")) send(f.elements["board"].value, {command: action});
+    });
+  }
+  setupRoundCommands();
   refreshSession();
 }
 
@@ -440,6 +628,7 @@ function connect() {
     for (const id of Object.keys(boards)) delete boards[id];
     for (const h of Object.keys(hosts)) delete hosts[h];
     for (const id of Object.keys(boardHosts)) delete boardHosts[id];
+    seats = {};
     link = {connected: true, since_ms: null, data_as_of_ms: null};
     streamOpen = true;
     heardAt = Date.now();
@@ -465,10 +654,20 @@ function connect() {
       if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
       else { delete boards[m.board]; delete boardHosts[m.board]; }
     }
+    if (m.type === "seats") seats = m.seats || {};
     if (m.type === "board-host") boardHosts[m.board] = {status: m.status, last_seen_ms: m.last_seen_ms ?? null};
     if (m.type === "host") hosts[m.host] = {status: m.status || (m.online ? "online" : "offline"), online: m.online, last_seen_ms: m.last_seen_ms ?? null};
     render();
   };
 }
 connect();
-setInterval(render, 200);
+// Tenths change every 100 ms: render as often while a clock shows them.
+let ticks = 0;
+setInterval(() => {
+  ticks += 1;
+  const tenths = Object.values(boards).some(b => {
+    const p = b.payload || {}, s = p.snapshot || {};
+    return s.running && clock(remaining(p, s.running), tenthsBelow(p)).includes(".");
+  });
+  if (tenths || ticks % 2 === 0) render();
+}, 100);

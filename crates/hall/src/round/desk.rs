@@ -8,9 +8,8 @@
 //! * `/review.json`: the current round's review: which board gets which
 //!   game, what is missing, and what sending the pairings would do
 //!   ([`super::plan_pairings`]);
-//! * `/rounds/N/round.pgn`, `/rounds/N/results.json`, `/rounds/N/results.trf`,
-//!   `/rounds/N/results.res`: round N's, as the round's own routes give
-//!   the current round's; a past round's from its recorded games.
+//! * round N's exports (`/rounds/N/...`) are `exports`'s; a past
+//!   round's from the recorded games.
 //!
 //! Promises: a result is recorded when a board's state carries it, for
 //! the pairing board that hall board plays, only while its game is of
@@ -22,7 +21,6 @@
 
 use super::*;
 use crate::event::store::{Recorded, RoundRecord, RoundStatus, StoreError};
-use axum::extract::Path as UrlPath;
 
 /// Why a round's pairings were not loaded.
 #[derive(Debug)]
@@ -323,6 +321,17 @@ impl Desk {
                         );
                         true
                     }
+                    Ok(Recorded::Disputed) => {
+                        tracing::warn!(
+                            round,
+                            board = number,
+                            id = board,
+                            result,
+                            "desk: the board's result differs from an arbiter's correction: \
+                             the correction stands (flagged in the results)"
+                        );
+                        false
+                    }
                     Ok(_) => false,
                     Err(error) => {
                         tracing::error!(%error, round, board = number, "desk: cannot record a result");
@@ -483,7 +492,7 @@ impl Desk {
 
     /// Round `number` as kept, for its exports: its pairings and recorded
     /// results (none of the boards' live states).
-    fn archived(&self, number: u32) -> Result<Option<Setup>, String> {
+    pub(super) fn archived(&self, number: u32) -> Result<Option<Setup>, String> {
         let mut guard = lock(&self.store);
         let store = store_of(&mut guard)?;
         let Some(round) = store.round(number).map_err(store_error)? else {
@@ -507,7 +516,6 @@ pub fn routes<S: RoundSource>() -> Router<Arc<S>> {
     Router::new()
         .route("/rounds.json", get(rounds_json::<S>))
         .route("/review.json", get(review_json::<S>))
-        .route("/rounds/{round}/{file}", get(round_file::<S>))
 }
 
 async fn rounds_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
@@ -521,48 +529,5 @@ async fn review_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     match review {
         Some(review) => axum::Json(review).into_response(),
         None => plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned()),
-    }
-}
-
-async fn round_file<S: RoundSource>(
-    State(hub): State<Arc<S>>,
-    UrlPath((round, file)): UrlPath<(String, String)>,
-) -> Response {
-    let Ok(number) = round.parse::<u32>() else {
-        return plain(StatusCode::NOT_FOUND, format!("no round `{round}`\n"));
-    };
-    let desk = hub.desk();
-    if desk.current_round() == Some(number) {
-        let setup = lock(&desk.setup);
-        let boards = hub.boards();
-        return export(&setup, &boards, &file);
-    }
-    match desk.archived(number) {
-        Ok(Some(setup)) => export(&setup, &BTreeMap::new(), &file),
-        Ok(None) => plain(
-            StatusCode::NOT_FOUND,
-            format!("no round {number} in the event\n"),
-        ),
-        Err(error) => plain(StatusCode::INTERNAL_SERVER_ERROR, format!("{error}\n")),
-    }
-}
-
-fn export(setup: &Setup, boards: &BTreeMap<String, Value>, file: &str) -> Response {
-    match file {
-        "round.pgn" => (
-            [(
-                header::CONTENT_TYPE,
-                "application/x-chess-pgn; charset=utf-8",
-            )],
-            join(&round_games_of(setup, boards)),
-        )
-            .into_response(),
-        "results.json" => results_json_of(setup, boards),
-        "results.trf" => results_trf_of(setup, boards),
-        "results.res" => results_res_of(setup, boards),
-        _ => plain(
-            StatusCode::NOT_FOUND,
-            format!("no `{file}`: round.pgn, results.json, results.trf, results.res\n"),
-        ),
     }
 }

@@ -8,10 +8,12 @@
 //!   changed);
 //! * `/broadcast.json`: the round, its pairings and the lichess push's
 //!   status ([`PushStatus`]);
-//! * `/results.json`, `/results.trf`, `/results.res`: the round's results
-//!   (from the boards' states: the e-board's result or the arbiter's
-//!   `set-result`) as JSON, as the TRF16 file with the round's column
-//!   filled in, and as Vega's `.res` (see [`super::results`]).
+//! * `/results.json`, `/results.trf` (`.trf16`), `/results.trf26`,
+//!   `/results.res`, `/results.csv`, `/bulletin.pgn`, `/event.pgn` and
+//!   every round's `/rounds/N/...`: the round's results (from the boards'
+//!   states: the e-board's result or the arbiter's `set-result`), each
+//!   reconciled with the boards' own records (see `exports.rs` and
+//!   [`super::results`]).
 //!
 //! Promises:
 //! * the PGN's clock tags are the board's state as published: `WhiteClock`
@@ -55,7 +57,12 @@ use crate::pairings::{self, Pairing, Pairings, Source};
 use crate::results::{self, GameResult, Outcome};
 
 mod desk;
+mod exports;
 mod push;
+mod seating;
+#[cfg(test)]
+use exports::{decided, rows};
+use exports::{plain, NO_PAIRINGS};
 mod send;
 pub use desk::{LoadError, Review};
 pub use push::{spawn_push, PushStatus, PushTarget};
@@ -563,9 +570,7 @@ pub fn routes<S: RoundSource>() -> Router<Arc<S>> {
     Router::new()
         .route("/round.pgn", get(pgn::<S>))
         .route("/broadcast.json", get(status::<S>))
-        .route("/results.json", get(results_json::<S>))
-        .route("/results.trf", get(results_trf::<S>))
-        .route("/results.res", get(results_res::<S>))
+        .merge(exports::routes::<S>())
         .merge(desk::routes::<S>())
 }
 
@@ -641,169 +646,9 @@ async fn status<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     .into_response()
 }
 
-/// Each pairing's board and result, as far as known.
-struct Row<'a> {
-    pairing: &'a Pairing,
-    id: Option<String>,
-    result: Option<String>,
-    termination: Option<String>,
-}
-
-fn rows<'a>(setup: &'a Setup, boards: &BTreeMap<String, Value>) -> Option<Vec<Row<'a>>> {
-    let pairings = setup.pairings.as_ref()?;
-    let assigned = pairings::assign(
-        pairings.games.iter().map(|g| g.board),
-        boards.keys().map(String::as_str),
-        &setup.map,
-    );
-    Some(
-        pairings
-            .games
-            .iter()
-            .map(|pairing| {
-                let id = assigned.get(&pairing.board).cloned();
-                let state = id
-                    .as_ref()
-                    .and_then(|id| boards.get(id))
-                    .map(|payload| &payload["state"]["result"]);
-                let live = (!setup.closed).then(|| {
-                    (
-                        state
-                            .and_then(|r| r["result"].as_str())
-                            .filter(|r| Outcome::parse(r).is_some())
-                            .map(str::to_owned),
-                        state
-                            .and_then(|r| r["termination"].as_str())
-                            .map(str::to_owned),
-                    )
-                });
-                // The recorded result first: the board may have moved on
-                // to another game since.
-                let (result, termination) = match setup.kept.get(&pairing.board) {
-                    Some(kept) => (Some(kept.result.clone()), Some(kept.termination.clone())),
-                    None => live.unwrap_or((None, None)),
-                };
-                Row {
-                    pairing,
-                    result,
-                    termination,
-                    id,
-                }
-            })
-            .collect(),
-    )
-}
-
-fn plain(status: StatusCode, text: String) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        text,
-    )
-        .into_response()
-}
-
-const NO_PAIRINGS: &str =
-    "no pairings: load the round's pairings on the desk (/desk, or start chessclock-hall with \
-     --pairings FILE (TRF16 or CSV) and --round N)\n";
-
-async fn results_json<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
-    let setup = lock(&hub.desk().setup);
-    results_json_of(&setup, &hub.boards())
-}
-
-fn results_json_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
-    let Some(rows) = rows(setup, boards) else {
-        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
-    };
-    let games: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            json!({"board": row.pairing.board, "id": row.id,
-                   "white": row.pairing.white.name, "black": row.pairing.black.name,
-                   "white_number": row.pairing.white.number,
-                   "black_number": row.pairing.black.number,
-                   "result": row.result, "termination": row.termination})
-        })
-        .collect();
-    let round = setup.pairings.as_ref().map(|p| p.round);
-    axum::Json(json!({"round": round, "games": games})).into_response()
-}
-
-/// The decided games with both players' numbers, or the boards that lack
-/// them.
-fn decided(rows: &[Row<'_>]) -> Result<Vec<GameResult>, String> {
-    let mut games = Vec::new();
-    for row in rows {
-        let Some(outcome) = row.result.as_deref().and_then(Outcome::parse) else {
-            continue;
-        };
-        match (row.pairing.white.number, row.pairing.black.number) {
-            (Some(white), Some(black)) => games.push(GameResult {
-                white,
-                black,
-                outcome,
-            }),
-            _ => {
-                return Err(format!(
-                    "board {}: the pairings give no player numbers (a CSV needs white_id and \
-                     black_id columns)\n",
-                    row.pairing.board
-                ))
-            }
-        }
-    }
-    Ok(games)
-}
-
-async fn results_trf<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
-    let setup = lock(&hub.desk().setup);
-    results_trf_of(&setup, &hub.boards())
-}
-
-fn results_trf_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
-    let Some(rows) = rows(setup, boards) else {
-        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
-    };
-    let Some(Pairings {
-        source: Source::Trf(trf),
-        round,
-        ..
-    }) = setup.pairings.as_ref()
-    else {
-        return plain(
-            StatusCode::NOT_FOUND,
-            "the pairings came from a CSV: a TRF16 export needs the pairings' TRF16 file\n"
-                .to_owned(),
-        );
-    };
-    let games = match decided(&rows) {
-        Ok(games) => games,
-        Err(message) => return plain(StatusCode::CONFLICT, message),
-    };
-    match results::trf_with_results(trf, *round, &games) {
-        Ok(text) => plain(StatusCode::OK, text),
-        Err(error) => plain(StatusCode::CONFLICT, format!("{error}\n")),
-    }
-}
-
-async fn results_res<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
-    let setup = lock(&hub.desk().setup);
-    results_res_of(&setup, &hub.boards())
-}
-
-fn results_res_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Response {
-    let Some(rows) = rows(setup, boards) else {
-        return plain(StatusCode::NOT_FOUND, NO_PAIRINGS.to_owned());
-    };
-    let round = setup.pairings.as_ref().map_or(0, |p| p.round);
-    match decided(&rows) {
-        Ok(games) => plain(StatusCode::OK, results::vega_res(round, &games)),
-        Err(message) => plain(StatusCode::CONFLICT, message),
-    }
-}
-
 #[cfg(test)]
 mod desk_tests;
+#[cfg(test)]
+mod exports_tests;
 #[cfg(test)]
 mod tests;

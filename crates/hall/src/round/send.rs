@@ -48,12 +48,14 @@ pub struct Sent {
 /// control is given and no game runs, then `set-tags`) and waits for every
 /// reply. One [`Sent`] per pairing board, in board order.
 pub async fn send_pairings(
-    options: rumqttc::MqttOptions,
+    options: rumqttc::v5::MqttOptions,
     sending: &Sending,
     pairings: &Pairings,
     map: &BTreeMap<u32, String>,
 ) -> anyhow::Result<Vec<Sent>> {
-    use rumqttc::{AsyncClient, Event, Incoming, QoS};
+    use rumqttc::v5::mqttbytes::v5::Packet as Incoming;
+    use rumqttc::v5::mqttbytes::QoS;
+    use rumqttc::v5::{AsyncClient, Event};
     let (client, mut eventloop) = AsyncClient::new(options, 256);
     let prefix = format!("chessclock/{}/board/", sending.hall);
     let board_of = |topic: &str, leaf: &str| -> Option<String> {
@@ -88,7 +90,7 @@ pub async fn send_pairings(
             }
             Ok(Ok(Event::Incoming(Incoming::SubAck(_)))) => subacks += 1,
             Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
-                if let Some(board) = board_of(&publish.topic, "/state") {
+                if let Some(board) = board_of(&String::from_utf8_lossy(&publish.topic), "/state") {
                     if let Ok(value) = serde_json::from_slice(&publish.payload) {
                         states.insert(board, value);
                     }
@@ -136,7 +138,7 @@ pub async fn send_pairings(
             Err(_) => break,
             Ok(Err(error)) => anyhow::bail!("the broker: {error}"),
             Ok(Ok(Event::Incoming(Incoming::Publish(publish)))) => {
-                if board_of(&publish.topic, "/reply").is_some() {
+                if board_of(&String::from_utf8_lossy(&publish.topic), "/reply").is_some() {
                     if let Ok(value) = serde_json::from_slice::<Value>(&publish.payload) {
                         if let Some(id) = value["id"].as_str() {
                             replies.insert(id.to_owned(), value.clone());

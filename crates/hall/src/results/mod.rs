@@ -3,8 +3,10 @@
 //! `.res` import file.
 //!
 //! Promises: only the round's result character and the points of the
-//! players whose result is known change in the TRF (every other line and
-//! column stays as it was); a game without a result is left out.
+//! players whose result is known (a decided game, or a bye of the round)
+//! change in the TRF (every other line and column stays as it was); a game
+//! without a result is left out. The TRF26 records and the TRF16 reduction
+//! are in [`trf26`].
 //!
 //! * **TRF16** (FIDE C.04 Annex 2): in each `001` line the round's block
 //!   starts at column `92 + 10 (round - 1)`; its column 8 (99 for round 1)
@@ -16,6 +18,8 @@
 //!   follow.
 
 use super::pairings::{round_column, trf_half_points, InputError};
+
+pub mod trf26;
 
 /// A game's outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,20 +125,14 @@ pub fn trf_with_results(trf: &str, round: u32, games: &[GameResult]) -> Result<S
                 chars.resize(column + 7, ' ');
             }
             chars[column + 6] = result;
-            // The points again: every round block's result.
-            let mut halves = 0;
-            let mut block = round_column(1) + 7;
-            while block <= chars.len() {
-                halves += trf_half_points(chars[block - 1]);
-                block += 10;
-            }
-            if chars.len() < 84 {
-                chars.resize(84, ' ');
-            }
-            let points = format!("{:>4}", format!("{}.{}", halves / 2, halves % 2 * 5));
-            for (offset, c) in points.chars().enumerate() {
-                chars[80 + offset] = c;
-            }
+            sum_points(&mut chars);
+        } else if opponent.unwrap_or(0) == 0
+            && chars
+                .get(column + 6)
+                .is_some_and(|c| matches!(c.to_ascii_uppercase(), 'U' | 'F' | 'H' | 'Z'))
+        {
+            // A bye of the round: its points count.
+            sum_points(&mut chars);
         }
         out.extend(chars);
         out.push_str(ending);
@@ -151,6 +149,23 @@ pub fn trf_with_results(trf: &str, round: u32, games: &[GameResult]) -> Result<S
         });
     }
     Ok(out)
+}
+
+/// Columns 81-84 of a `001` line: the sum of its round blocks' results.
+fn sum_points(chars: &mut Vec<char>) {
+    let mut halves = 0;
+    let mut block = round_column(1) + 7;
+    while block <= chars.len() {
+        halves += trf_half_points(chars[block - 1]);
+        block += 10;
+    }
+    if chars.len() < 84 {
+        chars.resize(84, ' ');
+    }
+    let points = format!("{:>4}", format!("{}.{}", halves / 2, halves % 2 * 5));
+    for (offset, c) in points.chars().enumerate() {
+        chars[80 + offset] = c;
+    }
 }
 
 /// Vega's `.res` file for round `round`'s decided games.
@@ -172,8 +187,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
 
-    const TRF: &str = include_str!("../../../tests/data/hall/round2.trf");
-    const EXPECTED: &str = include_str!("../../../tests/data/hall/round2-results.trf");
+    const TRF: &str = include_str!("../../../../tests/data/hall/round2.trf");
+    const EXPECTED: &str = include_str!("../../../../tests/data/hall/round2-results.trf");
 
     fn games() -> Vec<GameResult> {
         vec![
@@ -244,7 +259,7 @@ mod tests {
 
     #[test]
     fn vega_res_lists_the_decided_games() {
-        let expected = include_str!("../../../tests/data/hall/round2.res");
+        let expected = include_str!("../../../../tests/data/hall/round2.res");
         assert_eq!(vega_res(2, &games()), expected);
         assert_eq!(vega_res(1, &[]), "0 1\n");
     }
