@@ -365,7 +365,7 @@ impl Hub {
                 }
                 // A board came or went: the boards' numbers may change.
                 if ids.len() != boards_before {
-                    changes.extend(self.remake_seats());
+                    changes.extend(self.remake_seats().map(|m| m.to_string()));
                 }
                 changes
             }
