@@ -186,7 +186,9 @@ fn has_class(view: &Value, class: &str) -> bool {
         .is_some_and(|c| c.iter().any(|c| c == class))
 }
 
-/// Checks that board `board`'s white clock does not move for 1.5 s.
+/// Checks that board `board`'s white clock does not move for 1.5 s. Real
+/// time, for what it is about: the page ticks on chromium's own clock,
+/// which no test can pause; 1.5 s is more than seven of its 200 ms redraws.
 async fn stopped(browser: &Browser, board: &str, why: &str) {
     let before = browser.run(&view(board)).await;
     tokio::time::sleep(Duration::from_millis(1_500)).await;
