@@ -18,6 +18,12 @@ function withToken(path) {
 }
 function set(element, text) { element.textContent = text; }
 function fail(text) { const e = $("error"); e.hidden = !text; set(e, text || ""); }
+// Game time in ms as H:MM:SS.mmm.
+function gameTime(ms) {
+  const p = (n, w) => String(n).padStart(w || 2, "0");
+  const s = Math.floor(ms / 1000);
+  return Math.floor(s / 3600) + ":" + p(Math.floor(s / 60) % 60) + ":" + p(s % 60) + "." + p(ms % 1000, 3);
+}
 function clockOfDay(ms) {
   const d = new Date(ms);
   const p = (n) => String(n).padStart(2, "0");
@@ -92,7 +98,7 @@ function showInstant(at) {
   const words = [];
   if (!at.started) words.push("not started");
   if (at.paused) words.push("paused");
-  for (const side of at.flags) words.push(side + "'s flag fell at " + at[side].flag_ms + " ms");
+  for (const side of at.flags) words.push(side + "'s flag fell at " + gameTime(at[side].flag_ms));
   set($("tm-state"), words.join("; ") || "running");
   set($("tm-fen"), at.fen || "none: the record has no e-board moves");
   $("tm-fen").dataset.fen = at.fen || "";

@@ -213,7 +213,7 @@ async fn chart_svg(
 
 /// `t` (game ms) or `wall` (ms since the Unix epoch).
 #[derive(serde::Deserialize)]
-struct Instant {
+struct At {
     t: Option<String>,
     wall: Option<String>,
 }
@@ -221,23 +221,21 @@ struct Instant {
 async fn at_json(
     State(hub): State<Arc<Hub>>,
     UrlPath(board): UrlPath<String>,
-    Query(instant): Query<Instant>,
+    Query(instant): Query<At>,
     reader: Option<Extension<Reader>>,
 ) -> Response {
-    let number = |text: &Option<String>| -> Result<Option<i64>, Response> {
+    let number = |text: &Option<String>| -> Result<Option<i64>, String> {
         match text.as_deref().map(str::trim) {
             None | Some("") => Ok(None),
-            Some(text) => text.parse::<i64>().map(Some).map_err(|_| {
-                refusal(
-                    StatusCode::BAD_REQUEST,
-                    &format!("`{text}`: give the instant as whole milliseconds"),
-                )
-            }),
+            Some(text) => text
+                .parse::<i64>()
+                .map(Some)
+                .map_err(|_| format!("`{text}`: give the instant as whole milliseconds")),
         }
     };
     let (t, wall) = match (number(&instant.t), number(&instant.wall)) {
         (Ok(t), Ok(wall)) => (t, wall),
-        (Err(response), _) | (_, Err(response)) => return response,
+        (Err(error), _) | (_, Err(error)) => return refusal(StatusCode::BAD_REQUEST, &error),
     };
     if t.is_none() == wall.is_none() {
         return refusal(

@@ -336,13 +336,16 @@ impl Record {
     }
 }
 
-/// Game time as `H:MM:SS` (rounded down to the second).
+/// Game time as `H:MM:SS.mmm` (rounded down to the millisecond, as the
+/// record's game time).
 pub fn game_time(t: Micros) -> String {
-    let seconds = t.max(0) / 1_000_000;
+    let ms = t.max(0) / 1000;
+    let seconds = ms / 1000;
     format!(
-        "{}:{:02}:{:02}",
+        "{}:{:02}:{:02}.{:03}",
         seconds / 3600,
         (seconds / 60) % 60,
-        seconds % 60
+        seconds % 60,
+        ms % 1000
     )
 }

@@ -132,6 +132,7 @@ fn the_time_machine_is_the_engine_over_the_record() {
     assert_eq!(at["running"], "white");
     assert_eq!(at["white"]["remaining_ms"], 122_000, "{at}");
     assert_eq!(at["white"]["text"], "2:02");
+    assert_eq!(at["game_time"], "0:00:04.000");
     assert!(at["fen"].as_str().unwrap().contains("4P3"), "{at}");
     assert_eq!(record.at(1_500_000)["fen"], START_FEN);
     assert_eq!(
