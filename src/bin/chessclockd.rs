@@ -268,7 +268,7 @@ async fn demo(args: Args, interactive: bool) -> anyhow::Result<()> {
     let state_lock = if args.no_state {
         None
     } else {
-        Some(chessclockd::runtime::lock::StateLock::acquire(&state_dir)?)
+        Some(chessclockd::runtime::lock::acquire(&state_dir)?)
     };
     // Stable names for the simulated units (the PTY changes on a replug).
     let links = std::env::temp_dir().join(format!("chessclockd-demo-{}", std::process::id()));

@@ -1,125 +1,23 @@
 //! One daemon per state directory: an exclusive `flock` on
-//! `chessclockd.lock` in the state directory, held for the daemon's life.
+//! `chessclockd.lock` in the state directory, held for the daemon's life
+//! (the lock itself is [`chessclock_host::dirlock`], the hub's too).
 //!
 //! Promises: while a [`StateLock`] lives, no other process can take the
 //! lock of that directory; a second daemon (or a second `chessclockd
 //! --demo` on the same state) gets [`LockError::Held`] naming the holder's
-//! PID, read from the lock file, before it opens the database. Two daemons
-//! on one database interleaved one game's events. The kernel drops the lock
-//! when the process ends however it ends (even `kill -9`), so a stale lock
-//! file never blocks a restart.
+//! PID before it opens the database. Two daemons on one database
+//! interleaved one game's events. The kernel drops the lock when the
+//! process ends however it ends (even `kill -9`), so a stale lock file
+//! never blocks a restart.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use nix::fcntl::{Flock, FlockArg};
+pub use chessclock_host::dirlock::{DirLock as StateLock, LockError};
 
 /// The lock file's name inside the state directory.
 pub const LOCK_FILE: &str = "chessclockd.lock";
 
-/// Why the state directory could not be locked.
-#[derive(Debug, thiserror::Error)]
-pub enum LockError {
-    #[error(
-        "the state directory {dir} is in use by another chessclockd ({holder}): \
-         stop that one first, or give this one another state directory (--state-dir)"
-    )]
-    Held { dir: PathBuf, holder: String },
-    #[error("cannot create the lock file {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
-/// The held lock (released when dropped or when the process ends).
-#[derive(Debug)]
-pub struct StateLock {
-    _lock: Flock<File>,
-    path: PathBuf,
-}
-
-impl StateLock {
-    /// Takes the lock of `dir` (which must exist) without waiting, and writes
-    /// this process's PID into the lock file for the next one to name.
-    pub fn acquire(dir: &Path) -> Result<StateLock, LockError> {
-        let path = dir.join(LOCK_FILE);
-        let io = |source| LockError::Io {
-            path: path.clone(),
-            source,
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(io)?;
-        let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => lock,
-            Err((mut file, errno)) => {
-                if errno == nix::errno::Errno::EWOULDBLOCK {
-                    let mut text = String::new();
-                    let _ = file.read_to_string(&mut text);
-                    let holder = match text.trim().parse::<u32>() {
-                        Ok(pid) => format!("PID {pid}"),
-                        Err(_) => "PID unknown".to_owned(),
-                    };
-                    return Err(LockError::Held {
-                        dir: dir.to_owned(),
-                        holder,
-                    });
-                }
-                return Err(io(std::io::Error::from(errno)));
-            }
-        };
-        let pid = format!("{}\n", std::process::id());
-        lock.set_len(0).map_err(io)?;
-        lock.seek(SeekFrom::Start(0)).map_err(io)?;
-        lock.write_all(pid.as_bytes()).map_err(io)?;
-        Ok(StateLock { _lock: lock, path })
-    }
-
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_lock_on_one_directory_is_refused_naming_the_holder() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = StateLock::acquire(dir.path()).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(first.path()).unwrap(),
-            format!("{}\n", std::process::id())
-        );
-        // Another open file description, as another process would have.
-        let error = StateLock::acquire(dir.path()).unwrap_err();
-        let text = error.to_string();
-        assert!(matches!(error, LockError::Held { .. }), "{text}");
-        assert!(
-            text.contains(&format!("PID {}", std::process::id())),
-            "{text}"
-        );
-        assert!(text.contains(&dir.path().display().to_string()), "{text}");
-        drop(first);
-        let again = StateLock::acquire(dir.path()).unwrap();
-        drop(again);
-    }
-
-    #[test]
-    fn a_missing_directory_is_an_io_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let error = StateLock::acquire(&dir.path().join("missing")).unwrap_err();
-        assert!(matches!(error, LockError::Io { .. }), "{error}");
-    }
+/// Takes the daemon's lock of `dir` (which must exist) without waiting.
+pub fn acquire(dir: &Path) -> Result<StateLock, LockError> {
+    StateLock::acquire(dir, LOCK_FILE, "chessclockd")
 }

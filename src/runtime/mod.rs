@@ -276,7 +276,7 @@ fn open_state(
         })?;
         let lock = match held {
             Some(lock) => lock,
-            None => StateLock::acquire(dir).map_err(|error| match error {
+            None => lock::acquire(dir).map_err(|error| match error {
                 LockError::Held { .. } => StateFailure::Held(error),
                 LockError::Io { .. } => StateFailure::Unusable(format!(
                     "the state directory {} is not writable: {error}",

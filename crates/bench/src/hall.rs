@@ -434,6 +434,7 @@ pub(crate) fn start_hub(
     binary: &Path,
     dir: &Path,
     broker_port: u16,
+    extra: &[std::ffi::OsString],
 ) -> anyhow::Result<(Process, u16)> {
     let hub_port = free_port()?;
     let hub_log = std::fs::File::create(dir.join("hub.log"))?;
@@ -445,6 +446,7 @@ pub(crate) fn start_hub(
         .arg(&screen_tokens)
         .args(["--hall", HALL])
         .args(["--listen", &format!("127.0.0.1:{hub_port}")])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(hub_log)
@@ -534,7 +536,7 @@ pub fn run(
     }
     let mut broker = Mosquitto::start(dir.path())?;
 
-    let (hub, hub_port) = start_hub(&hub_binary, dir.path(), broker.port)?;
+    let (hub, hub_port) = start_hub(&hub_binary, dir.path(), broker.port, &[])?;
 
     // The page, read from before the first daemon starts.
     let (page_tx, page_rx) = std_mpsc::channel();

@@ -265,7 +265,16 @@ pub fn run(
         progress(&format!("keeping {}", dir.path().display()));
     }
     let mut broker = Mosquitto::start(dir.path())?;
-    let (hub, hub_port) = hall::start_hub(&hub_binary, dir.path(), broker.port)?;
+    // The round, as at an event: every fake board paired (pairing board
+    // N on `fNNNN`), so the hub's desk follows each state as it does for
+    // a real round.
+    let pairings = dir.path().join("round.csv");
+    let games: String = (1..options.boards)
+        .map(|n| format!("{n},White {n},Black {n}\n"))
+        .collect();
+    std::fs::write(&pairings, format!("board,white,black\n{games}"))?;
+    let round_args = ["--round".into(), "1".into(), "--pairings".into(), pairings.into()];
+    let (hub, hub_port) = hall::start_hub(&hub_binary, dir.path(), broker.port, &round_args)?;
     let hub_pid = hub.pid();
     let broker_pid = broker.pid().unwrap_or(0);
 

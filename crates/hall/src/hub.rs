@@ -66,6 +66,12 @@ use chessclock_host::clock::{Clock, SystemClock};
 use crate::auth::Access;
 use crate::round::{Desk, RoundSource};
 
+/// How many `/events` messages a page may fall behind before its stream
+/// ends (it reconnects and gets everything again): 0.8 s of a 1,000-board
+/// hall's peak (5,000 states a second), at most ~20 MB of states of the
+/// hall's usual 2-5 KB.
+const CHANGES_KEPT: usize = 4096;
+
 /// What the hub knows.
 #[derive(Default)]
 pub(crate) struct Known {
@@ -88,21 +94,24 @@ pub(crate) struct Known {
     ids: Arc<Vec<String>>,
 }
 
-/// A state's `/events` message, serialised from the payload where it
-/// lies (the keys in the order `json!` gives them): no copy of the payload.
-#[derive(serde::Serialize)]
-struct StateMessage<'a> {
-    board: &'a str,
-    payload: Option<&'a Value>,
-    received_ms: Option<i64>,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
-impl StateMessage<'_> {
-    fn text(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+/// A state's `/events` message, `{"board", "payload", "received_ms",
+/// "type": "state"}`, with the payload's JSON text (`None`: `null`, the
+/// board gone) written in as it is: no copy of a parsed tree.
+fn state_message(board: &str, payload: Option<&str>, received_ms: Option<i64>) -> String {
+    let board = Value::from(board).to_string();
+    let payload = payload.unwrap_or("null");
+    let mut text = String::with_capacity(payload.len() + board.len() + 64);
+    text.push_str("{\"board\":");
+    text.push_str(&board);
+    text.push_str(",\"payload\":");
+    text.push_str(payload);
+    text.push_str(",\"received_ms\":");
+    match received_ms {
+        Some(ms) => text.push_str(&ms.to_string()),
+        None => text.push_str("null"),
     }
+    text.push_str(",\"type\":\"state\"}");
+    text
 }
 
 /// The hub's link to the broker, as the pages are told it.
@@ -195,7 +204,7 @@ impl Hub {
 
     /// A hub that reads the time from `clock`.
     pub fn with_clock(hall: &str, access: Option<Access>, clock: Arc<dyn Clock>) -> Arc<Hub> {
-        let (changes, _) = broadcast::channel(1024);
+        let (changes, _) = broadcast::channel(CHANGES_KEPT);
         let started_ms = clock.wall_ms();
         Arc::new(Hub {
             hall: hall.to_owned(),
@@ -297,78 +306,7 @@ impl Hub {
         };
         let levels: Vec<&str> = rest.split('/').collect();
         let changes: Vec<String> = match levels.as_slice() {
-            ["", "board", board, "state"] => {
-                let value = if payload.is_empty() {
-                    None
-                } else {
-                    Some(serde_json::from_slice(payload).unwrap_or(Value::Null))
-                };
-                let mut known = self.known();
-                let mut changes = Vec::new();
-                let boards_before = known.boards.len();
-                match &value {
-                    Some(value) => {
-                        let host = value["host"].as_str();
-                        // A live state: its host was alive now. A retained
-                        // one may be from a host long dead.
-                        if let Some(host) = host.filter(|_| !retained) {
-                            known.seen.insert(host.to_owned(), now_ms);
-                        }
-                        changes.push(
-                            StateMessage {
-                                board,
-                                payload: Some(value),
-                                received_ms: Some(now_ms),
-                                kind: "state",
-                            }
-                            .text(),
-                        );
-                        let new_host = known
-                            .boards
-                            .get(*board)
-                            .is_none_or(|before| before["host"].as_str() != host);
-                        known.received.insert((*board).to_owned(), now_ms);
-                        if known
-                            .boards
-                            .insert((*board).to_owned(), value.clone())
-                            .is_none()
-                        {
-                            known.ids = Arc::new(known.boards.keys().cloned().collect());
-                        }
-                        if new_host {
-                            changes
-                                .extend(board_host_message(&known, board).map(|m| m.to_string()));
-                        }
-                    }
-                    None => {
-                        if known.boards.remove(*board).is_some() {
-                            known.ids = Arc::new(known.boards.keys().cloned().collect());
-                        }
-                        known.received.remove(*board);
-                        changes.push(
-                            StateMessage {
-                                board,
-                                payload: None,
-                                received_ms: Some(now_ms),
-                                kind: "state",
-                            }
-                            .text(),
-                        );
-                    }
-                };
-                let ids = known.ids.clone();
-                drop(known);
-                // The round's desk records a result it brings (after the
-                // hub's lock: the desk's readers take it inside theirs).
-                if let Some(value) = &value {
-                    self.desk.observe(&ids, board, value, now_ms);
-                }
-                // A board came or went: the boards' numbers may change.
-                if ids.len() != boards_before {
-                    changes.extend(self.remake_seats().map(|m| m.to_string()));
-                }
-                changes
-            }
+            ["", "board", board, "state"] => self.take_state(board, payload, retained, now_ms),
             ["", "board", _, "reply"] => {
                 self.reply(payload);
                 return;
@@ -399,6 +337,79 @@ impl Hub {
         for change in changes {
             let _ = self.changes.send(change);
         }
+    }
+
+    /// A board's state (an empty payload: its removal) at `now_ms`: kept,
+    /// given to the round's desk, and the `/events` messages it makes.
+    /// The payload is parsed once and never copied or written out again:
+    /// the `/events` message carries its bytes as they came (what a hall
+    /// of 1,000 boards at its peak spent most of the hub's time on,
+    /// BENCHMARKS.md "Hall at scale").
+    fn take_state(&self, board: &str, payload: &[u8], retained: bool, now_ms: i64) -> Vec<String> {
+        let mut changes = Vec::new();
+        if payload.is_empty() {
+            let mut known = self.known();
+            let boards_before = known.boards.len();
+            if known.boards.remove(board).is_some() {
+                known.ids = Arc::new(known.boards.keys().cloned().collect());
+            }
+            known.received.remove(board);
+            changes.push(state_message(board, None, Some(now_ms)));
+            let gone = known.boards.len() != boards_before;
+            drop(known);
+            if gone {
+                changes.extend(self.remake_seats().map(|m| m.to_string()));
+            }
+            return changes;
+        }
+        // A payload that is not JSON is kept as `null` (the board is there,
+        // its state unreadable) and told as `null`.
+        let (value, text) = match serde_json::from_slice::<Value>(payload) {
+            Ok(value) => (value, std::str::from_utf8(payload).unwrap_or("null")),
+            Err(_) => (Value::Null, "null"),
+        };
+        // The desk first, while the hub's lock is not held (the desk's
+        // readers take the hub's inside theirs), for a board the hub
+        // already has; a new board's number needs it among the boards.
+        let (ids, known_before) = {
+            let known = self.known();
+            (known.ids.clone(), known.boards.contains_key(board))
+        };
+        if known_before {
+            self.desk.observe(&ids, board, &value, now_ms);
+        }
+        let mut known = self.known();
+        let host = value["host"].as_str().map(str::to_owned);
+        // A live state: its host was alive now. A retained one may be from
+        // a host long dead.
+        if let Some(host) = host.as_ref().filter(|_| !retained) {
+            known.seen.insert(host.clone(), now_ms);
+        }
+        changes.push(state_message(board, Some(text), Some(now_ms)));
+        let new_host = known
+            .boards
+            .get(board)
+            .is_none_or(|before| before["host"].as_str() != host.as_deref());
+        known.received.insert(board.to_owned(), now_ms);
+        let first = if known_before {
+            known.boards.insert(board.to_owned(), value);
+            None
+        } else {
+            known.boards.insert(board.to_owned(), value.clone());
+            known.ids = Arc::new(known.boards.keys().cloned().collect());
+            Some(value)
+        };
+        if new_host {
+            changes.extend(board_host_message(&known, board).map(|m| m.to_string()));
+        }
+        let ids = known.ids.clone();
+        drop(known);
+        if let Some(value) = first {
+            self.desk.observe(&ids, board, &value, now_ms);
+            // A board came: the boards' numbers may change.
+            changes.extend(self.remake_seats().map(|m| m.to_string()));
+        }
+        changes
     }
 
     /// The `seats` message as of now: each board's number in the round
@@ -472,13 +483,8 @@ impl Hub {
             host_message(host, status, known.seen.get(host).copied()).to_string()
         });
         let boards = known.boards.iter().map(|(board, payload)| {
-            StateMessage {
-                board,
-                payload: Some(payload),
-                received_ms: known.received.get(board).copied(),
-                kind: "state",
-            }
-            .text()
+            let text = serde_json::to_string(payload).unwrap_or_default();
+            state_message(board, Some(&text), known.received.get(board).copied())
         });
         let board_hosts = known
             .boards

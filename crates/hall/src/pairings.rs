@@ -661,27 +661,32 @@ pub fn id_number(id: &str) -> Option<u32> {
 }
 
 /// The hall board of each pairing board number among `ids`: the map's,
-/// else the one id ending in the number. Numbers without a board are left
-/// out.
+/// else the one id ending in the number (and not mapped to another).
+/// Numbers without a board are left out. Linear in the numbers and the
+/// ids: a hall of 1,000 boards asks it at every board coming or going.
 pub fn assign<'a>(
     numbers: impl IntoIterator<Item = u32>,
-    ids: impl IntoIterator<Item = &'a str> + Clone,
+    ids: impl IntoIterator<Item = &'a str>,
     map: &BTreeMap<u32, String>,
 ) -> BTreeMap<u32, String> {
+    let mapped: std::collections::HashSet<&str> = map.values().map(String::as_str).collect();
+    // Number -> the one unmapped id ending in it (`None`: several do).
+    let mut by_number: std::collections::HashMap<u32, Option<&str>> =
+        std::collections::HashMap::new();
+    for id in ids.into_iter().filter(|id| !mapped.contains(id)) {
+        if let Some(number) = id_number(id) {
+            by_number
+                .entry(number)
+                .and_modify(|one| *one = None)
+                .or_insert(Some(id));
+        }
+    }
     let mut assigned = BTreeMap::new();
     for number in numbers {
         if let Some(id) = map.get(&number) {
             assigned.insert(number, id.clone());
-            continue;
-        }
-        let mut matching = ids
-            .clone()
-            .into_iter()
-            .filter(|id| id_number(id) == Some(number))
-            // A board the map gives another number keeps that one.
-            .filter(|id| !map.values().any(|mapped| mapped == id));
-        if let (Some(id), None) = (matching.next(), matching.next()) {
-            assigned.insert(number, id.to_owned());
+        } else if let Some(Some(id)) = by_number.get(&number) {
+            assigned.insert(number, (*id).to_owned());
         }
     }
     assigned
@@ -850,6 +855,10 @@ mod tests {
                 .map(|(n, id)| (n, id.to_owned()))
                 .collect()
         );
+        // A board the map gives another number keeps that one.
+        let map: BTreeMap<u32, String> = parse_board_map("5,b3\n").unwrap();
+        let assigned = assign([3, 5], ids.iter().copied(), &map);
+        assert_eq!(assigned, [(5, "b3".to_owned())].into_iter().collect());
         let error = parse_board_map("1,b1\n1,b2\n").unwrap_err();
         assert_eq!((error.line, error.column), (2, 1));
         assert!(parse_board_map("1,a/b\n").is_err());

@@ -1,6 +1,7 @@
 //! The event's store: one SQLite file, `event.sqlite`, in the hub's state
 //! directory, locked for the hub's life (`chessclock-hall.lock`, an
-//! exclusive `flock`, as the daemon locks its own directory).
+//! exclusive `flock`: [`chessclock_host::dirlock`], as the daemon locks its
+//! own directory).
 //!
 //! It keeps the event: the players, the rounds (each round's pairings file
 //! as loaded, its board map, its control, its scheduled start, its status
@@ -25,12 +26,9 @@
 //!   changes it.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
+use chessclock_host::dirlock::{DirLock, LockError};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// The lock file's name inside the state directory.
@@ -44,10 +42,7 @@ pub const SCHEMA_VERSION: i64 = 1;
 #[derive(Debug)]
 pub enum StoreError {
     /// Another hub holds the state directory.
-    Held {
-        dir: PathBuf,
-        holder: String,
-    },
+    Held(LockError),
     /// The file is not this store's, or it is damaged.
     Damaged {
         path: PathBuf,
@@ -68,12 +63,7 @@ pub enum StoreError {
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreError::Held { dir, holder } => write!(
-                f,
-                "the state directory {} is in use by another chessclock-hall ({holder}): \
-                 stop that one first, or give this one another --state-dir",
-                dir.display()
-            ),
+            StoreError::Held(error) => write!(f, "{error}"),
             StoreError::Damaged { path, why } => write!(
                 f,
                 "the event store {} is damaged or not an event store ({why}): move it aside \
@@ -194,7 +184,7 @@ pub enum Recorded {
 /// The event's store.
 pub struct Store {
     db: Connection,
-    _lock: Option<Flock<File>>,
+    _lock: Option<DirLock>,
 }
 
 const SCHEMA_1: &str = "
@@ -217,44 +207,11 @@ CREATE TABLE IF NOT EXISTS corrections (
     entered_by TEXT NOT NULL, at_ms INTEGER NOT NULL);
 ";
 
-fn lock_dir(dir: &Path) -> Result<Flock<File>, StoreError> {
-    let path = dir.join(LOCK_FILE);
-    let io = |source| StoreError::Io {
-        path: path.clone(),
-        source,
-    };
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .open(&path)
-        .map_err(io)?;
-    let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(lock) => lock,
-        Err((mut file, errno)) => {
-            if errno == nix::errno::Errno::EWOULDBLOCK {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
-                let holder = match text.trim().parse::<u32>() {
-                    Ok(pid) => format!("PID {pid}"),
-                    Err(_) => "PID unknown".to_owned(),
-                };
-                return Err(StoreError::Held {
-                    dir: dir.to_owned(),
-                    holder,
-                });
-            }
-            return Err(io(std::io::Error::from(errno)));
-        }
-    };
-    let pid = format!("{}\n", std::process::id());
-    lock.set_len(0)
-        .and_then(|()| lock.seek(SeekFrom::Start(0)).map(|_| ()))
-        .and_then(|()| lock.write_all(pid.as_bytes()))
-        .map_err(io)?;
-    Ok(lock)
+fn lock_dir(dir: &Path) -> Result<DirLock, StoreError> {
+    DirLock::acquire(dir, LOCK_FILE, "chessclock-hall").map_err(|error| match error {
+        LockError::Held { .. } => StoreError::Held(error),
+        LockError::Io { path, source } => StoreError::Io { path, source },
+    })
 }
 
 fn json_map(map: &BTreeMap<u32, String>) -> String {

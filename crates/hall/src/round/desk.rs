@@ -81,6 +81,40 @@ fn store_of<'a>(guard: &'a mut MutexGuard<'_, Option<Store>>) -> Result<&'a mut 
 }
 
 impl Desk {
+    /// The pairing board `board` plays among the hall boards `ids`
+    /// (see [`pairings::assign`]), worked out again only when the boards,
+    /// the pairings or the map changed.
+    fn number_of(
+        &self,
+        ids: &Arc<Vec<String>>,
+        board: &str,
+        pairings: &Pairings,
+        map: &BTreeMap<u32, String>,
+    ) -> Option<u32> {
+        let mut numbers = lock(&self.numbers);
+        let fresh = numbers.as_ref().is_some_and(|n| {
+            Arc::ptr_eq(&n.ids, ids)
+                && n.round == pairings.round
+                && n.boards.iter().copied().eq(pairings.games.iter().map(|g| g.board))
+                && &n.map == map
+        });
+        if !fresh {
+            let assigned = pairings::assign(
+                pairings.games.iter().map(|g| g.board),
+                ids.iter().map(String::as_str),
+                map,
+            );
+            *numbers = Some(Numbers {
+                ids: ids.clone(),
+                round: pairings.round,
+                boards: pairings.games.iter().map(|g| g.board).collect(),
+                map: map.clone(),
+                by_id: assigned.into_iter().map(|(n, id)| (id, n)).collect(),
+            });
+        }
+        numbers.as_ref()?.by_id.get(board).copied()
+    }
+
     /// A desk keeping its event in `store`.
     pub fn with_store(store: Store) -> Desk {
         Desk::with(Some(store))
@@ -93,6 +127,7 @@ impl Desk {
             served: Mutex::new(Served::default()),
             store: Mutex::new(store),
             hints: Mutex::new(BTreeMap::new()),
+            numbers: Mutex::new(None),
         }
     }
 
@@ -233,7 +268,7 @@ impl Desk {
 
     /// A board's state, as it arrived (`ids`: every hall board the hub
     /// knows): its result recorded for the current round, or withdrawn.
-    pub fn observe(&self, ids: &[String], board: &str, payload: &Value, now_ms: i64) {
+    pub fn observe(&self, ids: &Arc<Vec<String>>, board: &str, payload: &Value, now_ms: i64) {
         let mut setup = lock(&self.setup);
         if setup.closed {
             return;
@@ -242,16 +277,7 @@ impl Desk {
             return;
         };
         let round = pairings.round;
-        let assigned = pairings::assign(
-            pairings.games.iter().map(|g| g.board),
-            ids.iter().map(String::as_str),
-            &setup.map,
-        );
-        let Some(number) = assigned
-            .iter()
-            .find(|(_, id)| id.as_str() == board)
-            .map(|(n, _)| *n)
-        else {
+        let Some(number) = self.number_of(ids, board, pairings, &setup.map) else {
             return;
         };
         let (tags, _) = split_pgn(payload["pgn"].as_str().unwrap_or(""));

@@ -72,7 +72,8 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
     let desk = Desk::default();
     desk.load_round(2, CSV, BTreeMap::new(), None, 1_000)
         .unwrap();
-    let ids: Vec<String> = ["b1", "b2", "b3"].iter().map(|s| (*s).to_owned()).collect();
+    let ids: Arc<Vec<String>> =
+        Arc::new(["b1", "b2", "b3"].iter().map(|s| (*s).to_owned()).collect());
     // The last round's game on b2 is not this round's.
     desk.observe(
         &ids,
@@ -162,7 +163,7 @@ fn new_pairings_cannot_give_a_recorded_result_to_other_players() {
     let desk = Desk::default();
     desk.load_round(3, CSV, BTreeMap::new(), None, 1_000)
         .unwrap();
-    let ids = vec!["b1".to_owned()];
+    let ids = Arc::new(vec!["b1".to_owned()]);
     desk.observe(
         &ids,
         "b1",

@@ -94,7 +94,8 @@ fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     let desk = Desk::default();
     desk.load_round(2, BYES, BTreeMap::new(), Some("600+5".to_owned()), 1_000)
         .unwrap();
-    let ids: Vec<String> = ["b1", "b2", "b3"].iter().map(|s| (*s).to_owned()).collect();
+    let ids: Arc<Vec<String>> =
+        Arc::new(["b1", "b2", "b3"].iter().map(|s| (*s).to_owned()).collect());
     let mut boards = BTreeMap::new();
     for (number, result) in [(1, "0-1"), (2, "1/2-1/2"), (3, "1-0")] {
         let id = format!("b{number}");
@@ -195,7 +196,7 @@ fn a_corrected_result_is_not_overwritten_by_the_board() {
     let desk = Desk::default();
     desk.load_round(2, BYES, BTreeMap::new(), None, 1_000)
         .unwrap();
-    let ids = vec!["b1".to_owned()];
+    let ids = Arc::new(vec!["b1".to_owned()]);
     desk.observe(&ids, "b1", &board(1, Some("1-0")), 2_000);
     desk.correct(2, 1, "0-1", "normal", "Chief", 3_000).unwrap();
     // The board publishes its result again (the round is open): the

@@ -108,6 +108,22 @@ pub struct Desk {
     /// Board id -> the arbiter who last sent it a `set-result` from the
     /// hub (who entered its result).
     hints: Mutex<BTreeMap<String, String>>,
+    /// Which pairing board each hall board plays, as last worked out
+    /// (taken after `setup`): every state asks, and working it out for a
+    /// hall of 1,000 boards at each of thousands of states a second is
+    /// what a hub cannot afford.
+    numbers: Mutex<Option<Numbers>>,
+}
+
+/// Hall board id -> its pairing board number, for one set of hall boards
+/// (the hub's `ids`, the same `Arc` until a board comes or goes) and one
+/// round's pairing boards and board map.
+struct Numbers {
+    ids: Arc<Vec<String>>,
+    round: u32,
+    boards: Vec<u32>,
+    map: BTreeMap<u32, String>,
+    by_id: std::collections::HashMap<String, u32>,
 }
 
 impl Default for Desk {
