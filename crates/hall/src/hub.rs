@@ -64,6 +64,7 @@ use tokio::sync::{broadcast, oneshot};
 use chessclock_host::clock::{Clock, SystemClock};
 
 use crate::auth::Access;
+use crate::broadcast::{Cut, Delayed};
 use crate::round::{Desk, RoundSource};
 
 /// What the hub knows.
@@ -180,6 +181,15 @@ pub struct Hub {
     seats: Mutex<Option<Value>>,
     /// Messages above [`MAX_PAYLOAD`] dropped on arrival.
     oversize: AtomicU64,
+    /// Every board's states with their instants: the public feed's
+    /// source, behind the delay ([`crate::broadcast`]).
+    pub(crate) delayed: Delayed,
+    /// The public feed's changes: the link, the round's boards' hosts and
+    /// seats as they come, the states as the delay releases them
+    /// (`crate::http`'s releaser).
+    pub(crate) public: broadcast::Sender<String>,
+    /// Whether the releaser runs.
+    pub(crate) releasing: std::sync::atomic::AtomicBool,
 }
 
 impl Hub {
@@ -196,6 +206,7 @@ impl Hub {
     /// A hub that reads the time from `clock`.
     pub fn with_clock(hall: &str, access: Option<Access>, clock: Arc<dyn Clock>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(1024);
+        let (public, _) = broadcast::channel(1024);
         let started_ms = clock.wall_ms();
         Arc::new(Hub {
             hall: hall.to_owned(),
@@ -214,6 +225,9 @@ impl Hub {
             pending: Mutex::new(HashMap::new()),
             seats: Mutex::new(None),
             oversize: AtomicU64::new(0),
+            delayed: Delayed::default(),
+            public,
+            releasing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -367,6 +381,16 @@ impl Hub {
                 if ids.len() != boards_before {
                     changes.extend(self.remake_seats().map(|m| m.to_string()));
                 }
+                // Kept for the public feed (after the hub's lock), which
+                // the releaser tells behind the delay.
+                match &value {
+                    Some(value) => self.delayed.record(board, value, retained, now_ms),
+                    None => self.delayed.remove(board),
+                }
+                // The state message (first) is the arbiters' only.
+                for change in changes.iter().skip(1) {
+                    self.tell_public(change);
+                }
                 changes
             }
             ["", "board", _, "reply"] => {
@@ -392,7 +416,13 @@ impl Hub {
                 let mut changes = vec![host_message(host, &status, known.seen.get(*host).copied())];
                 changes
                     .extend(boards_of(&known, host).filter_map(|b| board_host_message(&known, b)));
-                changes.into_iter().map(|c| c.to_string()).collect()
+                let changes: Vec<String> = changes.into_iter().map(|c| c.to_string()).collect();
+                drop(known);
+                // The host message (first) names the host: not public.
+                for change in changes.iter().skip(1) {
+                    self.tell_public(change);
+                }
+                changes
             }
             _ => return,
         };
@@ -421,8 +451,103 @@ impl Hub {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Sends a message of the arbiters' stream to the public's too when
+    /// it is for the public: the link, and a board's host status or the
+    /// seats of the round's boards only (their states go behind the delay,
+    /// by the releaser; a host's own message names it: never).
+    fn tell_public(&self, message: &str) {
+        let Ok(value) = serde_json::from_str::<Value>(message) else {
+            return;
+        };
+        let public = match value["type"].as_str() {
+            Some("link") => Some(message.to_owned()),
+            Some("board-host") => value["board"]
+                .as_str()
+                .filter(|board| self.delayed.is_member(board))
+                .map(|_| message.to_owned()),
+            Some("seats") => Some(self.public_seats(&value).to_string()),
+            _ => None,
+        };
+        if let Some(public) = public {
+            let _ = self.public.send(public);
+        }
+    }
+
+    /// A `seats` message with the round's boards only.
+    fn public_seats(&self, seats: &Value) -> Value {
+        let mut seats = seats.clone();
+        if let Some(map) = seats["seats"].as_object_mut() {
+            map.retain(|board, _| self.delayed.is_member(board));
+        }
+        seats
+    }
+
+    /// The public feed's cut now: the current round's own delay (set on
+    /// the desk), else the hub's `--delay-seconds`.
+    pub fn public_cut(&self) -> Cut {
+        let delay_ms = self
+            .desk
+            .round_delay()
+            .map_or_else(|| self.delayed.hub_delay_ms(), |s| i64::from(s) * 1000);
+        Cut {
+            now_ms: self.now_ms(),
+            delay_ms,
+            results_immediately: self.delayed.results_immediately(),
+        }
+    }
+
+    /// The delay's settings: the hub's own delay and whether results go
+    /// out at once.
+    pub fn set_delay(&self, delay_ms: i64, results_immediately: bool) {
+        self.delayed.configure(delay_ms, results_immediately);
+    }
+
+    /// One board's state as the public sees it now (`None`: not public,
+    /// or no state of it old enough). Every public route of one board
+    /// reads it here.
+    pub fn public_board(&self, board: &str) -> Option<Value> {
+        self.delayed.board(board, &self.public_cut())
+    }
+
+    /// Every public board's state as the public sees it now.
+    pub fn public_states(&self) -> BTreeMap<String, Value> {
+        self.delayed.view(&self.public_cut())
+    }
+
+    /// The public stream's first messages, without the states (the link,
+    /// the round's boards' hosts, the public seats).
+    pub(crate) fn public_first(&self) -> Vec<String> {
+        let link = self.link().message().to_string();
+        let seats = self.public_seats(&self.seats_message()).to_string();
+        let known = self.known();
+        let board_hosts: Vec<String> = known
+            .boards
+            .keys()
+            .filter_map(|board| board_host_message(&known, board))
+            .map(|message| message.to_string())
+            .collect();
+        drop(known);
+        std::iter::once(link)
+            .chain(board_hosts.into_iter().filter(|m| {
+                serde_json::from_str::<Value>(m).is_ok_and(|v| {
+                    v["board"]
+                        .as_str()
+                        .is_some_and(|b| self.delayed.is_member(b))
+                })
+            }))
+            .chain(std::iter::once(seats))
+            .collect()
+    }
+
     /// Makes the `seats` message again; `Some` when it changed (to tell).
     fn remake_seats(&self) -> Option<Value> {
+        let ids: BTreeMap<String, Value> = self
+            .known()
+            .boards
+            .keys()
+            .map(|id| (id.clone(), Value::Null))
+            .collect();
+        self.delayed.set_members(self.desk.members(&ids));
         let seats = self.seats_now();
         let mut last = self.last_seats();
         (last.as_ref() != Some(&seats)).then(|| {
@@ -435,7 +560,9 @@ impl Hub {
     /// pages the boards' new numbers and players, if they changed.
     pub fn refresh_seats(&self) {
         if let Some(seats) = self.remake_seats() {
-            let _ = self.changes.send(seats.to_string());
+            let seats = seats.to_string();
+            self.tell_public(&seats);
+            let _ = self.changes.send(seats);
         }
     }
 
@@ -529,6 +656,7 @@ impl Hub {
             *link
         };
         let _ = self.changes.send(link.message().to_string());
+        let _ = self.public.send(link.message().to_string());
     }
 
     /// The connection failed at `now_ms`; `unanswered`: the broker stopped
@@ -558,6 +686,7 @@ impl Hub {
             *link
         };
         let _ = self.changes.send(link.message().to_string());
+        let _ = self.public.send(link.message().to_string());
         let mut known = self.known();
         let Known { hosts, seen, .. } = &mut *known;
         let mut gone = Vec::new();
@@ -571,7 +700,9 @@ impl Hub {
                 .changes
                 .send(host_message(&host, "unknown", Some(as_of)).to_string());
             for message in boards_of(&known, &host).filter_map(|b| board_host_message(&known, b)) {
-                let _ = self.changes.send(message.to_string());
+                let message = message.to_string();
+                self.tell_public(&message);
+                let _ = self.changes.send(message);
             }
         }
     }
@@ -736,6 +867,27 @@ impl RoundSource for Hub {
 
     fn now_ms(&self) -> i64 {
         Hub::now_ms(self)
+    }
+
+    fn public_boards(&self) -> (Cut, BTreeMap<String, Value>) {
+        let cut = self.public_cut();
+        let mut shown = self.delayed.view(&cut);
+        // Every board the hub knows (the round's numbering reads them
+        // all), `null` where the public sees nothing yet.
+        let ids = self.known().ids.clone();
+        let boards = ids
+            .iter()
+            .map(|id| (id.clone(), shown.remove(id).unwrap_or(Value::Null)))
+            .collect();
+        (cut, boards)
+    }
+
+    fn public_changes(&self) -> broadcast::Receiver<String> {
+        self.public.subscribe()
+    }
+
+    fn public_cut(&self) -> Cut {
+        Hub::public_cut(self)
     }
 }
 

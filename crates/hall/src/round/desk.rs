@@ -90,7 +90,7 @@ impl Desk {
         Desk {
             setup: Mutex::new(Setup::default()),
             push: Mutex::new(PushStatus::default()),
-            served: Mutex::new(Served::default()),
+            served: Mutex::new(BTreeMap::new()),
             store: Mutex::new(store),
             hints: Mutex::new(BTreeMap::new()),
         }
@@ -123,6 +123,7 @@ impl Desk {
         setup.control = round.control;
         setup.kept = store.games(number).map_err(store_error)?;
         setup.closed = round.status == RoundStatus::Closed;
+        setup.delay_s = store.round_delay(number).map_err(store_error)?;
         Ok(Some(number))
     }
 
@@ -178,6 +179,7 @@ impl Desk {
             setup.control = closed.control.clone();
             setup.kept = store.games(number).map_err(store_err)?;
             setup.closed = true;
+            setup.delay_s = store.round_delay(number).map_err(store_err)?;
             return Ok(pairings);
         }
         let kept = store.games(number).map_err(store_err)?;
@@ -222,6 +224,7 @@ impl Desk {
         setup.control = control;
         setup.kept = kept;
         setup.closed = false;
+        setup.delay_s = store.round_delay(number).map_err(store_err)?;
         Ok(pairings)
     }
 
@@ -507,6 +510,7 @@ impl Desk {
             control: round.control,
             kept: store.games(number).map_err(store_error)?,
             closed: true,
+            delay_s: store.round_delay(number).map_err(store_error)?,
         }))
     }
 }
