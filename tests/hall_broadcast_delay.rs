@@ -245,6 +245,36 @@ async fn press(sim: &chessclock_sim_units::SimHandle, button: Button) {
     .unwrap();
 }
 
+/// Runs `chessclock-hall ARGS` with `stdin`: success, stdout and stderr.
+async fn hall(args: Vec<String>, stdin: &str) -> (bool, String, String) {
+    let stdin = stdin.to_owned();
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(kit::binary("chessclock-hall"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    })
+    .await
+    .unwrap()
+}
+
 /// The live moves of b1, as an arbiter's screen reads them.
 async fn live_moves(hub: &Hub) -> (usize, bool) {
     let (_, _, body) = hub.get("/boards.json", "").await;
@@ -290,6 +320,15 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     let lichess = Lichess::start(Vec::new()).await;
     let token = dir.path().join("lichess.token");
     std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let passwords = dir.path().join("passwd").display().to_string();
+    let (ok, out, err) = hall(
+        vec!["passwd".into(), passwords.clone(), "ann".into()],
+        "s3cret pass\n",
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    let password = dir.path().join("password");
+    std::fs::write(&password, "s3cret pass\n").unwrap();
     let pairings = std::env::current_dir()
         .unwrap()
         .join("tests/data/hall/round2.trf");
@@ -311,6 +350,8 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
             &token.display().to_string(),
             "--lichess-url",
             &lichess.url(),
+            "--passwords",
+            &passwords,
         ],
     )
     .await;
@@ -576,6 +617,57 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     let told = events.lock().unwrap().join("\n");
     assert!(!told.contains("\"b4\""), "{told}");
     assert!(!told.contains("pi1"), "{told}");
+    // Every move's comment has its %emt beside its %clk.
+    let clk = game.matches("[%clk ").count();
+    assert!(clk == 4 && game.matches("[%emt ").count() == clk, "{game}");
+    // The desk's page shows what the platform said.
+    let (_, _, desk) = hub.get_anonymous("/desk", "").await;
+    assert!(
+        desk.contains("id=\"pushed\"") && desk.contains("id=\"delay\""),
+        "{desk}"
+    );
+
+    // The round's own delay, set on the desk from the command line: 0
+    // opens the current round's exports; `none` is the hub's again.
+    let (status, _, _) = hub.get_anonymous("/api/rounds/delay", "").await;
+    assert_ne!(status, 200);
+    let url = format!("http://127.0.0.1:{}", hub.port);
+    let password = password.display().to_string();
+    let desk = |seconds: &str| -> Vec<String> {
+        [
+            "round",
+            "--hub",
+            &url,
+            "--user",
+            "ann",
+            "--password-file",
+            &password,
+            "delay",
+            "--round",
+            "2",
+            "--seconds",
+            seconds,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let (ok, out, err) = hall(desk("0"), "").await;
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("in force now: 0 s"), "{out}");
+    hub.wait_for("/broadcast.json", "the round's delay", |b| {
+        b.contains("\"current_ms\":0") && b.contains("\"round_seconds\":0")
+    })
+    .await;
+    let (status, _, bulletin) = hub.get_anonymous("/bulletin.pgn", "").await;
+    assert_eq!(status, 200, "{bulletin}");
+    let (ok, out, err) = hall(desk("none"), "").await;
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("in force now: 4 s"), "{out}");
+    assert_eq!(hub.get_anonymous("/bulletin.pgn", "").await.0, 401);
+    let (ok, _, err) = hall(desk("-3"), "").await;
+    assert!(!ok && err.contains("--seconds"), "{err}");
+
     eprintln!(
         "{} public readings, {} pushes, {} with clocks checked",
         all.len(),
