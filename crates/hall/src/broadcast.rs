@@ -122,8 +122,7 @@ fn pick(states: &VecDeque<Kept>, cut: &Cut) -> Option<(usize, bool)> {
 
 /// A state as the public sees it: `snapshot_wall_ms` moved on by the delay
 /// when shifted.
-fn shifted(payload: &Value, shift: bool, delay_ms: i64) -> Value {
-    let mut payload = payload.clone();
+fn shifted(mut payload: Value, shift: bool, delay_ms: i64) -> Value {
     if shift && delay_ms > 0 {
         if let Some(at) = payload["snapshot_wall_ms"].as_i64() {
             payload["snapshot_wall_ms"] = Value::from(at.saturating_add(delay_ms));
@@ -159,7 +158,7 @@ impl Delayed {
 
     /// Keeps a board's state taken at `now_ms` (`retained`: the broker's
     /// copy found at a subscription).
-    pub fn record(&self, board: &str, payload: &Value, retained: bool, now_ms: i64) {
+    pub fn record(&self, board: &str, payload: Value, retained: bool, now_ms: i64) {
         let snapshot = payload["snapshot_wall_ms"].as_i64();
         let at_ms = match (retained, snapshot) {
             // What it says held since its snapshot, and still holds.
@@ -169,7 +168,7 @@ impl Delayed {
             (_, Some(at)) => at.max(now_ms),
             (_, None) => now_ms,
         };
-        let over = has_result(payload);
+        let over = has_result(&payload);
         let mut inner = lock(&self.inner);
         inner.seq += 1;
         let seq = inner.seq;
@@ -181,7 +180,7 @@ impl Delayed {
         states.push_back(Kept {
             seq,
             at_ms,
-            payload: payload.clone(),
+            payload,
             over,
         });
         while states.len() > MAX_STATES {
@@ -247,7 +246,7 @@ impl Delayed {
                 let (index, shift) = pick(states, cut)?;
                 Some((
                     board.clone(),
-                    shifted(&states[index].payload, shift, cut.delay_ms),
+                    shifted(states[index].payload.clone(), shift, cut.delay_ms),
                 ))
             })
             .collect()
@@ -261,13 +260,19 @@ impl Delayed {
         }
         let states = inner.boards.get(board)?;
         let (index, shift) = pick(states, cut)?;
-        Some(shifted(&states[index].payload, shift, cut.delay_ms))
+        Some(shifted(states[index].payload.clone(), shift, cut.delay_ms))
     }
 
     /// The boards whose public state changed since the last release (each
     /// with its new state, `None`: withdrawn), and the instant the next one
     /// falls due (`None`: nothing waits).
-    pub fn release(&self, cut: &Cut) -> (Vec<(String, Option<Value>)>, Option<i64>) {
+    /// Each state goes through `view` first (what the stream tells of it:
+    /// no copy of the whole payload), then is shifted.
+    pub fn release(
+        &self,
+        cut: &Cut,
+        view: impl Fn(&Value) -> Value,
+    ) -> (Vec<(String, Option<Value>)>, Option<i64>) {
         let mut inner = lock(&self.inner);
         let pending = std::mem::take(&mut inner.pending);
         let mut out = Vec::new();
@@ -294,7 +299,7 @@ impl Delayed {
                     told.insert(board.clone(), state.seq);
                     out.push((
                         board.clone(),
-                        Some(shifted(&state.payload, shift, cut.delay_ms)),
+                        Some(shifted(view(&state.payload), shift, cut.delay_ms)),
                     ));
                 }
             }
@@ -341,8 +346,8 @@ mod tests {
     #[test]
     fn the_public_sees_the_latest_state_no_newer_than_the_delay_shifted() {
         let delayed = Delayed::default();
-        delayed.record("b1", &state(1_000, 60_000, false), false, 1_000);
-        delayed.record("b1", &state(5_000, 55_000, false), false, 5_000);
+        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
+        delayed.record("b1", state(5_000, 55_000, false), false, 5_000);
         // Nothing old enough yet: nothing shown.
         assert!(delayed.view(&cut(3_000, 3_000, false)).is_empty());
         let view = delayed.view(&cut(4_000, 3_000, false));
@@ -351,12 +356,15 @@ mod tests {
             view["b1"]["snapshot_wall_ms"], 4_000,
             "shifted by the delay"
         );
-        let (told, next) = delayed.release(&cut(4_000, 3_000, false));
+        let (told, next) = delayed.release(&cut(4_000, 3_000, false), Value::clone);
         assert_eq!(told.len(), 1);
         assert_eq!(next, Some(8_000), "the second state falls due at 5 s + 3 s");
         // Nothing new before it is due.
-        assert!(delayed.release(&cut(7_999, 3_000, false)).0.is_empty());
-        let (told, next) = delayed.release(&cut(8_000, 3_000, false));
+        assert!(delayed
+            .release(&cut(7_999, 3_000, false), Value::clone)
+            .0
+            .is_empty());
+        let (told, next) = delayed.release(&cut(8_000, 3_000, false), Value::clone);
         assert_eq!(
             told[0].1.as_ref().unwrap()["snapshot"]["white_remaining_ms"],
             55_000
@@ -370,11 +378,11 @@ mod tests {
     fn a_state_is_never_older_than_its_arrival_nor_its_own_instant() {
         let delayed = Delayed::default();
         // A daemon's clock 10 s ahead: held until its own instant.
-        delayed.record("b1", &state(20_000, 60_000, false), false, 10_000);
+        delayed.record("b1", state(20_000, 60_000, false), false, 10_000);
         assert!(delayed.view(&cut(22_000, 3_000, false)).is_empty());
         assert_eq!(delayed.view(&cut(23_000, 3_000, false)).len(), 1);
         // A retained state from long ago is as old as it says.
-        delayed.record("b2", &state(1_000, 60_000, false), true, 50_000);
+        delayed.record("b2", state(1_000, 60_000, false), true, 50_000);
         assert!(delayed.view(&cut(50_000, 3_000, false)).contains_key("b2"));
     }
 
@@ -382,14 +390,14 @@ mod tests {
     fn results_go_out_at_once_when_asked_and_the_next_game_starts_from_them() {
         let delayed = Delayed::default();
         delayed.configure(3_000, true);
-        delayed.record("b1", &state(1_000, 60_000, false), false, 1_000);
-        delayed.record("b1", &state(2_000, 59_000, true), false, 2_000);
+        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
+        delayed.record("b1", state(2_000, 59_000, true), false, 2_000);
         let c = cut(2_000, 3_000, true);
         let view = delayed.view(&c);
         assert!(view["b1"]["state"]["result"].is_object());
         assert_eq!(view["b1"]["snapshot_wall_ms"], 2_000, "not shifted");
         // The next game: its first state waits for the delay.
-        delayed.record("b1", &state(2_500, 300_000, false), false, 2_500);
+        delayed.record("b1", state(2_500, 300_000, false), false, 2_500);
         assert!(delayed.view(&cut(3_000, 3_000, true))["b1"]["state"]["result"].is_object());
         assert_eq!(
             delayed.view(&cut(5_500, 3_000, true))["b1"]["snapshot"]["white_remaining_ms"],
@@ -397,24 +405,24 @@ mod tests {
         );
         // Without the setting the result waits too.
         let later = Delayed::default();
-        later.record("b1", &state(1_000, 60_000, false), false, 1_000);
-        later.record("b1", &state(2_000, 59_000, true), false, 2_000);
+        later.record("b1", state(1_000, 60_000, false), false, 1_000);
+        later.record("b1", state(2_000, 59_000, true), false, 2_000);
         assert!(later.view(&cut(4_999, 3_000, false))["b1"]["state"]["result"].is_null());
     }
 
     #[test]
     fn boards_outside_the_round_are_withdrawn_and_memory_is_bounded() {
         let delayed = Delayed::default();
-        delayed.record("b1", &state(0, 1, false), false, 0);
-        delayed.record("b2", &state(0, 1, false), false, 0);
-        assert_eq!(delayed.release(&cut(0, 0, false)).0.len(), 2);
+        delayed.record("b1", state(0, 1, false), false, 0);
+        delayed.record("b2", state(0, 1, false), false, 0);
+        assert_eq!(delayed.release(&cut(0, 0, false), Value::clone).0.len(), 2);
         delayed.set_members(Some(BTreeSet::from(["b1".to_owned()])));
-        let (told, _) = delayed.release(&cut(0, 0, false));
+        let (told, _) = delayed.release(&cut(0, 0, false), Value::clone);
         assert_eq!(told, vec![("b2".to_owned(), None)]);
         assert_eq!(delayed.view(&cut(0, 0, false)).len(), 1);
         assert!(delayed.board("b2", &cut(0, 0, false)).is_none());
         for i in 0..(MAX_STATES as i64 + 10) {
-            delayed.record("b1", &state(i, 1, false), false, i);
+            delayed.record("b1", state(i, 1, false), false, i);
         }
         assert!(delayed.kept() <= MAX_STATES + 1);
     }

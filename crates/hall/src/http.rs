@@ -125,9 +125,11 @@ pub fn start_releaser(hub: &Arc<Hub>) {
             {
                 hub.delayed.touch_all();
             }
-            let (told, next) = hub.delayed.release(&cut);
-            for (board, payload) in told {
-                let _ = hub.public.send(public_state(&board, payload.as_ref()));
+            let (told, next) = hub.delayed.release(&cut, page::public_view);
+            for (board, view) in told {
+                let view = view.unwrap_or(Value::Null);
+                let message = json!({"type": "state", "board": board, "payload": view});
+                let _ = hub.public.send(message.to_string());
             }
             let wait_ms = next.map_or(1_000, |due| (due - cut.now_ms).clamp(1, 1_000));
             tokio::select! {

@@ -386,7 +386,8 @@ impl Hub {
                 }
                 // Kept for the public feed (after the hub's lock), which
                 // the releaser tells behind the delay.
-                match &value {
+                match value {
+                    // Moved, not copied: the hub keeps its own copy.
                     Some(value) => self.delayed.record(board, value, retained, now_ms),
                     None => self.delayed.remove(board),
                 }
