@@ -19,8 +19,10 @@
 //!   desk loads a round); the
 //!   link, every known host and board first, then changes, and a
 //!   `{"type": "heartbeat"}` whenever nothing else went for
-//!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
-//!   (`crate::page::public_message`);
+//!   [`crate::page::HEARTBEAT`]; `/public/events` the public feed: the
+//!   link, the round's boards' hosts and seats, and each state's public
+//!   view when the broadcast delay lets it out (`hub/public.rs`,
+//!   [`crate::broadcast`]);
 //! * `/boards.json`: every board's latest state, every host's status and
 //!   when it was last known alive, the link, and the boards most urgent
 //!   first;
