@@ -13,7 +13,9 @@
 //! delay (they tick right behind it); the live routes and the current
 //! round's exports answer 401 without a login; the unpaired board never
 //! goes out; the push's games are the round's, in board order, with the
-//! pairings' player tags.
+//! pairings' player tags; the round's own delay set from the desk's
+//! command line. And with `--results-immediately`, a game's end goes out
+//! at once while its moves still wait.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
@@ -679,4 +681,96 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     assert!(daemon.terminate().success());
     units.shutdown();
     drop(client);
+}
+
+/// `--results-immediately`: a game's end goes public at once (its final
+/// state, clocks stopped), while its moves before it still wait for the
+/// delay; the public PGN and the push carry the result at once too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_goes_out_at_once_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Broker::start(dir.path());
+    let bus = PrivateBus::session_in(dir.path());
+    let config = dir.path().join("chessclockd.toml");
+    let text = format!(
+        "{}\n[[board]]\nid = \"b1\"\ncontrol = \"300\"\n\n[hall]\nbroker = \
+         \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
+        kit::daemon::daemon_table(&dir.path().join("state")),
+        broker.port
+    );
+    std::fs::write(&config, text).unwrap();
+    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
+    let _client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let lichess = Lichess::start(Vec::new()).await;
+    let token = dir.path().join("lichess.token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let hub = Hub::start(
+        broker.port,
+        dir.path(),
+        &[
+            "--round",
+            "1",
+            "--delay-seconds",
+            "600",
+            "--results-immediately",
+            "--lichess-round",
+            "r0und1",
+            "--lichess-token-file",
+            &token.display().to_string(),
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await;
+    hub.wait_for("/boards.json", "the board, live", |b| b.contains("\"b1\""))
+        .await;
+    let mut arbiter = Arbiter::connect(broker.port).await;
+    let reply = arbiter.command("b1", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    // Ten minutes behind: the running game is not public.
+    let (_, _, body) = hub.get_anonymous("/public/boards.json", "").await;
+    let value: Value = serde_json::from_str(&body).unwrap();
+    assert!(value["boards"]["b1"].is_null(), "{body}");
+    assert_eq!(value["delay_ms"], 600_000);
+    let set = wall_ms();
+    let reply = arbiter
+        .command(
+            "b1",
+            json!({"command": "set-result", "result": "0-1", "termination": "resignation"}),
+        )
+        .await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let body = hub
+        .wait_for("/public/boards.json", "the result, at once", |b| {
+            b.contains("\"result\":\"0-1\"")
+        })
+        .await;
+    assert!(wall_ms() - set < 5_000);
+    let value: Value = serde_json::from_str(&body).unwrap();
+    let shown = &value["boards"]["b1"];
+    assert_eq!(shown["snapshot"]["running"], Value::Null, "{shown}");
+    // Not shifted: its own instant, in the past.
+    assert!(
+        shown["snapshot_wall_ms"].as_i64().unwrap() <= wall_ms(),
+        "{shown}"
+    );
+    let (_, _, pgn) = hub.get_anonymous("/public/round.pgn", "").await;
+    let game = game_of(&pgn, "b1").unwrap();
+    assert_eq!(tag(&game, "Result"), Some("0-1"), "{game}");
+    assert_eq!(tag(&game, "ClockStatus"), Some("stopped"), "{game}");
+    lichess
+        .wait(0, "the result pushed", |p| {
+            game_of(&p.body, "b1").is_some_and(|g| tag(&g, "Result") == Some("0-1"))
+        })
+        .await;
+    // Nothing of the game before its result ever went out.
+    for pushed in lichess.pushed() {
+        assert!(
+            game_of(&pushed.body, "b1").is_none_or(|g| tag(&g, "Result") == Some("0-1")),
+            "{}",
+            pushed.body
+        );
+    }
+    drop(hub);
+    assert!(daemon.terminate().success());
 }
