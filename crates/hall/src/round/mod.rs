@@ -1,11 +1,13 @@
 //! The round on the hub: its PGN for a broadcast (served at `/round.pgn`
-//! and pushed to a lichess broadcast round), the round's pairings put on
+//! live, at `/public/round.pgn` behind the broadcast delay, and pushed to
+//! lichess broadcast rounds behind it too), the round's pairings put on
 //! the boards, and its results for the pairing programs.
 //!
 //! HTTP routes (merged into the hub's):
-//! * `/round.pgn`: every board's game ([`round_games`]), with `ETag` and
-//!   `Last-Modified` (a poller may send `If-None-Match`: 304 while nothing
-//!   changed);
+//! * `/round.pgn`: every board's game ([`round_games`]); `/public/round.pgn`
+//!   the round as the public sees it ([`public_games`]); each with
+//!   `?boards=A-B`, `ETag` and `Last-Modified` (a poller may send
+//!   `If-None-Match`: 304 while its text has not changed; see `public.rs`);
 //! * `/broadcast.json`: the round, its pairings and the lichess push's
 //!   status ([`PushStatus`]);
 //! * `/results.json`, `/results.trf` (`.trf16`), `/results.trf26`,
@@ -23,14 +25,22 @@
 //!   not started, paused, a flag fallen, a result). A state published when
 //!   time is added (a stage's bonus at its last move, a correction) changes
 //!   them at once; between two states the PGN does not change;
-//! * the push sends at most [`MAX_GAMES`] games a request, the games of
-//!   boards 1-100 in the first, 101-200 in the next and so on (boards
-//!   without a number last), one request at a time, always the latest PGN (changes while a push is out are
+//! * the public PGN and the push are made from the public feed
+//!   ([`RoundSource::public_boards`]: each board as it was the delay ago,
+//!   its `ReferenceTime` moved on by the delay; with pairings, the paired
+//!   boards only); a finished game's recorded PGN goes in only once the
+//!   cut shows its record ([`crate::broadcast::Cut::shows_record`]);
+//! * the push sends each hundred of boards (1-100, 101-200, ...) to its
+//!   own lichess round (the ids given, in order; boards beyond them are
+//!   named in [`PushStatus::unpushed`], not pushed), at most [`MAX_GAMES`]
+//!   games a request, one request at a time, at most one per lichess round
+//!   every push interval, always the latest PGN (changes meanwhile are
 //!   coalesced into the next), only the requests whose games changed since
 //!   the last accepted push; it retries network errors, 408, 429 (after
 //!   its `Retry-After`) and 5xx with a doubling wait (1 s to 60 s) and
 //!   gives up on a text the server refused otherwise (4xx) until the next
-//!   change. The token is never logged or shown;
+//!   change; what lichess said of each game is kept
+//!   ([`PushStatus::boards`]). The token is never logged or shown;
 //! * sending pairings names every paired board (`set-tags`) and gives it
 //!   the round's control (`new-game`) only when no game runs on it; a
 //!   pairing board without a hall board is reported, never guessed.
