@@ -5,7 +5,8 @@
 //! push, at most 100 games a request, the clock tags changed by the push
 //! of the very state in which the second stage's time was added, clocks
 //! that stop at a pause and a result, `/round.pgn`'s ETag, retries after a
-//! 429. Serialised; every wait has a deadline and waits for a condition.
+//! 429; a section of 300 boards split over three lichess rounds by board
+//! ranges, and its public PGN by range with its ETag. Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
@@ -250,15 +251,31 @@ async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() 
     units.shutdown();
 }
 
+/// The round numbers (`R.B`'s B) of a push's games, in order.
+fn numbers(body: &str) -> Vec<u32> {
+    games(body)
+        .iter()
+        .map(|g| {
+            tag(g, "Round")
+                .unwrap()
+                .split_once('.')
+                .unwrap()
+                .1
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
+async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
     let config = dir.path().join("chessclockd.toml");
     let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
-    for board in 1..=101 {
+    for board in 1..=300 {
         text.push_str(&format!(
             "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
         ));
@@ -280,7 +297,9 @@ async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
             "--round",
             "2",
             "--lichess-round",
-            "r0und1",
+            "r0und1,r0und2,r0und3",
+            "--push-interval-seconds",
+            "1",
             "--lichess-token-file",
             &token,
             "--lichess-url",
@@ -288,39 +307,69 @@ async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
         ],
     )
     .await;
-    // Every board reaches the stand-in; no request has more than 100.
-    let full = lichess
-        .wait(0, "a push of the first 100 boards", |p| {
-            games(&p.body).len() == 100
+    // Each lichess round gets its hundred, whole, in board order.
+    for (index, round) in ["r0und1", "r0und2", "r0und3"].into_iter().enumerate() {
+        let path = format!("/api/broadcast/round/{round}/push");
+        let full = lichess
+            .wait(0, &format!("{round}'s hundred"), |p| {
+                p.path == path && games(&p.body).len() == 100
+            })
+            .await;
+        let first = 100 * index as u32 + 1;
+        assert_eq!(
+            numbers(&lichess.pushed()[full].body),
+            (first..first + 100).collect::<Vec<u32>>()
+        );
+    }
+    let status = hub
+        .wait_for("/broadcast.json", "the push settled", |b| {
+            b.contains("\"state\":\"ok\"") && b.contains("\"games\":300")
         })
         .await;
-    let body = &lichess.pushed()[full].body;
-    assert!(game_of(body, "b1").is_some() && game_of(body, "b100").is_some());
-    assert!(game_of(body, "b101").is_none());
-    lichess
-        .wait(0, "board 101's push", |p| {
-            game_of(&p.body, "b101").is_some_and(|g| tag(&g, "Round") == Some("2.101"))
-        })
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["push"]["urls"].as_array().unwrap().len(), 3);
+    assert_eq!(status["push"]["unpushed"], json!([]), "{status}");
+    assert_eq!(status["push"]["boards"]["b250"]["round"], "r0und3");
+    assert_eq!(status["push"]["boards"]["b250"]["accepted"], true);
+    let (_, _, pgn) = hub.get_anonymous("/public/round.pgn", "").await;
+    assert_eq!(numbers(&pgn), (1..=300).collect::<Vec<u32>>());
+    // A poller of one range (chess.com's way) gets its boards, and 304
+    // with its ETag while they do not change.
+    let (status, head, range) = hub
+        .get_anonymous("/public/round.pgn?boards=101-200", "")
         .await;
-    hub.wait_for("/broadcast.json", "the push settled", |b| {
-        b.contains("\"state\":\"ok\"") && b.contains("\"games\":101")
-    })
-    .await;
-    let (_, _, pgn) = hub.get("/round.pgn", "").await;
-    assert_eq!(games(&pgn).len(), 101);
+    assert_eq!(status, 200);
+    assert_eq!(numbers(&range), (101..=200).collect::<Vec<u32>>());
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let (status, _, _) = hub
+        .get_anonymous(
+            "/public/round.pgn?boards=101-200",
+            &format!("If-None-Match: {etag}\r\n"),
+        )
+        .await;
+    assert_eq!(status, 304);
+    let (status, _, _) = hub.get_anonymous("/public/round.pgn?boards=9-2", "").await;
+    assert_eq!(status, 400);
 
-    // A change on board 57 goes out again in the request of its hundred
-    // only.
+    // A change on board 157 goes to the second lichess round only.
     let mut arbiter = Arbiter::connect(broker.port).await;
     let before = lichess.pushed().len();
-    let reply = arbiter.command("b57", json!({"command": "start"})).await;
+    let reply = arbiter.command("b157", json!({"command": "start"})).await;
     assert_eq!(reply["ok"], true, "{reply}");
     let started = lichess
-        .wait(before, "board 57 started", |p| {
-            game_of(&p.body, "b57").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
+        .wait(before, "board 157 started", |p| {
+            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
         })
         .await;
-    assert_eq!(games(&lichess.pushed()[started].body).len(), 100);
+    assert_eq!(
+        lichess.pushed()[started].path,
+        "/api/broadcast/round/r0und2/push"
+    );
     hub.wait_for("/broadcast.json", "the push settled", |b| {
         b.contains("\"state\":\"ok\"")
     })
@@ -328,10 +377,23 @@ async fn a_round_of_101_boards_goes_out_in_requests_of_at_most_100_games() {
     assert!(
         lichess.pushed()[before..]
             .iter()
-            .all(|p| game_of(&p.body, "b101").is_none()),
-        "the unchanged request went out again"
+            .all(|p| p.path == "/api/broadcast/round/r0und2/push"),
+        "an unchanged lichess round was pushed again"
     );
-    check_requests(&lichess);
+    let (_, _, range) = hub
+        .get_anonymous(
+            "/public/round.pgn?boards=101-200",
+            &format!("If-None-Match: {etag}\r\n"),
+        )
+        .await;
+    assert_eq!(numbers(&range).len(), 100, "the range changed: a new text");
+    for pushed in lichess.pushed() {
+        assert!(games(&pushed.body).len() <= 100);
+        assert_eq!(
+            pushed.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+    }
     drop(hub);
     assert!(daemon.terminate().success());
 }

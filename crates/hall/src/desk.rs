@@ -19,7 +19,11 @@
 //! * `POST /api/rounds/close` `{"round"}`: the round's results are frozen;
 //! * `POST /api/rounds/correct` `{"round", "board", "result",
 //!   "termination"?}`: a result corrected (kept among the round's
-//!   corrections), closed round or not.
+//!   corrections), closed round or not;
+//! * `POST /api/rounds/delay` `{"round", "seconds"}`: the round's own
+//!   broadcast delay (seconds, 0 allowed; `null`: the hub's
+//!   `--delay-seconds`), kept in the event; the current round's holds
+//!   within a second on every public route and the lichess push.
 //!
 //! The read side (`/rounds.json`, `/review.json`, `/rounds/N/...`) is the
 //! round's (`crate::round`), open as the round's other exports are.
@@ -51,6 +55,7 @@ pub fn routes() -> Router<Arc<Hub>> {
         .route("/api/rounds/start", post(start))
         .route("/api/rounds/close", post(close))
         .route("/api/rounds/correct", post(correct))
+        .route("/api/rounds/delay", post(delay))
 }
 
 async fn page() -> Html<&'static str> {
@@ -355,5 +360,44 @@ async fn correct(State(hub): State<Arc<Hub>>, request: Request) -> Response {
             answer(StatusCode::OK, json!({"ok": true}))
         }
         Err(error) => refusal(StatusCode::BAD_REQUEST, &error),
+    }
+}
+
+/// The longest delay the desk takes: a day.
+const MAX_DELAY_S: u64 = 86_400;
+
+async fn delay(State(hub): State<Arc<Hub>>, request: Request) -> Response {
+    let (user, body) = match arbiter_request(&hub, request).await {
+        Ok(got) => got,
+        Err(refused) => return refused,
+    };
+    let round = match round_of(&body) {
+        Ok(round) => round,
+        Err(refused) => return *refused,
+    };
+    let seconds = match &body["seconds"] {
+        Value::Null => None,
+        value => match value.as_u64().filter(|s| *s <= MAX_DELAY_S) {
+            Some(seconds) => Some(seconds as u32),
+            None => {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "give `seconds`: the delay in whole seconds, 0 to 86400 (null: the \
+                     hub's --delay-seconds)",
+                )
+            }
+        },
+    };
+    match hub.desk().set_round_delay(round, seconds) {
+        Ok(()) => {
+            tracing::info!(user, round, ?seconds, "desk: broadcast delay set");
+            let cut = hub.public_cut();
+            answer(
+                StatusCode::OK,
+                json!({"ok": true, "round": round, "seconds": seconds,
+                       "current_delay_ms": cut.delay_ms}),
+            )
+        }
+        Err(error) => refusal(StatusCode::CONFLICT, &error),
     }
 }

@@ -3,7 +3,8 @@
 //! `--user`, the password from standard input's first line or
 //! `--password-file`) and calls the desk's API (`crate::desk` in the
 //! library): load a round's pairings, review them, send them (after a
-//! confirm, or `--yes`), set the round's start, close it, correct a result.
+//! confirm, or `--yes`), set the round's start, close it, correct a result,
+//! set the round's broadcast delay.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -77,6 +78,17 @@ enum Action {
     Close {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         round: u32,
+    },
+    /// Set the round's own broadcast delay: the public feed (spectators,
+    /// /public/..., the lichess push) shows each game as it was this many
+    /// seconds ago; `--seconds none` falls back to the hub's
+    /// --delay-seconds.
+    Delay {
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        round: u32,
+        /// Whole seconds (0 allowed), or `none`.
+        #[arg(long)]
+        seconds: String,
     },
     /// Correct a result (kept among the round's corrections).
     Correct {
@@ -383,6 +395,31 @@ async fn run(args: RoundArgs) -> anyhow::Result<bool> {
                 return Err(refused(status, &value));
             }
             println!("round {round}: closed");
+        }
+        Action::Delay { round, seconds } => {
+            let seconds = match seconds.as_str() {
+                "none" => Value::Null,
+                text => json!(text
+                    .parse::<u32>()
+                    .context("--seconds: whole seconds (0 allowed), or `none`")?),
+            };
+            let (status, value) = session
+                .post(
+                    "/api/rounds/delay",
+                    &json!({"round": round, "seconds": seconds}),
+                )
+                .await?;
+            if status != 200 {
+                return Err(refused(status, &value));
+            }
+            println!(
+                "round {round}: broadcast delay {} (in force now: {} s)",
+                match value["seconds"].as_u64() {
+                    Some(s) => format!("{s} s"),
+                    None => "the hub's".to_owned(),
+                },
+                value["current_delay_ms"].as_i64().unwrap_or(0) / 1000
+            );
         }
         Action::Correct {
             round,

@@ -10,10 +10,16 @@
 //!   cookie) or a hall screen (a token of `--screen-tokens`, as `?token=`
 //!   or `Authorization: Bearer`); anyone else gets `401` saying how to get
 //!   in, and nothing of the data;
-//! * the public routes (`/spectator`, `/public/...`) and the pages answer
-//!   without a login and carry the spectators' view only
-//!   ([`crate::page::public_view`]: the one place a broadcast delay will
-//!   go);
+//! * the public routes (`/spectator`, `/public/...`: `/public/events`,
+//!   `/public/boards.json`, `/public/round.pgn`) and the pages answer
+//!   without a login and carry the public feed only: the spectators' view
+//!   ([`crate::page::public_view`]) of each of the round's boards as it
+//!   was the broadcast delay ago ([`crate::broadcast`]; a route of one
+//!   board reads it through `Hub::public_board`);
+//! * while the public feed is delayed, the current round's exports
+//!   ([`DELAYED`] and `/rounds/N/...` of the current round N: a bulletin
+//!   carries a finished game's moves, the results its end) are live data
+//!   too; past rounds' stay open;
 //! * every answer carries a Content-Security-Policy (scripts, styles and
 //!   connections from the hub only, no inline script, `frame-ancestors
 //!   'none'`, or for the public routes the `--public-frame-ancestors`
@@ -39,6 +45,27 @@ pub const LIVE: [&str; 5] = [
     "/broadcast.json",
     "/review.json",
 ];
+
+/// The current round's exports, live data while the public feed is
+/// delayed.
+pub const DELAYED: [&str; 8] = [
+    "/results.json",
+    "/results.trf",
+    "/results.trf16",
+    "/results.trf26",
+    "/results.res",
+    "/results.csv",
+    "/bulletin.pgn",
+    "/event.pgn",
+];
+
+/// Whether `path` is the current round's export (`current`) while the
+/// public feed is delayed (`delayed`).
+pub fn is_delayed_export(path: &str, current: Option<u32>, delayed: bool) -> bool {
+    delayed
+        && (DELAYED.contains(&path)
+            || current.is_some_and(|n| path.starts_with(&format!("/rounds/{n}/"))))
+}
 
 /// Whether `path` is live data: one of [`LIVE`], a round's PGN
 /// (`/rounds/N/round.pgn`: the current round's is live), or a board's
@@ -144,7 +171,8 @@ fn public(path: &str) -> bool {
 /// answer.
 pub async fn guard(State(gate): State<Arc<Gate>>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
-    if is_live(&path) {
+    let delayed = || gate.hub.public_cut().delay_ms > 0;
+    if is_live(&path) || is_delayed_export(&path, gate.hub.desk().current_round(), delayed()) {
         match gate.reader(request.headers(), request.uri().query()) {
             Some(reader) => {
                 request.extensions_mut().insert(reader);
@@ -210,6 +238,22 @@ mod tests {
         ] {
             assert!(!is_live(path), "{path}");
         }
+    }
+
+    #[test]
+    fn the_current_rounds_exports_are_live_data_while_the_feed_is_delayed() {
+        for path in [
+            "/bulletin.pgn",
+            "/results.json",
+            "/rounds/3/bulletin.pgn",
+            "/event.pgn",
+        ] {
+            assert!(is_delayed_export(path, Some(3), true), "{path}");
+            assert!(!is_delayed_export(path, Some(3), false), "{path}");
+        }
+        assert!(!is_delayed_export("/rounds/2/bulletin.pgn", Some(3), true));
+        assert!(!is_delayed_export("/rounds.json", Some(3), true));
+        assert!(!is_delayed_export("/public/round.pgn", Some(3), true));
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::{desk, page, round};
 /// The hub's HTTP routes, behind `gate`.
 pub fn router(gate: Arc<Gate>) -> Router {
     let hub = gate.hub.clone();
+    start_releaser(&hub);
     Router::new()
         .route("/", get(page::arbiters))
         .route("/spectator", get(page::spectators))
@@ -85,38 +86,77 @@ async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
                       "oversize": oversize}))
 }
 
-/// The spectators' boards: each through [`page::public_view`] (where a
-/// broadcast delay will go).
+/// The spectators' boards: each as the public sees it now (behind the
+/// delay, the round's boards only: [`crate::broadcast`]) through
+/// [`page::public_view`], with the delay in force.
 async fn public_boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
-    let known = hub.known();
-    let boards: BTreeMap<&String, Value> = known
-        .boards
+    let cut = hub.public_cut();
+    let boards: BTreeMap<String, Value> = hub
+        .public_states()
         .iter()
-        .map(|(board, payload)| (board, page::public_view(payload)))
+        .map(|(board, payload)| (board.clone(), page::public_view(payload)))
         .collect();
-    axum::Json(json!({ "boards": boards }))
+    axum::Json(json!({ "boards": boards, "delay_ms": cut.delay_ms }))
+}
+
+/// A released state as the public stream tells it.
+fn public_state(board: &str, payload: Option<&Value>) -> String {
+    let payload = payload.map_or(Value::Null, page::public_view);
+    json!({"type": "state", "board": board, "payload": payload}).to_string()
+}
+
+/// Starts the releaser once: it tells the public stream each board's
+/// state when the delay lets it out ([`crate::broadcast::Delayed::release`]),
+/// waking at each state taken, when the next one falls due, and at least
+/// every second (a delay changed on the desk holds within it).
+pub fn start_releaser(hub: &Arc<Hub>) {
+    use std::sync::atomic::Ordering;
+    if tokio::runtime::Handle::try_current().is_err() || hub.releasing.swap(true, Ordering::SeqCst)
+    {
+        return;
+    }
+    let hub = hub.clone();
+    tokio::spawn(async move {
+        let mut delay_ms = None;
+        loop {
+            let cut = hub.public_cut();
+            if delay_ms
+                .replace(cut.delay_ms)
+                .is_some_and(|d| d != cut.delay_ms)
+            {
+                hub.delayed.touch_all();
+            }
+            let (told, next) = hub.delayed.release(&cut, page::public_view);
+            for (board, view) in told {
+                let view = view.unwrap_or(Value::Null);
+                let message = json!({"type": "state", "board": board, "payload": view});
+                let _ = hub.public.send(message.to_string());
+            }
+            let wait_ms = next.map_or(1_000, |due| (due - cut.now_ms).clamp(1, 1_000));
+            tokio::select! {
+                _ = hub.delayed.wake.notified() => {}
+                _ = tokio::time::sleep(std::time::Duration::from_millis(wait_ms as u64)) => {}
+            }
+        }
+    });
 }
 
 async fn events(State(hub): State<Arc<Hub>>, ticket: Option<Extension<Ticket>>) -> Response {
     // The gate let only arbiters and hall screens in.
-    open_stream(&hub, ticket, StreamKind::Arbiters, Some)
+    open_stream(&hub, ticket, StreamKind::Arbiters)
 }
 
-/// The spectators' stream: each message through [`page::public_message`]
-/// (where a broadcast delay will go).
+/// The spectators' stream: the public feed ([`Hub::public_first`], each
+/// public board's state as the public sees it now, then the releaser's
+/// changes), behind the delay.
 async fn public_events(State(hub): State<Arc<Hub>>, ticket: Option<Extension<Ticket>>) -> Response {
-    open_stream(&hub, ticket, StreamKind::Public, page::public_message)
+    open_stream(&hub, ticket, StreamKind::Public)
 }
 
 /// A stream counted on its connection's ticket (none: served without the
 /// limits, as in a test of the routes alone), or `503` when the
 /// spectators' streams are full.
-fn open_stream(
-    hub: &Hub,
-    ticket: Option<Extension<Ticket>>,
-    kind: StreamKind,
-    view: fn(String) -> Option<String>,
-) -> Response {
+fn open_stream(hub: &Hub, ticket: Option<Extension<Ticket>>, kind: StreamKind) -> Response {
     let guard = match ticket.map(|Extension(ticket)| ticket.stream(kind)) {
         Some(Ok(guard)) => Some(guard),
         Some(Err(_)) => {
@@ -130,20 +170,30 @@ fn open_stream(
         }
         None => None,
     };
-    stream(hub, view, guard).into_response()
+    stream(hub, kind, guard).into_response()
 }
 
-/// The `/events` stream, each message passed through `view` (`None`:
-/// left out).
+/// The `/events` stream (the arbiters'), or the public one: its first
+/// picture, then its changes.
 fn stream(
     hub: &Hub,
-    view: fn(String) -> Option<String>,
+    kind: StreamKind,
     guard: Option<StreamGuard>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
     // Subscribed before the first picture is taken: nothing falls between.
-    let changes = hub.changes.subscribe();
-    let first: std::collections::VecDeque<String> =
-        hub.everything().into_iter().filter_map(view).collect();
+    let (changes, first): (_, std::collections::VecDeque<String>) = match kind {
+        StreamKind::Public => {
+            let changes = hub.public.subscribe();
+            let mut first = hub.public_first();
+            first.extend(
+                hub.public_states()
+                    .iter()
+                    .map(|(board, payload)| public_state(board, Some(payload))),
+            );
+            (changes, first.into())
+        }
+        _ => (hub.changes.subscribe(), hub.everything().into()),
+    };
     let stream = futures_util::stream::unfold(
         // The guard counts the stream until the stream is dropped.
         (first, changes, guard),
@@ -151,20 +201,11 @@ fn stream(
             if let Some(data) = first.pop_front() {
                 return Some((Ok(SseEvent::default().data(data)), (first, changes, guard)));
             }
-            loop {
-                match changes.recv().await {
-                    Ok(data) => {
-                        if let Some(data) = view(data) {
-                            return Some((
-                                Ok(SseEvent::default().data(data)),
-                                (first, changes, guard),
-                            ));
-                        }
-                    }
-                    // Behind, or the hub stops: the stream ends; the page
-                    // reconnects (EventSource does) and gets everything again.
-                    Err(_) => return None,
-                }
+            match changes.recv().await {
+                Ok(data) => Some((Ok(SseEvent::default().data(data)), (first, changes, guard))),
+                // Behind, or the hub stops: the stream ends; the page
+                // reconnects (EventSource does) and gets everything again.
+                Err(_) => None,
             }
         },
     );

@@ -19,8 +19,10 @@
 //!   desk loads a round); the
 //!   link, every known host and board first, then changes, and a
 //!   `{"type": "heartbeat"}` whenever nothing else went for
-//!   [`crate::page::HEARTBEAT`]; `/public/events` the same for spectators
-//!   (`crate::page::public_message`);
+//!   [`crate::page::HEARTBEAT`]; `/public/events` the public feed: the
+//!   link, the round's boards' hosts and seats, and each state's public
+//!   view when the broadcast delay lets it out (`hub/public.rs`,
+//!   [`crate::broadcast`]);
 //! * `/boards.json`: every board's latest state, every host's status and
 //!   when it was last known alive, the link, and the boards most urgent
 //!   first;
@@ -64,7 +66,11 @@ use tokio::sync::{broadcast, oneshot};
 use chessclock_host::clock::{Clock, SystemClock};
 
 use crate::auth::Access;
-use crate::round::{Desk, RoundSource};
+use crate::broadcast::{Cut, Delayed};
+
+mod public;
+use crate::round::Desk;
+pub use public::BoardsRead;
 
 /// How many `/events` messages a page may fall behind before its stream
 /// ends (it reconnects and gets everything again): 0.8 s of a 1,000-board
@@ -150,7 +156,7 @@ fn boards_of<'a>(known: &'a Known, host: &'a str) -> impl Iterator<Item = &'a st
 /// The `/events` message of a board's host's status, without the host's
 /// name (spectators get it: whether the board's data is live, and until
 /// when it was): `None` while its host's status is not known.
-fn board_host_message(known: &Known, board: &str) -> Option<Value> {
+pub(crate) fn board_host_message(known: &Known, board: &str) -> Option<Value> {
     let host = known.boards.get(board)?["host"].as_str()?;
     let status = known.hosts.get(host)?;
     Some(
@@ -189,6 +195,15 @@ pub struct Hub {
     seats: Mutex<Option<Value>>,
     /// Messages above [`MAX_PAYLOAD`] dropped on arrival.
     oversize: AtomicU64,
+    /// Every board's states with their instants: the public feed's
+    /// source, behind the delay ([`crate::broadcast`]).
+    pub(crate) delayed: Delayed,
+    /// The public feed's changes: the link, the round's boards' hosts and
+    /// seats as they come, the states as the delay releases them
+    /// (`crate::http`'s releaser).
+    pub(crate) public: broadcast::Sender<String>,
+    /// Whether the releaser runs.
+    pub(crate) releasing: std::sync::atomic::AtomicBool,
 }
 
 impl Hub {
@@ -205,6 +220,7 @@ impl Hub {
     /// A hub that reads the time from `clock`.
     pub fn with_clock(hall: &str, access: Option<Access>, clock: Arc<dyn Clock>) -> Arc<Hub> {
         let (changes, _) = broadcast::channel(CHANGES_KEPT);
+        let (public, _) = broadcast::channel(CHANGES_KEPT);
         let started_ms = clock.wall_ms();
         Arc::new(Hub {
             hall: hall.to_owned(),
@@ -223,6 +239,9 @@ impl Hub {
             pending: Mutex::new(HashMap::new()),
             seats: Mutex::new(None),
             oversize: AtomicU64::new(0),
+            delayed: Delayed::default(),
+            public,
+            releasing: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -330,7 +349,13 @@ impl Hub {
                 let mut changes = vec![host_message(host, &status, known.seen.get(*host).copied())];
                 changes
                     .extend(boards_of(&known, host).filter_map(|b| board_host_message(&known, b)));
-                changes.into_iter().map(|c| c.to_string()).collect()
+                let changes: Vec<String> = changes.into_iter().map(|c| c.to_string()).collect();
+                drop(known);
+                // The host message (first) names the host: not public.
+                for change in changes.iter().skip(1) {
+                    self.tell_public(change);
+                }
+                changes
             }
             _ => return,
         };
@@ -359,6 +384,11 @@ impl Hub {
             drop(known);
             if gone {
                 changes.extend(self.remake_seats().map(|m| m.to_string()));
+            }
+            self.delayed.remove(board);
+            // The state message (first) is the arbiters' only.
+            for change in changes.iter().skip(1) {
+                self.tell_public(change);
             }
             return changes;
         }
@@ -391,23 +421,27 @@ impl Hub {
             .get(board)
             .is_none_or(|before| before["host"].as_str() != host.as_deref());
         known.received.insert(board.to_owned(), now_ms);
-        let first = if known_before {
-            known.boards.insert(board.to_owned(), value);
-            None
-        } else {
-            known.boards.insert(board.to_owned(), value.clone());
+        // The one copy: the hub's latest, and the delay buffer's.
+        known.boards.insert(board.to_owned(), value.clone());
+        if !known_before {
             known.ids = Arc::new(known.boards.keys().cloned().collect());
-            Some(value)
-        };
+        }
         if new_host {
             changes.extend(board_host_message(&known, board).map(|m| m.to_string()));
         }
         let ids = known.ids.clone();
         drop(known);
-        if let Some(value) = first {
+        if !known_before {
             self.desk.observe(&ids, board, &value, now_ms);
             // A board came: the boards' numbers may change.
             changes.extend(self.remake_seats().map(|m| m.to_string()));
+        }
+        // Kept for the public feed, which the releaser tells behind the
+        // delay.
+        self.delayed.record(board, value, retained, now_ms);
+        // The state message (first) is the arbiters' only.
+        for change in changes.iter().skip(1) {
+            self.tell_public(change);
         }
         changes
     }
@@ -434,6 +468,13 @@ impl Hub {
 
     /// Makes the `seats` message again; `Some` when it changed (to tell).
     fn remake_seats(&self) -> Option<Value> {
+        let ids: BTreeMap<String, Value> = self
+            .known()
+            .boards
+            .keys()
+            .map(|id| (id.clone(), Value::Null))
+            .collect();
+        self.delayed.set_members(self.desk.members(&ids));
         let seats = self.seats_now();
         let mut last = self.last_seats();
         (last.as_ref() != Some(&seats)).then(|| {
@@ -446,12 +487,14 @@ impl Hub {
     /// pages the boards' new numbers and players, if they changed.
     pub fn refresh_seats(&self) {
         if let Some(seats) = self.remake_seats() {
-            let _ = self.changes.send(seats.to_string());
+            let seats = seats.to_string();
+            self.tell_public(&seats);
+            let _ = self.changes.send(seats);
         }
     }
 
     /// The `seats` message last made (made now if none was).
-    fn seats_message(&self) -> Value {
+    pub(crate) fn seats_message(&self) -> Value {
         if let Some(seats) = self.last_seats().clone() {
             return seats;
         }
@@ -535,6 +578,7 @@ impl Hub {
             *link
         };
         let _ = self.changes.send(link.message().to_string());
+        let _ = self.public.send(link.message().to_string());
     }
 
     /// The connection failed at `now_ms`; `unanswered`: the broker stopped
@@ -564,6 +608,7 @@ impl Hub {
             *link
         };
         let _ = self.changes.send(link.message().to_string());
+        let _ = self.public.send(link.message().to_string());
         let mut known = self.known();
         let Known { hosts, seen, .. } = &mut *known;
         let mut gone = Vec::new();
@@ -577,7 +622,9 @@ impl Hub {
                 .changes
                 .send(host_message(&host, "unknown", Some(as_of)).to_string());
             for message in boards_of(&known, &host).filter_map(|b| board_host_message(&known, b)) {
-                let _ = self.changes.send(message.to_string());
+                let message = message.to_string();
+                self.tell_public(&message);
+                let _ = self.changes.send(message);
             }
         }
     }
@@ -710,38 +757,6 @@ pub async fn follow(hub: Arc<Hub>, options: MqttOptions) {
                 retry = (retry * 2).min(Duration::from_secs(4));
             }
         }
-    }
-}
-
-/// A read of the boards' latest states (the hub's lock, held while it
-/// lives).
-pub struct BoardsRead<'a>(std::sync::MutexGuard<'a, Known>);
-
-impl std::ops::Deref for BoardsRead<'_> {
-    type Target = BTreeMap<String, Value>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.0.boards
-    }
-}
-
-impl RoundSource for Hub {
-    type Boards<'a> = BoardsRead<'a>;
-
-    fn desk(&self) -> &Desk {
-        &self.desk
-    }
-
-    fn boards(&self) -> BoardsRead<'_> {
-        BoardsRead(self.known())
-    }
-
-    fn changes(&self) -> broadcast::Receiver<String> {
-        self.changes.subscribe()
-    }
-
-    fn now_ms(&self) -> i64 {
-        Hub::now_ms(self)
     }
 }
 

@@ -7,6 +7,8 @@
 //! * [`pairings`], [`results`]: the round's pairings (TRF16, TRF26, CSV;
 //!   its byes) and its results as TRF16, TRF26 and Vega `.res`, pure;
 //! * [`event`]: the event's store (SQLite), pure of the rest;
+//! * [`broadcast`]: the broadcast's delay at the source (every board's
+//!   states with their instants), pure;
 //! * [`round`]: the round's desk, its PGN, its exports (results, bulletins)
 //!   reconciled with the boards' records, its routes and the lichess push,
 //!   over any [`round::RoundSource`];
@@ -28,6 +30,7 @@
 
 pub mod auth;
 pub mod board;
+pub mod broadcast;
 pub mod commands;
 pub mod desk;
 pub mod event;

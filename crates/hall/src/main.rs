@@ -324,9 +324,28 @@ mod round_cli {
         /// (default: the board whose id ends in the number).
         #[arg(long)]
         boards: Option<PathBuf>,
-        /// Push the round's PGN to this lichess broadcast round (its id).
-        #[arg(long, requires = "lichess_token_file")]
+        /// Push the round's PGN to this lichess broadcast round (its id);
+        /// `ID1,ID2,...` for a section of more than 100 boards: boards
+        /// 1-100 go to the first round, 101-200 to the second...
+        #[arg(long, requires = "lichess_token_file", value_name = "ID[,ID...]")]
         lichess_round: Option<String>,
+        /// The least time between two pushes to one lichess round, in
+        /// seconds: the changes meanwhile go together in the next (the
+        /// latest text).
+        #[arg(long, value_name = "SECONDS", default_value_t = 2,
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        push_interval_seconds: u64,
+        /// The public feed's delay, in seconds (the spectators' page,
+        /// /public/..., /public/round.pgn, the lichess push): each game as
+        /// it was this long ago, clocks included; the arbiters' feed is
+        /// live. A round's own delay set on the desk wins.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0,
+              value_parser = clap::value_parser!(u32).range(0..=86_400))]
+        delay_seconds: u32,
+        /// A game's result (its final state) goes public at once rather
+        /// than after the delay.
+        #[arg(long)]
+        results_immediately: bool,
         /// A file whose first line is a lichess token with scope
         /// study:write.
         #[arg(long, requires = "lichess_round")]
@@ -392,6 +411,17 @@ mod round_cli {
         args: &RoundArgs,
     ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
         let map = board_map(args.boards.as_deref())?;
+        hub.set_delay(
+            i64::from(args.delay_seconds) * 1000,
+            args.results_immediately,
+        );
+        if args.delay_seconds > 0 || args.results_immediately {
+            tracing::info!(
+                delay_seconds = args.delay_seconds,
+                results_immediately = args.results_immediately,
+                "hub: the public feed goes out behind a delay"
+            );
+        }
         match (&args.pairings, args.round) {
             (Some(path), Some(round)) => {
                 // Kept in the event as round `round` (a restart with the
@@ -421,7 +451,12 @@ mod round_cli {
         }
         match (&args.lichess_round, &args.lichess_token_file) {
             (Some(id), Some(token)) => {
-                let target = PushTarget::new(&args.lichess_url, id, token)?;
+                let target = PushTarget::new(
+                    &args.lichess_url,
+                    id,
+                    token,
+                    Duration::from_secs(args.push_interval_seconds),
+                )?;
                 Ok(Some(round::spawn_push(hub.clone(), target)?))
             }
             _ => Ok(None),

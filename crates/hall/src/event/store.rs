@@ -343,6 +343,37 @@ impl Store {
         Ok(())
     }
 
+    /// Round `number`'s broadcast delay in seconds, as set on the desk
+    /// (`None`: the hub's `--delay-seconds`). Kept in `meta`, so no schema
+    /// change.
+    pub fn round_delay(&self, number: u32) -> Result<Option<u32>, StoreError> {
+        let value: Option<String> = self
+            .db
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                params![format!("delay_seconds.round.{number}")],
+                |row| row.get(0),
+            )
+            .optional()?;
+        Ok(value.and_then(|v| v.parse().ok()))
+    }
+
+    /// Sets (or with `None` clears) round `number`'s broadcast delay.
+    pub fn set_round_delay(&self, number: u32, seconds: Option<u32>) -> Result<(), StoreError> {
+        let key = format!("delay_seconds.round.{number}");
+        match seconds {
+            Some(seconds) => self.db.execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, seconds.to_string()],
+            )?,
+            None => self
+                .db
+                .execute("DELETE FROM meta WHERE key = ?1", params![key])?,
+        };
+        Ok(())
+    }
+
     /// Keeps a round (new, or its pairings, map and control replaced: its
     /// status and results are left as they are).
     pub fn put_round(

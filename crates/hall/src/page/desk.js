@@ -1,7 +1,9 @@
 // The event desk (/desk): rounds, loading pairings, the review, sending
 // (after a confirm that says what changes), the scheduled start, closing
 // a round, corrections and the results' disagreements with the boards.
-// Talks to /rounds.json, /review.json, /results.json and
+// The broadcast: the round's public delay and what the platform said of
+// each game pushed (/broadcast.json, every 5 s).
+// Talks to /rounds.json, /review.json, /results.json, /broadcast.json and
 // /api/rounds/* with the session's CSRF token (log in on the boards' page).
 "use strict";
 (function () {
@@ -154,5 +156,46 @@
     flags();
   });
 
-  session().then(rounds).then(refreshReview).then(flags).catch((error) => say(String(error)));
+  // The push's status: the delay in force, and per game what lichess said.
+  async function broadcast() {
+    const answer = await fetch("/broadcast.json", { credentials: "same-origin" });
+    if (!answer.ok) return;
+    const value = await answer.json();
+    const push = value.push || {};
+    const delay = value.delay || {};
+    $("broadcast-summary").textContent =
+      "public delay: " + Math.round((delay.current_ms || 0) / 1000) + " s" +
+      (delay.round_seconds == null ? " (the hub's)" : " (this round's)") +
+      (delay.results_immediately ? ", results at once" : "") +
+      (push.enabled ? "; push: " + push.state + (push.last_error ? " (" + push.last_error + ")" : "") +
+        (push.unpushed && push.unpushed.length ? "; no lichess round for: " + push.unpushed.join(", ") : "")
+        : "; no push to a platform");
+    const body = $("pushed").tBodies[0];
+    body.replaceChildren();
+    for (const [board, game] of Object.entries(push.boards || {})) {
+      const row = body.insertRow();
+      row.dataset.board = board;
+      cell(row, board);
+      cell(row, game.number);
+      cell(row, game.round);
+      const said = cell(row, game.accepted ? "accepted" : "refused: " + (game.error || "no answer"));
+      said.className = game.accepted ? "accepted" : "refused";
+      cell(row, game.moves);
+      cell(row, game.pushed_wall_ms ? new Date(game.pushed_wall_ms).toLocaleTimeString() : "");
+    }
+  }
+
+  $("delay").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const text = form.seconds.value.trim();
+    const value = await post("/api/rounds/delay", {
+      round: Number(form.round.value), seconds: text === "" ? null : Number(text),
+    });
+    say(value.ok ? "delay set: " + Math.round(value.current_delay_ms / 1000) + " s in force" : value.error);
+    broadcast();
+  });
+
+  session().then(rounds).then(refreshReview).then(flags).then(broadcast).catch((error) => say(String(error)));
+  setInterval(() => { broadcast().catch(() => {}); }, 5000);
 })();

@@ -124,7 +124,7 @@ impl Desk {
         Desk {
             setup: Mutex::new(Setup::default()),
             push: Mutex::new(PushStatus::default()),
-            served: Mutex::new(Served::default()),
+            served: Mutex::new(BTreeMap::new()),
             store: Mutex::new(store),
             hints: Mutex::new(BTreeMap::new()),
             numbers: Mutex::new(None),
@@ -158,6 +158,7 @@ impl Desk {
         setup.control = round.control;
         setup.kept = store.games(number).map_err(store_error)?;
         setup.closed = round.status == RoundStatus::Closed;
+        setup.delay_s = store.round_delay(number).map_err(store_error)?;
         Ok(Some(number))
     }
 
@@ -213,6 +214,7 @@ impl Desk {
             setup.control = closed.control.clone();
             setup.kept = store.games(number).map_err(store_err)?;
             setup.closed = true;
+            setup.delay_s = store.round_delay(number).map_err(store_err)?;
             return Ok(pairings);
         }
         let kept = store.games(number).map_err(store_err)?;
@@ -257,6 +259,7 @@ impl Desk {
         setup.control = control;
         setup.kept = kept;
         setup.closed = false;
+        setup.delay_s = store.round_delay(number).map_err(store_err)?;
         Ok(pairings)
     }
 
@@ -533,6 +536,7 @@ impl Desk {
             control: round.control,
             kept: store.games(number).map_err(store_error)?,
             closed: true,
+            delay_s: store.round_delay(number).map_err(store_error)?,
         }))
     }
 }

@@ -107,7 +107,7 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
         let setup = lock(&desk.setup);
         let rows = rows(&setup, &boards).unwrap();
         assert_eq!(rows[0].result.as_deref(), Some("0-1"));
-        let pgn = join(&round_games_of(&setup, &boards));
+        let pgn = join(&round_games_of(&setup, &boards, None));
         assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
     }
     // An arbiter's withdrawal on the started game removes it.

@@ -524,7 +524,7 @@ pub(super) fn export(
     file: &str,
 ) -> Response {
     match file {
-        "round.pgn" => pgn_answer(join(&round_games_of(setup, boards))),
+        "round.pgn" => pgn_answer(join(&round_games_of(setup, boards, None))),
         "bulletin.pgn" => pgn_answer(join(&bulletin_of(setup, boards, corrections))),
         "results.json" => results_json_of(setup, boards, corrections),
         "results.trf" | "results.trf16" => results_trf_of(setup, boards, corrections, Trf::V16),

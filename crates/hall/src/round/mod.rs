@@ -1,11 +1,13 @@
 //! The round on the hub: its PGN for a broadcast (served at `/round.pgn`
-//! and pushed to a lichess broadcast round), the round's pairings put on
+//! live, at `/public/round.pgn` behind the broadcast delay, and pushed to
+//! lichess broadcast rounds behind it too), the round's pairings put on
 //! the boards, and its results for the pairing programs.
 //!
 //! HTTP routes (merged into the hub's):
-//! * `/round.pgn`: every board's game ([`round_games`]), with `ETag` and
-//!   `Last-Modified` (a poller may send `If-None-Match`: 304 while nothing
-//!   changed);
+//! * `/round.pgn`: every board's game ([`round_games`]); `/public/round.pgn`
+//!   the round as the public sees it ([`public_games`]); each with
+//!   `?boards=A-B`, `ETag` and `Last-Modified` (a poller may send
+//!   `If-None-Match`: 304 while its text has not changed; see `public.rs`);
 //! * `/broadcast.json`: the round, its pairings and the lichess push's
 //!   status ([`PushStatus`]);
 //! * `/results.json`, `/results.trf` (`.trf16`), `/results.trf26`,
@@ -23,14 +25,22 @@
 //!   not started, paused, a flag fallen, a result). A state published when
 //!   time is added (a stage's bonus at its last move, a correction) changes
 //!   them at once; between two states the PGN does not change;
-//! * the push sends at most [`MAX_GAMES`] games a request, the games of
-//!   boards 1-100 in the first, 101-200 in the next and so on (boards
-//!   without a number last), one request at a time, always the latest PGN (changes while a push is out are
+//! * the public PGN and the push are made from the public feed
+//!   ([`RoundSource::public_boards`]: each board as it was the delay ago,
+//!   its `ReferenceTime` moved on by the delay; with pairings, the paired
+//!   boards only); a finished game's recorded PGN goes in only once the
+//!   cut shows its record ([`crate::broadcast::Cut::shows_record`]);
+//! * the push sends each hundred of boards (1-100, 101-200, ...) to its
+//!   own lichess round (the ids given, in order; boards beyond them are
+//!   named in [`PushStatus::unpushed`], not pushed), at most [`MAX_GAMES`]
+//!   games a request, one request at a time, at most one per lichess round
+//!   every push interval, always the latest PGN (changes meanwhile are
 //!   coalesced into the next), only the requests whose games changed since
 //!   the last accepted push; it retries network errors, 408, 429 (after
 //!   its `Retry-After`) and 5xx with a doubling wait (1 s to 60 s) and
 //!   gives up on a text the server refused otherwise (4xx) until the next
-//!   change. The token is never logged or shown;
+//!   change; what lichess said of each game is kept
+//!   ([`PushStatus::boards`]). The token is never logged or shown;
 //! * sending pairings names every paired board (`set-tags`) and gives it
 //!   the round's control (`new-game`) only when no game runs on it; a
 //!   pairing board without a hall board is reported, never guessed.
@@ -52,12 +62,14 @@ use serde_json::{json, Value};
 
 use tokio::sync::broadcast;
 
+use crate::broadcast::Cut;
 use crate::event::store::{GameRecord, Store};
 use crate::pairings::{self, Pairing, Pairings, Source};
 use crate::results::{self, GameResult, Outcome};
 
 mod desk;
 mod exports;
+mod public;
 mod push;
 mod seating;
 #[cfg(test)]
@@ -65,7 +77,8 @@ use exports::{decided, rows};
 use exports::{plain, NO_PAIRINGS};
 mod send;
 pub use desk::{LoadError, Review};
-pub use push::{spawn_push, PushStatus, PushTarget};
+pub use public::{parse_boards, BoardRange};
+pub use push::{spawn_push, GameStatus, PushStatus, PushTarget};
 pub use send::{plan_pairings, send_pairings, Plan, Sending, Sent};
 
 /// The most games one push request carries (lichess's limit).
@@ -96,13 +109,22 @@ pub trait RoundSource: Send + Sync + 'static {
     fn changes(&self) -> broadcast::Receiver<String>;
     /// Now on the hub's wall clock, in milliseconds.
     fn now_ms(&self) -> i64;
+    /// The public feed as of now: its cut (the delay in force) and every
+    /// public board's state as the public sees it (see
+    /// [`crate::broadcast`]: delayed, shifted, the round's boards only).
+    fn public_boards(&self) -> (Cut, BTreeMap<String, Value>);
+    /// Every change of the public feed, from now on (released behind the
+    /// delay).
+    fn public_changes(&self) -> broadcast::Receiver<String>;
+    /// The public feed's cut now (the delay in force).
+    fn public_cut(&self) -> Cut;
 }
 
 /// The round's settings and the push's status, kept by the hub.
 pub struct Desk {
     setup: Mutex<Setup>,
     push: Mutex<PushStatus>,
-    served: Mutex<Served>,
+    served: Mutex<BTreeMap<String, Served>>,
     /// The event's store (see [`crate::event`]); taken after `setup`.
     store: Mutex<Option<Store>>,
     /// Board id -> the arbiter who last sent it a `set-result` from the
@@ -147,6 +169,8 @@ struct Setup {
     kept: BTreeMap<u32, GameRecord>,
     /// The current round is closed: its results are the recorded ones.
     closed: bool,
+    /// The current round's own broadcast delay (s), set on the desk.
+    delay_s: Option<u32>,
 }
 
 /// The last `/round.pgn` served: its hash and since when (wall ms).
@@ -411,13 +435,17 @@ fn game(seat: &Seat<'_>, round: Option<u32>) -> String {
         .filter(|r| Outcome::parse(r).is_some() || r == "*")
         .unwrap_or_else(|| "*".to_owned());
     let mut set: Vec<(&str, String)> = Vec::new();
+    let mut set_owned: Vec<(String, String)> = Vec::new();
     if let (Some(round), Some(number)) = (round, seat.number) {
         set.push(("Round", format!("{round}.{number}")));
     }
     if let Some(pairing) = seat.pairing {
-        for (side, player) in [("White", &pairing.white), ("Black", &pairing.black)] {
-            if unknown(tag(&tags, side).as_deref()) {
-                set.push((side, player.name.clone()));
+        // The players as the pairings name them (names, FIDE ids, titles,
+        // ratings, federations: the tags lichess reads), where the
+        // board's own PGN says nothing.
+        for (name, value) in pairing.tags(round.unwrap_or(0)) {
+            if name != "Round" && unknown(tag(&tags, &name).as_deref()) {
+                set_owned.push((name, value));
             }
         }
     }
@@ -447,10 +475,14 @@ fn game(seat: &Seat<'_>, round: Option<u32>) -> String {
         "running"
     };
     set.push(("ClockStatus", status.to_owned()));
+    let set = set
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .chain(set_owned);
     for (name, value) in set {
-        match tags.iter_mut().find(|(n, _)| n == name) {
+        match tags.iter_mut().find(|(n, _)| *n == name) {
             Some(existing) => existing.1 = value,
-            None => tags.push((name.to_owned(), value)),
+            None => tags.push((name, value)),
         }
     }
     // The movetext's last token is the game's result.
@@ -474,18 +506,41 @@ fn game(seat: &Seat<'_>, round: Option<u32>) -> String {
     text
 }
 
-/// The round's games, one per board in board order (see [`game`]).
-fn round_games_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<String> {
+/// The seats of the round as `public` shows it (all of them when `None`):
+/// with a cut, only the boards the public sees now (a state old enough)
+/// and, with pairings, only the paired ones.
+fn shown<'a>(setup: &'a Setup, seats: Vec<Seat<'a>>, public: Option<&Cut>) -> Vec<Seat<'a>> {
+    match public {
+        None => seats,
+        Some(_) => seats
+            .into_iter()
+            .filter(|seat| !seat.payload.is_null())
+            .filter(|seat| setup.pairings.is_none() || seat.pairing.is_some())
+            .collect(),
+    }
+}
+
+/// The round's games, one per board in board order (see [`game`]); with
+/// `public`, as the public sees them under that cut (see [`shown`]; a
+/// finished game's recorded PGN only once the cut shows its record).
+fn round_games_of(
+    setup: &Setup,
+    boards: &BTreeMap<String, Value>,
+    public: Option<&Cut>,
+) -> Vec<String> {
     let round = setup
         .round
         .or_else(|| setup.pairings.as_ref().map(|p| p.round));
-    let seats = seats(setup, boards);
+    let seats = shown(setup, seats(setup, boards), public);
     let mut games: Vec<String> = seats
         .iter()
-        .map(|seat| seat_game(setup, seat, round))
+        .map(|seat| seat_game(setup, seat, round, public))
         .collect();
     // The round's finished games whose boards the hub no longer hears of.
     for (number, kept) in &setup.kept {
+        if public.is_some_and(|cut| !cut.shows_record(kept.recorded_ms)) {
+            continue;
+        }
         if !seats
             .iter()
             .any(|s| s.pairing.is_some() && s.number == Some(*number))
@@ -500,12 +555,14 @@ fn round_games_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<String
 
 /// A seat's game for the round: the recorded final PGN of its game of the
 /// round once the board has moved on (no result on it any more: a new
-/// game) or the round is closed, else the board's live game.
-fn seat_game(setup: &Setup, seat: &Seat<'_>, round: Option<u32>) -> String {
+/// game) or the round is closed, else the board's live game. With
+/// `public`, the recorded PGN only once the cut shows it.
+fn seat_game(setup: &Setup, seat: &Seat<'_>, round: Option<u32>, public: Option<&Cut>) -> String {
     let kept = seat
         .pairing
         .and(seat.number)
         .and_then(|number| setup.kept.get(&number))
+        .filter(|kept| public.is_none_or(|cut| cut.shows_record(kept.recorded_ms)))
         .and_then(|kept| kept.pgn.as_ref())
         .filter(|_| setup.closed || !seat.payload["state"]["result"].is_object());
     match kept {
@@ -514,10 +571,18 @@ fn seat_game(setup: &Setup, seat: &Seat<'_>, round: Option<u32>) -> String {
     }
 }
 
-/// The round's games as the hub knows them now.
+/// The round's games as the hub knows them now (the arbiters' feed).
 pub fn round_games(hub: &impl RoundSource) -> Vec<String> {
     let setup = lock(&hub.desk().setup);
-    round_games_of(&setup, &hub.boards())
+    round_games_of(&setup, &hub.boards(), None)
+}
+
+/// The round's games as the public sees them now (see
+/// [`RoundSource::public_boards`]).
+pub fn public_games(hub: &impl RoundSource) -> Vec<String> {
+    let (cut, boards) = hub.public_boards();
+    let setup = lock(&hub.desk().setup);
+    round_games_of(&setup, &boards, Some(&cut))
 }
 
 /// Games separated by a blank line.
@@ -539,12 +604,16 @@ pub type RequestKey = (u32, usize);
 /// would shift with every board that arrives (a first request of boards
 /// 1-98, 100 and 101 while board 99's state is on its way), and every
 /// request after it would go out again.
-fn requests_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<(RequestKey, String)> {
+fn requests_of(
+    setup: &Setup,
+    boards: &BTreeMap<String, Value>,
+    public: Option<&Cut>,
+) -> Vec<(RequestKey, String)> {
     let round = setup
         .round
         .or_else(|| setup.pairings.as_ref().map(|p| p.round));
     let mut requests: Vec<(RequestKey, Vec<String>)> = Vec::new();
-    for seat in seats(setup, boards) {
+    for seat in shown(setup, seats(setup, boards), public) {
         let hundred = seat.number.map_or(u32::MAX, |number| {
             number.saturating_sub(1) / MAX_GAMES as u32
         });
@@ -554,7 +623,7 @@ fn requests_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<(RequestK
             }
             _ => (hundred, 0),
         };
-        let game = seat_game(setup, &seat, round);
+        let game = seat_game(setup, &seat, round, public);
         match requests.last_mut() {
             Some((last, games)) if *last == key => games.push(game),
             _ => requests.push((key, vec![game])),
@@ -566,12 +635,19 @@ fn requests_of(setup: &Setup, boards: &BTreeMap<String, Value>) -> Vec<(RequestK
         .collect()
 }
 
-/// The round's push requests as the hub knows it now (a board always in
+/// The round's push requests as the public sees it now (a board always in
 /// the request of its hundred), and how many games they hold.
 pub fn round_requests(hub: &impl RoundSource) -> (usize, Vec<(RequestKey, String)>) {
+    let (cut, boards) = hub.public_boards();
     let setup = lock(&hub.desk().setup);
-    let boards = hub.boards();
-    (boards.len(), requests_of(&setup, &boards))
+    let requests = requests_of(&setup, &boards, Some(&cut));
+    let games = requests.iter().map(|(_, body)| count_games(body)).sum();
+    (games, requests)
+}
+
+/// How many games a PGN text holds (its `[Event ` tags).
+fn count_games(body: &str) -> usize {
+    body.matches("\n[Event ").count() + usize::from(body.starts_with("[Event "))
 }
 
 /// FNV-1a, 64 bits: the ETag of a text.
@@ -584,49 +660,17 @@ fn fnv(text: &str) -> u64 {
 /// The broadcast's HTTP routes, merged into the hub's.
 pub fn routes<S: RoundSource>() -> Router<Arc<S>> {
     Router::new()
-        .route("/round.pgn", get(pgn::<S>))
+        .route("/round.pgn", get(public::live_pgn::<S>))
+        .route("/public/round.pgn", get(public::public_pgn::<S>))
         .route("/broadcast.json", get(status::<S>))
         .merge(exports::routes::<S>())
         .merge(desk::routes::<S>())
 }
 
-async fn pgn<S: RoundSource>(State(hub): State<Arc<S>>, request: HeaderMap) -> Response {
-    let text = join(&round_games(&*hub));
-    let hash = fnv(&text);
-    let since = {
-        let mut served = lock(&hub.desk().served);
-        if served.hash != hash || served.since_ms == 0 {
-            served.hash = hash;
-            served.since_ms = hub.now_ms();
-        }
-        served.since_ms
-    };
-    let etag = format!("\"{hash:016x}\"");
-    let headers = [
-        (header::ETAG, etag.clone()),
-        (header::LAST_MODIFIED, http_date(since)),
-        (header::CACHE_CONTROL, "no-cache".to_owned()),
-    ];
-    let matches = request
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    if matches {
-        return (StatusCode::NOT_MODIFIED, headers).into_response();
-    }
-    (
-        headers,
-        [(
-            header::CONTENT_TYPE,
-            "application/x-chess-pgn; charset=utf-8",
-        )],
-        text,
-    )
-        .into_response()
-}
-
 async fn status<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
     let push = hub.desk().push_status().clone();
+    let cut = hub.public_cut();
+    let round_delay = hub.desk().round_delay();
     let setup = lock(&hub.desk().setup);
     let boards = hub.boards();
     let boards = &*boards;
@@ -658,6 +702,8 @@ async fn status<S: RoundSource>(State(hub): State<Arc<S>>) -> Response {
         })),
         "boards": seats,
         "push": push,
+        "delay": {"current_ms": cut.delay_ms, "round_seconds": round_delay,
+                  "results_immediately": cut.results_immediately},
     }))
     .into_response()
 }

@@ -1,6 +1,10 @@
-//! The lichess push of the round's PGN (see the parent module's promises):
-//! one request at a time, at most [`MAX_GAMES`] games each, the latest PGN,
-//! retried with a doubling wait.
+//! The lichess push of the round's PGN as the public sees it (behind the
+//! delay, the round's boards only; see the parent module's promises): the
+//! boards of each hundred to their own lichess round (boards 1-100 to the
+//! first id given, 101-200 to the second...), one request at a time, at
+//! most one per lichess round every push interval, the latest PGN,
+//! retried with a doubling wait; what lichess said of each game kept for
+//! the desk ([`PushStatus::boards`]).
 
 use super::*;
 /// Where the round goes: a lichess broadcast round.
@@ -8,21 +12,31 @@ use super::*;
 pub struct PushTarget {
     /// `https://lichess.org` (or a stand-in's `http://127.0.0.1:PORT`).
     base: axum::http::Uri,
-    round: String,
+    /// The lichess rounds: boards 1-100 to the first, 101-200 to the
+    /// second, and so on.
+    rounds: Vec<String>,
     token: String,
+    /// The least time between two requests to one lichess round.
+    interval: Duration,
 }
 
 impl std::fmt::Debug for PushTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the token.
-        write!(f, "PushTarget({})", self.url())
+        write!(f, "PushTarget({})", self.urls().join(", "))
     }
 }
 
 impl PushTarget {
-    /// Checks the base URL and the round id and reads the token file (its
-    /// first line; a token with scope `study:write`).
-    pub fn new(base: &str, round: &str, token_file: &Path) -> anyhow::Result<PushTarget> {
+    /// Checks the base URL and the round ids (`ID[,ID...]`: boards 1-100
+    /// go to the first, 101-200 to the second...) and reads the token file
+    /// (its first line; a token with scope `study:write`).
+    pub fn new(
+        base: &str,
+        rounds: &str,
+        token_file: &Path,
+        interval: Duration,
+    ) -> anyhow::Result<PushTarget> {
         let uri: axum::http::Uri = base
             .trim_end_matches('/')
             .parse()
@@ -30,11 +44,15 @@ impl PushTarget {
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
             anyhow::bail!("--lichess-url `{base}`: expected https://HOST[:PORT] (or http://)");
         }
-        if round.is_empty() || !round.chars().all(|c| c.is_ascii_alphanumeric()) {
-            anyhow::bail!(
-                "--lichess-round `{round}`: expected the broadcast round's id (letters and \
-                 digits, as in its URL)"
-            );
+        let ids: Vec<String> = rounds.split(',').map(|r| r.trim().to_owned()).collect();
+        for round in &ids {
+            if round.is_empty() || !round.chars().all(|c| c.is_ascii_alphanumeric()) {
+                anyhow::bail!(
+                    "--lichess-round `{rounds}`: expected the broadcast rounds' ids (letters \
+                     and digits, as in their URLs), separated by commas: boards 1-100 go to \
+                     the first, 101-200 to the second..."
+                );
+            }
         }
         let text = std::fs::read_to_string(token_file).with_context(|| {
             format!(
@@ -51,33 +69,66 @@ impl PushTarget {
         }
         Ok(PushTarget {
             base: uri,
-            round: round.to_owned(),
+            rounds: ids,
             token,
+            interval,
         })
     }
 
-    /// The push endpoint.
-    pub fn url(&self) -> String {
+    /// The push endpoints, one per lichess round.
+    pub fn urls(&self) -> Vec<String> {
+        (0..self.rounds.len()).map(|i| self.url(i)).collect()
+    }
+
+    /// Lichess round `index`'s push endpoint.
+    fn url(&self, index: usize) -> String {
         format!(
             "{}://{}{}{}",
             self.base.scheme_str().unwrap_or("https"),
             self.base.authority().map(|a| a.as_str()).unwrap_or(""),
             self.base.path().trim_end_matches('/'),
-            self.path_tail()
+            self.path_tail(index)
         )
     }
 
-    fn path_tail(&self) -> String {
-        format!("/api/broadcast/round/{}/push", self.round)
+    fn path_tail(&self, index: usize) -> String {
+        let round = self.rounds.get(index).map_or("", String::as_str);
+        format!("/api/broadcast/round/{round}/push")
     }
+
+    /// The lichess round of a request: that of its hundred (`None`: no
+    /// round was given for it).
+    fn round_of(&self, key: RequestKey) -> Option<usize> {
+        let index = key.0 as usize;
+        (index < self.rounds.len()).then_some(index)
+    }
+}
+
+/// What lichess said of one game, for the desk.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct GameStatus {
+    /// The lichess round it went to.
+    pub round: String,
+    /// The PGN's `Round` (`R.B`).
+    pub number: Option<String>,
+    /// Accepted (no error in the answer).
+    pub accepted: bool,
+    /// Why lichess refused it.
+    pub error: Option<String>,
+    /// The moves lichess read.
+    pub moves: Option<u64>,
+    /// When it was last pushed (wall ms).
+    pub pushed_wall_ms: i64,
 }
 
 /// What the push has done, for `/broadcast.json` and the log.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PushStatus {
     pub enabled: bool,
-    /// The push endpoint (no token).
-    pub url: Option<String>,
+    /// The push endpoints (no token), one per lichess round.
+    pub urls: Vec<String>,
+    /// The least time between two requests to one lichess round (ms).
+    pub interval_ms: u64,
     /// `idle`, `pushing`, `ok`, `retrying`, `refused`.
     pub state: String,
     pub requests_ok: u64,
@@ -92,6 +143,10 @@ pub struct PushStatus {
     /// error`).
     pub game_errors: Vec<String>,
     pub next_try_wall_ms: Option<i64>,
+    /// Board id (or `Round` tag) -> what lichess said of its game.
+    pub boards: BTreeMap<String, GameStatus>,
+    /// Boards no lichess round was given for (give more ids).
+    pub unpushed: Vec<String>,
 }
 
 /// One answer.
@@ -174,14 +229,19 @@ where
 }
 
 /// POSTs one PGN text to the push endpoint.
-async fn post(target: &PushTarget, connector: &Connector, body: String) -> Result<Answer, String> {
+async fn post(
+    target: &PushTarget,
+    index: usize,
+    connector: &Connector,
+    body: String,
+) -> Result<Answer, String> {
     let host = target.base.host().unwrap_or_default().to_owned();
     let tls = matches!(connector, Connector::Tls(_));
     let port = target.base.port_u16().unwrap_or(if tls { 443 } else { 80 });
     let path = format!(
         "{}{}",
         target.base.path().trim_end_matches('/'),
-        target.path_tail()
+        target.path_tail(index)
     );
     let authority = target
         .base
@@ -245,7 +305,58 @@ pub(super) fn refused_games(body: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Starts pushing the round to `target` on every change, for good.
+/// The games of a request's text with what the answer says of each (in
+/// the order pushed, as lichess answers): board id (else `Round`) ->
+/// status.
+pub(super) fn game_statuses(
+    body: &str,
+    answer: &str,
+    round: &str,
+    now_ms: i64,
+) -> Vec<(String, GameStatus)> {
+    let answered: Vec<Value> = serde_json::from_str::<Value>(answer)
+        .ok()
+        .and_then(|v| v["games"].as_array().cloned())
+        .unwrap_or_default();
+    let mut games: Vec<String> = Vec::new();
+    for line in body.lines() {
+        if line.starts_with("[Event ") || games.is_empty() {
+            games.push(String::new());
+        }
+        if let Some(game) = games.last_mut() {
+            game.push_str(line);
+            game.push('\n');
+        }
+    }
+    games
+        .iter()
+        .filter(|g| !g.trim().is_empty())
+        .enumerate()
+        .map(|(index, game)| {
+            let tags = split_pgn(game).0;
+            let tag = |name: &str| tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            let said = answered.get(index);
+            let error = said.and_then(|g| g["error"].as_str()).map(str::to_owned);
+            let key = tag("Board")
+                .or_else(|| tag("Round"))
+                .unwrap_or_else(|| format!("#{}", index + 1));
+            (
+                key,
+                GameStatus {
+                    round: round.to_owned(),
+                    number: tag("Round"),
+                    accepted: said.is_some() && error.is_none(),
+                    error,
+                    moves: said.and_then(|g| g["moves"].as_u64()),
+                    pushed_wall_ms: now_ms,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Starts pushing the round to `target` on every change of the public
+/// feed, for good.
 pub fn spawn_push(
     hub: Arc<impl RoundSource>,
     target: PushTarget,
@@ -257,10 +368,11 @@ pub fn spawn_push(
     {
         let mut status = hub.desk().push_status();
         status.enabled = true;
-        status.url = Some(target.url());
+        status.urls = target.urls();
+        status.interval_ms = target.interval.as_millis() as u64;
         status.state = "idle".to_owned();
     }
-    tracing::info!(url = %target.url(), "hub: pushing the round to lichess");
+    tracing::info!(urls = %target.urls().join(", "), "hub: pushing the round to lichess");
     Ok(tokio::spawn(push_loop(hub, target, connector)))
 }
 
@@ -272,16 +384,28 @@ enum Failure {
     Refused(String),
 }
 
+/// How long the push waits for a change before it looks again anyway (a
+/// recorded game's PGN comes public when its delay has passed, with no
+/// state to announce it).
+const LOOK_AGAIN: Duration = Duration::from_secs(5);
+
 async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Connector) {
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-    let mut changes = hub.changes();
+    let mut changes = hub.public_changes();
     // The requests the server last accepted (or refused for good).
     let mut done: BTreeMap<RequestKey, String> = BTreeMap::new();
     let mut wait = FIRST_RETRY;
     loop {
+        let pass = tokio::time::Instant::now();
+        let mut sent = false;
         let (games, bodies) = round_requests(&*hub);
         let mut failure = None;
-        for (index, (key, body)) in bodies.iter().enumerate() {
+        let mut unpushed = Vec::new();
+        for (key, body) in &bodies {
+            let Some(index) = target.round_of(*key) else {
+                unpushed.extend(game_statuses(body, "", "", 0).into_iter().map(|(k, _)| k));
+                continue;
+            };
             if done.get(key) == Some(body) {
                 continue;
             }
@@ -292,24 +416,28 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 status.last_attempt_wall_ms = Some(hub.now_ms());
                 status.next_try_wall_ms = None;
             }
-            let count =
-                body.matches("\n[Event ").count() + usize::from(body.starts_with("[Event "));
+            let count = count_games(body);
             let started = std::time::Instant::now();
-            let answer = post(&target, &connector, body.clone()).await;
+            sent = true;
+            let answer = post(&target, index, &connector, body.clone()).await;
             let mut status = hub.desk().push_status();
             match answer {
                 Ok(answer) if (200..300).contains(&answer.status) => {
                     status.requests_ok += 1;
-                    status.last_ok_wall_ms = Some(hub.now_ms());
+                    let now = hub.now_ms();
+                    status.last_ok_wall_ms = Some(now);
                     status.last_http_status = Some(answer.status);
                     status.last_error = None;
                     status.game_errors = refused_games(&answer.body);
                     for error in &status.game_errors {
                         tracing::warn!(%error, "hub: lichess refused a game");
                     }
+                    let round = target.rounds[index].clone();
+                    status
+                        .boards
+                        .extend(game_statuses(body, &answer.body, &round, now));
                     tracing::info!(
-                        request = index + 1,
-                        of = bodies.len(),
+                        round = %round,
                         games = count,
                         ms = started.elapsed().as_millis() as u64,
                         "hub: pushed the round"
@@ -325,6 +453,12 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                     failure = Some(match answer.status {
                         408 | 429 | 500..=599 => Failure::Retry(answer.retry_after, message),
                         _ => {
+                            let now = hub.now_ms();
+                            let round = target.rounds[index].clone();
+                            for (board, mut game) in game_statuses(body, "", &round, now) {
+                                game.error = Some(message.clone());
+                                status.boards.insert(board, game);
+                            }
                             done.insert(*key, body.clone());
                             Failure::Refused(message)
                         }
@@ -343,6 +477,10 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
         if failure.is_none() {
             done.retain(|key, _| bodies.iter().any(|(k, _)| k == key));
         }
+        if !unpushed.is_empty() && hub.desk().push_status().unpushed != unpushed {
+            tracing::warn!(boards = ?unpushed, "hub: boards without a lichess round: give more --lichess-round ids");
+        }
+        hub.desk().push_status().unpushed = unpushed;
         match failure {
             Some(Failure::Retry(after, message)) => {
                 let pause = after.unwrap_or(wait).min(MAX_RETRY * 5);
@@ -353,7 +491,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                     status.state = "retrying".to_owned();
                     status.next_try_wall_ms = Some(hub.now_ms() + pause.as_millis() as i64);
                 }
-                tokio::time::sleep(pause).await;
+                tokio::time::sleep(pause.max(target.interval)).await;
                 wait = (wait * 2).min(MAX_RETRY);
                 continue;
             }
@@ -369,10 +507,15 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 status.games = games;
             }
         }
+        // At most one request per lichess round every interval: what
+        // changes meanwhile goes in the next pass, the latest text only.
+        if sent {
+            tokio::time::sleep_until(pass + target.interval).await;
+        }
         // The next change; those that came meanwhile are in the next push.
-        match changes.recv().await {
-            Ok(_) | Err(RecvError::Lagged(_)) => {}
-            Err(RecvError::Closed) => return,
+        match tokio::time::timeout(LOOK_AGAIN, changes.recv()).await {
+            Ok(Ok(_) | Err(RecvError::Lagged(_))) | Err(_) => {}
+            Ok(Err(RecvError::Closed)) => return,
         }
         while let Ok(_) | Err(TryRecvError::Lagged(_)) = changes.try_recv() {}
     }

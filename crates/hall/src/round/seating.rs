@@ -37,6 +37,23 @@ impl Desk {
             })
             .collect()
     }
+
+    /// The round's boards among `boards` (those a pairing is given to):
+    /// the public feed's; `None` without pairings (every board is then).
+    pub fn members(
+        &self,
+        boards: &BTreeMap<String, Value>,
+    ) -> Option<std::collections::BTreeSet<String>> {
+        let setup = lock(&self.setup);
+        setup.pairings.as_ref()?;
+        Some(
+            seats(&setup, boards)
+                .into_iter()
+                .filter(|seat| seat.pairing.is_some())
+                .map(|seat| seat.id.to_owned())
+                .collect(),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! target check, the games it refuses).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-use super::push::refused_games;
+use super::push::{game_statuses, refused_games};
 use super::*;
 
 fn state(running: &str, white: i64, at: i64, pgn: Option<&str>) -> Value {
@@ -17,7 +17,7 @@ fn state(running: &str, white: i64, at: i64, pgn: Option<&str>) -> Value {
 }
 
 fn games(boards: &BTreeMap<String, Value>, setup: &Setup) -> String {
-    join(&round_games_of(setup, boards))
+    join(&round_games_of(setup, boards, None))
 }
 
 #[test]
@@ -176,13 +176,13 @@ fn request_boards(requests: &[(RequestKey, String)]) -> Vec<Vec<String>> {
 fn push_requests_carry_at_most_100_games() {
     let setup = Setup::default();
     let boards = known((1..=201).map(|n| format!("b{n}")));
-    let requests = request_boards(&requests_of(&setup, &boards));
+    let requests = request_boards(&requests_of(&setup, &boards, None));
     let sizes: Vec<usize> = requests.iter().map(Vec::len).collect();
     assert_eq!(sizes, [100, 100, 1]);
     assert_eq!(requests[0].first().map(String::as_str), Some("b1"));
     assert_eq!(requests[0].last().map(String::as_str), Some("b100"));
     assert_eq!(requests[2], ["b201"]);
-    assert!(requests_of(&setup, &BTreeMap::new()).is_empty());
+    assert!(requests_of(&setup, &BTreeMap::new(), None).is_empty());
 }
 
 /// The hub learns a round's boards one state at a time (the hall publishes
@@ -192,7 +192,7 @@ fn push_requests_carry_at_most_100_games() {
 fn a_board_goes_in_its_hundreds_request_whichever_boards_are_known() {
     let setup = Setup::default();
     let boards = known((1..=101).filter(|&n| n != 99).map(|n| format!("b{n}")));
-    let requests = requests_of(&setup, &boards);
+    let requests = requests_of(&setup, &boards, None);
     let keys: Vec<RequestKey> = requests.iter().map(|(key, _)| *key).collect();
     assert_eq!(keys, [(0, 0), (1, 0)]);
     let boards_of = request_boards(&requests);
@@ -203,7 +203,7 @@ fn a_board_goes_in_its_hundreds_request_whichever_boards_are_known() {
     // (two boards with one number) goes out in parts.
     let mut boards = known((1..=100).map(|n| format!("b{n}")));
     boards.extend(known(["a7".to_owned(), "hall".to_owned()]));
-    let requests = requests_of(&setup, &boards);
+    let requests = requests_of(&setup, &boards, None);
     let keys: Vec<RequestKey> = requests.iter().map(|(key, _)| *key).collect();
     assert_eq!(keys, [(0, 0), (0, 1), (u32::MAX, 0)]);
     let sizes: Vec<usize> = request_boards(&requests).iter().map(Vec::len).collect();
@@ -215,17 +215,40 @@ fn a_push_target_is_checked() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
     std::fs::write(&token, "lip_abc\n").unwrap();
-    let target = PushTarget::new("https://lichess.org/", "AbC123", &token).unwrap();
+    let second = Duration::from_secs(1);
+    let target = PushTarget::new("https://lichess.org/", "AbC123", &token, second).unwrap();
     assert_eq!(
-        target.url(),
-        "https://lichess.org/api/broadcast/round/AbC123/push"
+        target.urls(),
+        ["https://lichess.org/api/broadcast/round/AbC123/push"]
     );
     assert!(!format!("{target:?}").contains("lip_abc"));
-    assert!(PushTarget::new("ftp://x", "a", &token).is_err());
-    assert!(PushTarget::new("https://lichess.org", "a/b", &token).is_err());
+    // A section of several lichess rounds: boards 1-100 to the first.
+    let split = PushTarget::new("https://lichess.org", "One1, Two2", &token, second).unwrap();
+    assert_eq!(split.urls().len(), 2);
+    assert!(split.urls()[1].ends_with("/round/Two2/push"));
+    assert!(PushTarget::new("ftp://x", "a", &token, second).is_err());
+    assert!(PushTarget::new("https://lichess.org", "a/b", &token, second).is_err());
+    assert!(PushTarget::new("https://lichess.org", "a,", &token, second).is_err());
     std::fs::write(&token, "\n").unwrap();
-    assert!(PushTarget::new("https://lichess.org", "a", &token).is_err());
-    assert!(PushTarget::new("https://lichess.org", "a", &dir.path().join("none")).is_err());
+    assert!(PushTarget::new("https://lichess.org", "a", &token, second).is_err());
+    let none = dir.path().join("none");
+    assert!(PushTarget::new("https://lichess.org", "a", &none, second).is_err());
+}
+
+#[test]
+fn what_lichess_said_is_kept_per_game() {
+    let body = "[Event \"?\"]\n[Round \"1.1\"]\n[Board \"b1\"]\n\n*\n\n\
+                [Event \"?\"]\n[Round \"1.2\"]\n[Board \"b2\"]\n\n*\n";
+    let answer = r#"{"games":[{"tags":{},"moves":3},{"tags":{},"error":"Illegal move"}]}"#;
+    let said = game_statuses(body, answer, "r1", 7);
+    assert_eq!(said.len(), 2);
+    assert_eq!(said[0].0, "b1");
+    assert!(said[0].1.accepted);
+    assert_eq!(said[0].1.moves, Some(3));
+    assert_eq!(said[1].1.error.as_deref(), Some("Illegal move"));
+    assert!(!said[1].1.accepted);
+    assert_eq!(said[1].1.number.as_deref(), Some("1.2"));
+    assert_eq!(said[1].1.pushed_wall_ms, 7);
 }
 
 #[test]

@@ -1,0 +1,429 @@
+//! The broadcast's delay at the source (issue 32): every board's states
+//! kept with their instants, from which the public feed (the spectators'
+//! page and `/public/*`, the public round PGN, the lichess push) takes,
+//! at each instant `now`, the latest state no newer than `now - delay`.
+//!
+//! Promises:
+//! * nothing a public reader gets of a board is newer than the delay: a
+//!   state's instant is the later of its arrival at the hub and its own
+//!   snapshot's wall instant (a retained state found at a (re)connection:
+//!   its snapshot's instant, never later than its arrival), and a state is
+//!   shown only once `now - delay` has reached that instant; a board with
+//!   no state that old is not shown at all;
+//! * the state shown is shifted by the delay: its `snapshot_wall_ms` is
+//!   its own plus the delay, so a reader ticking the running clock from it
+//!   shows that clock as it was the delay ago (the PGN's `ReferenceTime`
+//!   is made from it: the instant the public sees the state at);
+//! * with `results_immediately`, a board whose latest state has a result
+//!   shows that state at once (not shifted: its clocks are stopped), and
+//!   the states before it are dropped (a board's next game starts behind
+//!   the delay from the result on, never from the game before it);
+//! * memory is bounded: a board keeps the state shown now and the states
+//!   still to come (at most [`MAX_STATES`]; above that the oldest go, and
+//!   the board shows nothing until its next state is old enough: never
+//!   something early);
+//! * with pairings, only the round's boards ([`Delayed::set_members`]) are
+//!   public; a board leaving the round is withdrawn from the public feed.
+//!
+//! The releaser ([`Delayed::release`]) says which boards' public states
+//! changed since it last ran and when it must run next: the hub's task
+//! sends those on the public stream.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+/// The most states kept per board.
+pub const MAX_STATES: usize = 4096;
+
+/// One state, with its instant.
+struct Kept {
+    seq: u64,
+    at_ms: i64,
+    payload: Value,
+    over: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    boards: BTreeMap<String, VecDeque<Kept>>,
+    /// Boards with states not yet public (or whose view must be told).
+    pending: BTreeSet<String>,
+    /// Board -> the state (its `seq`) last told on the public stream.
+    told: BTreeMap<String, u64>,
+    /// The round's boards (`None`: every board, no pairings loaded).
+    members: Option<BTreeSet<String>>,
+    seq: u64,
+}
+
+/// The delay's settings and every board's states.
+#[derive(Default)]
+pub struct Delayed {
+    inner: Mutex<Inner>,
+    /// The hub's delay (`--delay-seconds`), in ms.
+    hub_delay_ms: AtomicI64,
+    /// `--results-immediately`.
+    results_immediately: AtomicBool,
+    /// Rung at every state and setting change: the releaser looks again.
+    pub wake: Notify,
+}
+
+/// What the public sees of a board now: its state (shifted) if one is old
+/// enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// Now, on the hub's wall clock (ms).
+    pub now_ms: i64,
+    /// The delay in force (ms).
+    pub delay_ms: i64,
+    pub results_immediately: bool,
+}
+
+impl Cut {
+    /// The newest instant the public may see.
+    pub fn until_ms(&self) -> i64 {
+        self.now_ms.saturating_sub(self.delay_ms)
+    }
+
+    /// Whether a game recorded at `recorded_ms` (its final PGN, its
+    /// result) may be shown.
+    pub fn shows_record(&self, recorded_ms: i64) -> bool {
+        self.results_immediately || recorded_ms <= self.until_ms()
+    }
+}
+
+fn lock(mutex: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    // Each change under the lock leaves it whole (a push, a pop, an
+    // insert): a panic elsewhere cannot leave it half-changed.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a state payload carries a result.
+fn has_result(payload: &Value) -> bool {
+    payload["state"]["result"].is_object()
+}
+
+/// The index of the state a board shows under `cut`, and whether it is
+/// shifted by the delay.
+fn pick(states: &VecDeque<Kept>, cut: &Cut) -> Option<(usize, bool)> {
+    let until = cut.until_ms();
+    // A result goes out at once when asked (and stays until the next
+    // game's first state is old enough).
+    let early = |s: &Kept| cut.results_immediately && s.over && s.at_ms > until;
+    states
+        .iter()
+        .rposition(|s| s.at_ms <= until || early(s))
+        // A result shown early is not shifted: its clocks are stopped.
+        .map(|index| (index, !early(&states[index])))
+}
+
+/// A state as the public sees it: `snapshot_wall_ms` moved on by the delay
+/// when shifted.
+fn shifted(mut payload: Value, shift: bool, delay_ms: i64) -> Value {
+    if shift && delay_ms > 0 {
+        if let Some(at) = payload["snapshot_wall_ms"].as_i64() {
+            payload["snapshot_wall_ms"] = Value::from(at.saturating_add(delay_ms));
+        }
+    }
+    payload
+}
+
+/// Drops the states before the one shown (never the one shown).
+fn prune(states: &mut VecDeque<Kept>, cut: &Cut) {
+    if let Some((index, _)) = pick(states, cut) {
+        states.drain(..index);
+    }
+}
+
+impl Delayed {
+    /// The hub's own delay and whether results go out at once.
+    pub fn configure(&self, delay_ms: i64, results_immediately: bool) {
+        self.hub_delay_ms.store(delay_ms.max(0), Ordering::SeqCst);
+        self.results_immediately
+            .store(results_immediately, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    /// The hub's own delay (`--delay-seconds`), in ms.
+    pub fn hub_delay_ms(&self) -> i64 {
+        self.hub_delay_ms.load(Ordering::SeqCst)
+    }
+
+    pub fn results_immediately(&self) -> bool {
+        self.results_immediately.load(Ordering::SeqCst)
+    }
+
+    /// Keeps a board's state taken at `now_ms` (`retained`: the broker's
+    /// copy found at a subscription).
+    pub fn record(&self, board: &str, payload: Value, retained: bool, now_ms: i64) {
+        let snapshot = payload["snapshot_wall_ms"].as_i64();
+        let at_ms = match (retained, snapshot) {
+            // What it says held since its snapshot, and still holds.
+            (true, Some(at)) => at.min(now_ms),
+            // Never before it reached the hub, nor before its own instant
+            // (a daemon's clock ahead of the hub's).
+            (_, Some(at)) => at.max(now_ms),
+            (_, None) => now_ms,
+        };
+        let over = has_result(&payload);
+        let mut inner = lock(&self.inner);
+        inner.seq += 1;
+        let seq = inner.seq;
+        let states = inner.boards.entry(board.to_owned()).or_default();
+        if over && self.results_immediately() {
+            // The result supersedes what came before it.
+            states.clear();
+        }
+        states.push_back(Kept {
+            seq,
+            at_ms,
+            payload,
+            over,
+        });
+        while states.len() > MAX_STATES {
+            states.pop_front();
+        }
+        inner.pending.insert(board.to_owned());
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// Forgets a board (its state deleted).
+    pub fn remove(&self, board: &str) {
+        let mut inner = lock(&self.inner);
+        inner.boards.remove(board);
+        inner.pending.insert(board.to_owned());
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// The round's boards (`None`: every board is public).
+    pub fn set_members(&self, members: Option<BTreeSet<String>>) {
+        let mut inner = lock(&self.inner);
+        if inner.members == members {
+            return;
+        }
+        inner.members = members;
+        let all: Vec<String> = inner
+            .boards
+            .keys()
+            .chain(inner.told.keys())
+            .cloned()
+            .collect();
+        inner.pending.extend(all);
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// Makes the releaser look at every board again (the delay changed).
+    pub fn touch_all(&self) {
+        let mut inner = lock(&self.inner);
+        let all: Vec<String> = inner.boards.keys().cloned().collect();
+        inner.pending.extend(all);
+        drop(inner);
+        self.wake.notify_one();
+    }
+
+    /// Whether `board` is public (one of the round's).
+    pub fn is_member(&self, board: &str) -> bool {
+        lock(&self.inner)
+            .members
+            .as_ref()
+            .is_none_or(|m| m.contains(board))
+    }
+
+    /// Every public board's state as the public sees it under `cut`.
+    pub fn view(&self, cut: &Cut) -> BTreeMap<String, Value> {
+        let inner = lock(&self.inner);
+        inner
+            .boards
+            .iter()
+            .filter(|(board, _)| inner.members.as_ref().is_none_or(|m| m.contains(*board)))
+            .filter_map(|(board, states)| {
+                let (index, shift) = pick(states, cut)?;
+                Some((
+                    board.clone(),
+                    shifted(states[index].payload.clone(), shift, cut.delay_ms),
+                ))
+            })
+            .collect()
+    }
+
+    /// One public board's state under `cut`.
+    pub fn board(&self, board: &str, cut: &Cut) -> Option<Value> {
+        let inner = lock(&self.inner);
+        if !inner.members.as_ref().is_none_or(|m| m.contains(board)) {
+            return None;
+        }
+        let states = inner.boards.get(board)?;
+        let (index, shift) = pick(states, cut)?;
+        Some(shifted(states[index].payload.clone(), shift, cut.delay_ms))
+    }
+
+    /// The boards whose public state changed since the last release (each
+    /// with its new state, `None`: withdrawn), and the instant the next one
+    /// falls due (`None`: nothing waits).
+    /// Each state goes through `view` first (what the stream tells of it:
+    /// no copy of the whole payload), then is shifted.
+    pub fn release(
+        &self,
+        cut: &Cut,
+        view: impl Fn(&Value) -> Value,
+    ) -> (Vec<(String, Option<Value>)>, Option<i64>) {
+        let mut inner = lock(&self.inner);
+        let pending = std::mem::take(&mut inner.pending);
+        let mut out = Vec::new();
+        let mut next: Option<i64> = None;
+        let Inner {
+            boards,
+            told,
+            members,
+            pending: still,
+            ..
+        } = &mut *inner;
+        for board in pending {
+            let member = members.as_ref().is_none_or(|m| m.contains(&board));
+            let Some(states) = boards.get_mut(&board).filter(|_| member) else {
+                if told.remove(&board).is_some() {
+                    out.push((board, None));
+                }
+                continue;
+            };
+            prune(states, cut);
+            if let Some((index, shift)) = pick(states, cut) {
+                let state = &states[index];
+                if told.get(&board) != Some(&state.seq) {
+                    told.insert(board.clone(), state.seq);
+                    out.push((
+                        board.clone(),
+                        Some(shifted(view(&state.payload), shift, cut.delay_ms)),
+                    ));
+                }
+            }
+            let until = cut.until_ms();
+            if let Some(due) = states
+                .iter()
+                .find(|s| s.at_ms > until)
+                .map(|s| s.at_ms.saturating_add(cut.delay_ms))
+            {
+                next = Some(next.map_or(due, |n: i64| n.min(due)));
+                still.insert(board);
+            }
+        }
+        (out, next)
+    }
+
+    /// How many states are kept, all boards together (for the benchmarks).
+    pub fn kept(&self) -> usize {
+        lock(&self.inner).boards.values().map(VecDeque::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use serde_json::json;
+
+    fn state(wall: i64, white_ms: i64, result: bool) -> Value {
+        json!({"snapshot": {"started": true, "running": "white",
+                            "white_remaining_ms": white_ms},
+               "snapshot_wall_ms": wall,
+               "state": {"result": if result { json!({"result": "1-0"}) } else { Value::Null }}})
+    }
+
+    fn cut(now_ms: i64, delay_ms: i64, results_immediately: bool) -> Cut {
+        Cut {
+            now_ms,
+            delay_ms,
+            results_immediately,
+        }
+    }
+
+    #[test]
+    fn the_public_sees_the_latest_state_no_newer_than_the_delay_shifted() {
+        let delayed = Delayed::default();
+        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
+        delayed.record("b1", state(5_000, 55_000, false), false, 5_000);
+        // Nothing old enough yet: nothing shown.
+        assert!(delayed.view(&cut(3_000, 3_000, false)).is_empty());
+        let view = delayed.view(&cut(4_000, 3_000, false));
+        assert_eq!(view["b1"]["snapshot"]["white_remaining_ms"], 60_000);
+        assert_eq!(
+            view["b1"]["snapshot_wall_ms"], 4_000,
+            "shifted by the delay"
+        );
+        let (told, next) = delayed.release(&cut(4_000, 3_000, false), Value::clone);
+        assert_eq!(told.len(), 1);
+        assert_eq!(next, Some(8_000), "the second state falls due at 5 s + 3 s");
+        // Nothing new before it is due.
+        assert!(delayed
+            .release(&cut(7_999, 3_000, false), Value::clone)
+            .0
+            .is_empty());
+        let (told, next) = delayed.release(&cut(8_000, 3_000, false), Value::clone);
+        assert_eq!(
+            told[0].1.as_ref().unwrap()["snapshot"]["white_remaining_ms"],
+            55_000
+        );
+        assert_eq!(next, None);
+        // The first state is gone: only the one shown is kept.
+        assert_eq!(delayed.kept(), 1);
+    }
+
+    #[test]
+    fn a_state_is_never_older_than_its_arrival_nor_its_own_instant() {
+        let delayed = Delayed::default();
+        // A daemon's clock 10 s ahead: held until its own instant.
+        delayed.record("b1", state(20_000, 60_000, false), false, 10_000);
+        assert!(delayed.view(&cut(22_000, 3_000, false)).is_empty());
+        assert_eq!(delayed.view(&cut(23_000, 3_000, false)).len(), 1);
+        // A retained state from long ago is as old as it says.
+        delayed.record("b2", state(1_000, 60_000, false), true, 50_000);
+        assert!(delayed.view(&cut(50_000, 3_000, false)).contains_key("b2"));
+    }
+
+    #[test]
+    fn results_go_out_at_once_when_asked_and_the_next_game_starts_from_them() {
+        let delayed = Delayed::default();
+        delayed.configure(3_000, true);
+        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
+        delayed.record("b1", state(2_000, 59_000, true), false, 2_000);
+        let c = cut(2_000, 3_000, true);
+        let view = delayed.view(&c);
+        assert!(view["b1"]["state"]["result"].is_object());
+        assert_eq!(view["b1"]["snapshot_wall_ms"], 2_000, "not shifted");
+        // The next game: its first state waits for the delay.
+        delayed.record("b1", state(2_500, 300_000, false), false, 2_500);
+        assert!(delayed.view(&cut(3_000, 3_000, true))["b1"]["state"]["result"].is_object());
+        assert_eq!(
+            delayed.view(&cut(5_500, 3_000, true))["b1"]["snapshot"]["white_remaining_ms"],
+            300_000
+        );
+        // Without the setting the result waits too.
+        let later = Delayed::default();
+        later.record("b1", state(1_000, 60_000, false), false, 1_000);
+        later.record("b1", state(2_000, 59_000, true), false, 2_000);
+        assert!(later.view(&cut(4_999, 3_000, false))["b1"]["state"]["result"].is_null());
+    }
+
+    #[test]
+    fn boards_outside_the_round_are_withdrawn_and_memory_is_bounded() {
+        let delayed = Delayed::default();
+        delayed.record("b1", state(0, 1, false), false, 0);
+        delayed.record("b2", state(0, 1, false), false, 0);
+        assert_eq!(delayed.release(&cut(0, 0, false), Value::clone).0.len(), 2);
+        delayed.set_members(Some(BTreeSet::from(["b1".to_owned()])));
+        let (told, _) = delayed.release(&cut(0, 0, false), Value::clone);
+        assert_eq!(told, vec![("b2".to_owned(), None)]);
+        assert_eq!(delayed.view(&cut(0, 0, false)).len(), 1);
+        assert!(delayed.board("b2", &cut(0, 0, false)).is_none());
+        for i in 0..(MAX_STATES as i64 + 10) {
+            delayed.record("b1", state(i, 1, false), false, i);
+        }
+        assert!(delayed.kept() <= MAX_STATES + 1);
+    }
+}
