@@ -79,7 +79,13 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
         return (3, Tone::Alert, format!("UNREACHABLE: {why}"));
     };
     if view.arbiter_called {
-        return (0, Tone::Arbiter, "ARBITER CALLED".to_owned());
+        // An acknowledged call stays first (the clock is stopped for it),
+        // saying who is on the way.
+        let by = view
+            .arbiter_call_acknowledged_by
+            .as_deref()
+            .map_or(String::new(), |by| format!(" (acknowledged by {by})"));
+        return (0, Tone::Arbiter, format!("ARBITER CALLED{by}"));
     }
     // The host cannot save its state as it should (a full disk): its
     // games go on, but the arbiter must make room at once.
