@@ -523,6 +523,8 @@ pub(crate) mod tests {
             down_time_ms: None,
             arbiter_called: true,
             arbiter_called_at_ms: None,
+            arbiter_call_acknowledged_by: None,
+            arbiter_call_acknowledged_at_ms: None,
             scheduled_start_ms: None,
             scheduled_start_unix_ms: None,
             devices: vec![DeviceView {

@@ -836,6 +836,17 @@ mod tests {
         }
     }
 
+    /// An acknowledged call stays first (the clock is stopped for it) and
+    /// says who is on the way.
+    #[test]
+    fn an_acknowledged_call_names_who_acknowledged_it() {
+        let mut called = view("b2");
+        called.arbiter_call_acknowledged_by = Some("ann".into());
+        let (rank, tone, alert) = urgency(&row("pi1", called));
+        assert_eq!((rank, tone), (0, Tone::Arbiter));
+        assert_eq!(alert, "ARBITER CALLED (acknowledged by ann)");
+    }
+
     #[test]
     fn the_most_urgent_boards_come_first_and_lines_fit_80_columns() {
         let mut calm = view("b1");
