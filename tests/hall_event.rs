@@ -11,51 +11,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use kit::daemon::{Client, Daemon, PrivateBus};
+use kit::hall::event::{daemon, fixture, hall, strings};
 use kit::hall::round::{game_of, tag, Arbiter, HALL};
 use kit::hall::{Broker, Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/hall")
-        .join(name)
-}
-
-/// Runs `chessclock-hall ARGS` with `stdin`: exit success, stdout, stderr.
-async fn hall(args: Vec<String>, stdin: &str) -> (bool, String, String) {
-    let stdin = stdin.to_owned();
-    tokio::task::spawn_blocking(move || {
-        use std::io::Write;
-        let mut child = Command::new(crate::kit::binary("chessclock-hall"))
-            .args(&args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        (
-            output.status.success(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    })
-    .await
-    .unwrap()
-}
 
 /// `POST path` with a JSON body and no session: status, body.
 async fn post(port: u16, path: &str, body: &str) -> (u16, String) {
@@ -76,30 +39,6 @@ async fn post(port: u16, path: &str, body: &str) -> (u16, String) {
         .unwrap();
     let (status, _, body) = kit::hall::http_answer(&String::from_utf8(answer).unwrap());
     (status, body)
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|a| (*a).to_owned()).collect()
-}
-
-/// A daemon with boards b1-b3 on the test's broker.
-async fn daemon(dir: &Path, broker: &Broker) -> (PrivateBus, Daemon, Client) {
-    let bus = PrivateBus::session_in(dir);
-    let config = dir.join("chessclockd.toml");
-    let mut text = kit::daemon::daemon_table(&dir.join("state"));
-    for board in ["b1", "b2", "b3"] {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
-    let daemon = Daemon::spawn(&config, &bus, dir.join("daemon.log"));
-    let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
-    (bus, daemon, client)
 }
 
 fn all_decided(body: &str) -> bool {

@@ -79,6 +79,9 @@ pub enum Command {
     UndoPress,
     /// Cancels the scheduled start.
     CancelStart,
+    /// An arbiter acknowledges the player's standing arbiter call (on the
+    /// way to the board); a resume still answers it.
+    AckCall,
     /// An arbiter's note for the record.
     Note {
         text: String,
@@ -153,6 +156,7 @@ impl Command {
             Command::AdjustBy { .. } => "adjust-by",
             Command::UndoPress => "undo-press",
             Command::CancelStart => "cancel-start",
+            Command::AckCall => "ack-call",
             Command::Note { .. } => "note",
             Command::State => "state",
             Command::History => "history",

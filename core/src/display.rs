@@ -111,6 +111,10 @@ pub struct Marks {
     /// Game time (µs) of that call, for the readers (the hall's page shows
     /// when it came); the display does not use it.
     pub arbiter_called_at: Option<Micros>,
+    /// Who acknowledged the standing call (`ack-call`) and at what game
+    /// time (µs), for the readers; the call stands until a resume. The
+    /// display does not use it (the players see the call until then).
+    pub arbiter_call_acknowledged: Option<(String, Micros)>,
     /// The board's button unit is configured but not connected.
     pub buttons_lost: bool,
     /// Down time of the last restart, shown while paused after it (Art. 6.10a).

@@ -71,6 +71,10 @@ pub enum StoredEvent {
     /// The arbiter button of a unit (Art. 6.12b): the clocks stop like a
     /// pause, recorded as the call it is.
     ArbiterCall,
+    /// An arbiter acknowledged the standing arbiter call (`ack-call`): on
+    /// the way to the board; the clocks stay paused until a resume answers
+    /// the call. Who acknowledged is the row's caller (not an engine input).
+    CallAcknowledged,
     /// The arbiter took back the press recorded at `press_at_us` (one made
     /// with `chessclockctl press` by mistake): the game is re-run without
     /// it (not an engine input; a replay removes that press).
@@ -230,6 +234,7 @@ impl StoredEvent {
             StoredEvent::Resume => "resume",
             StoredEvent::Adjust { .. } => "adjust",
             StoredEvent::ArbiterCall => "arbiter-call",
+            StoredEvent::CallAcknowledged => "call-acknowledged",
             StoredEvent::PressUndone { .. } => "press-undone",
             StoredEvent::Note { .. } => "note",
             StoredEvent::Restart { .. } => "restart",
@@ -263,6 +268,7 @@ impl StoredEvent {
             | StoredEvent::Pause
             | StoredEvent::Resume
             | StoredEvent::ArbiterCall
+            | StoredEvent::CallAcknowledged
             | StoredEvent::Note { .. }
             | StoredEvent::Device { .. }
             | StoredEvent::BoardTakeBack { .. }

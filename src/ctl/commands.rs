@@ -70,6 +70,12 @@ pub async fn run(ctx: &Ctx<'_>, command: Cmd) -> Result<(), CtlError> {
             let row = echo::last_row(&history.events, |r| r.event.kind() == "press-undone");
             writeln!(out, "{}", echo::undone(&after, row))?;
         }
+        Cmd::AckCall { board } => {
+            let id = ctx.resolve(&board).await?;
+            api(&id, ctx.board(&id).await?.ack_call().await)?;
+            let after = ctx.state(&id).await?;
+            writeln!(out, "{}", echo::call_acknowledged(&id, &after))?;
+        }
         Cmd::Adjust {
             board,
             side,

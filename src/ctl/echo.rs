@@ -157,6 +157,19 @@ pub fn undone(after: &StateView, row: Option<&HistoryRow>) -> String {
 }
 
 /// `b1: note recorded: 3-fold claim rejected`.
+/// What `ack-call` did: who acknowledged the call, and what still answers
+/// it.
+pub fn call_acknowledged(board: &str, after: &StateView) -> String {
+    let by = after
+        .arbiter_call_acknowledged_by
+        .as_deref()
+        .map_or(String::new(), |by| format!(" by {by}"));
+    format!(
+        "{board}: arbiter call acknowledged{by}; the clock stays stopped until \
+         chessclockctl resume {board}"
+    )
+}
+
 pub fn noted(board: &str, text: &str) -> String {
     format!("{board}: note recorded: {}", text.trim())
 }

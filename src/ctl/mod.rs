@@ -231,6 +231,12 @@ pub enum Cmd {
         /// The board id from the daemon's configuration (or its object path).
         board: String,
     },
+    /// Acknowledge a player's arbiter call (an arbiter is on the way): recorded
+    /// with your name; the clock stays stopped until `resume`.
+    AckCall {
+        /// The board id from the daemon's configuration (or its object path).
+        board: String,
+    },
     /// Correct a side's clock: remaining time, a penalty or bonus, moves
     /// made, stage. Times: 4:30, 1:04:30, 270s, 4m30s, 1500ms (never a bare
     /// number).

@@ -203,6 +203,9 @@ pub fn state_notes(view: &StateView, local: &LocalTime) -> Vec<String> {
             "{board}: ARBITER CALLED at the board (Art. 6.12b): the clock is paused; \
              chessclockctl resume {board} when dealt with"
         ));
+        if let Some(by) = &view.arbiter_call_acknowledged_by {
+            notes.push(format!("{board}: the call was acknowledged by {by}"));
+        }
     }
     if let Some(restart) = view.restart.as_ref().filter(|_| view.paused) {
         let down = clocktext::remaining_ms(restart.down_ms, clocktext::Style::SECONDS);
@@ -520,6 +523,8 @@ pub(crate) mod tests {
             down_time_ms: None,
             arbiter_called: true,
             arbiter_called_at_ms: None,
+            arbiter_call_acknowledged_by: None,
+            arbiter_call_acknowledged_at_ms: None,
             scheduled_start_ms: None,
             scheduled_start_unix_ms: None,
             devices: vec![DeviceView {

@@ -79,7 +79,13 @@ fn urgency(row: &Row) -> (u8, Tone, String) {
         return (3, Tone::Alert, format!("UNREACHABLE: {why}"));
     };
     if view.arbiter_called {
-        return (0, Tone::Arbiter, "ARBITER CALLED".to_owned());
+        // An acknowledged call stays first (the clock is stopped for it),
+        // saying who is on the way.
+        let by = view
+            .arbiter_call_acknowledged_by
+            .as_deref()
+            .map_or(String::new(), |by| format!(" (acknowledged by {by})"));
+        return (0, Tone::Arbiter, format!("ARBITER CALLED{by}"));
     }
     // The host cannot save its state as it should (a full disk): its
     // games go on, but the arbiter must make room at once.
@@ -828,6 +834,17 @@ mod tests {
             age_ms: 0,
             error: None,
         }
+    }
+
+    /// An acknowledged call stays first (the clock is stopped for it) and
+    /// says who is on the way.
+    #[test]
+    fn an_acknowledged_call_names_who_acknowledged_it() {
+        let mut called = view("b2");
+        called.arbiter_call_acknowledged_by = Some("ann".into());
+        let (rank, tone, alert) = urgency(&row("pi1", called));
+        assert_eq!((rank, tone), (0, Tone::Arbiter));
+        assert_eq!(alert, "ARBITER CALLED (acknowledged by ann)");
     }
 
     #[test]

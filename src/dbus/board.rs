@@ -468,6 +468,18 @@ impl Board {
         self.change(connection, &header, Command::UndoPress).await
     }
 
+    /// Acknowledges the player's standing arbiter call (Art. 6.12b): an
+    /// arbiter is on the way. Recorded (`call-acknowledged`) with the
+    /// caller; the call stands, the clocks stopped, until `Resume`.
+    /// `InvalidState` when no call stands or one was already acknowledged.
+    async fn ack_call(
+        &self,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(connection)] connection: &Connection,
+    ) -> Result<(), Error> {
+        self.change(connection, &header, Command::AckCall).await
+    }
+
     /// Cancels the scheduled start (`StartAt`).
     async fn cancel_start(
         &self,

@@ -64,6 +64,7 @@ pub mod board {
         ) -> Result<(), Error>;
         fn adjust_by(&self, side: &str, delta_ms: i64) -> Result<(), Error>;
         fn undo_press(&self) -> Result<(), Error>;
+        fn ack_call(&self) -> Result<(), Error>;
         fn cancel_start(&self) -> Result<(), Error>;
         fn note(&self, text: &str) -> Result<(), Error>;
         fn state(&self) -> Result<String, Error>;

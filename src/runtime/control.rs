@@ -278,6 +278,7 @@ impl Control {
             }
             Command::AdjustBy { side, delta_ms } => BoardCommand::AdjustBy { side, delta_ms },
             Command::UndoPress => BoardCommand::UndoPress,
+            Command::AckCall => BoardCommand::AckCall,
             Command::CancelStart => BoardCommand::CancelStart,
             Command::Note { text } => BoardCommand::Note(text),
             Command::NewGame { control } => match self.resolve(&control) {

@@ -271,6 +271,12 @@ fn answer(
                 "there is no press by the arbiter to undo".into(),
             ))
         }
+        Command::AckCall if !snap.arbiter_called => {
+            return Err(ControlError::InvalidState(
+                "no arbiter call stands: there is nothing to acknowledge".into(),
+            ))
+        }
+        Command::AckCall => {}
         Command::AdjustBy { side, delta_ms } => {
             let remaining = match side {
                 Side::White => &mut snap.white_remaining_ms,
@@ -435,6 +441,7 @@ fn record(board: &mut FakeBoard, request: &Request) {
             by_us: Some(delta_ms * 1000),
         },
         Command::CancelStart => StoredEvent::StartCancelled { unix_time_us: 0 },
+        Command::AckCall => StoredEvent::CallAcknowledged,
         Command::Note { text } => note(text),
         other => note(&format!("fake runtime: {}", other.name())),
     };
@@ -510,6 +517,8 @@ fn state_view(snap: &BoardSnapshot, scheduled: Option<(i64, bool)>) -> StateView
         down_time_ms: None,
         arbiter_called: snap.arbiter_called,
         arbiter_called_at_ms: None,
+        arbiter_call_acknowledged_by: None,
+        arbiter_call_acknowledged_at_ms: None,
         scheduled_start_ms: scheduled.map(|(at, _)| now + (at / 1000 - wall_ms)),
         scheduled_start_unix_ms: scheduled.map(|(at, _)| at / 1000),
         devices: snap

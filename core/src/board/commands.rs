@@ -75,6 +75,11 @@ impl Board {
                 self.reply_after_commit(token, result);
                 return;
             }
+            BoardCommand::AckCall => {
+                let result = self.ack_call(now, wall, &caller);
+                self.reply_after_commit(token, result);
+                return;
+            }
             BoardCommand::UndoPress => {
                 let result = self.undo_press(now, wall, &caller);
                 self.reply_after_commit(token, result);
@@ -204,6 +209,38 @@ impl Board {
             None,
             &[],
         );
+        Ok(())
+    }
+
+    /// Acknowledges the standing arbiter call: a `call-acknowledged` row
+    /// with the caller, and the mark readers show until a resume answers
+    /// the call. Refused when no call stands, or when one arbiter already
+    /// acknowledged it (two arbiters must not both think the other goes).
+    pub(super) fn ack_call(
+        &mut self,
+        now: Micros,
+        wall: i64,
+        caller: &Caller,
+    ) -> Result<(), ControlError> {
+        if !self.marks.arbiter_called {
+            return Err(ControlError::InvalidState(format!(
+                "no arbiter call stands on board `{}`: there is nothing to acknowledge",
+                self.setup.id
+            )));
+        }
+        if let Some((by, _)) = &self.marks.arbiter_call_acknowledged {
+            return Err(ControlError::InvalidState(format!(
+                "the arbiter call on board `{}` was already acknowledged by {by}; \
+                 resume the clock when the call is dealt with",
+                self.setup.id
+            )));
+        }
+        let t = self.t(now).max(self.game.processed_to());
+        let by = caller_words(caller);
+        tracing::info!(board = %self.setup.id, %by, "the arbiter call was acknowledged");
+        self.marks.arbiter_call_acknowledged = Some((by, t));
+        self.dirty = true;
+        self.write_row(t, wall, StoredEvent::CallAcknowledged, caller, None, &[]);
         Ok(())
     }
 
@@ -530,4 +567,14 @@ fn relative(
         moves: None,
         stage: None,
     })
+}
+
+/// Who a caller is, in words (as the record's `who`): the name, else the
+/// uid, else the daemon itself.
+pub(super) fn caller_words(caller: &Caller) -> String {
+    match (&caller.name, caller.uid) {
+        (Some(name), _) => name.clone(),
+        (None, Some(uid)) => format!("uid {uid}"),
+        (None, None) => "chessclockd".to_owned(),
+    }
 }

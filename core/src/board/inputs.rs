@@ -253,6 +253,7 @@ impl Board {
                 Notice::Resumed => {
                     self.marks.arbiter_called = false;
                     self.marks.arbiter_called_at = None;
+                    self.marks.arbiter_call_acknowledged = None;
                     self.marks.down_time = None;
                 }
                 _ => {}

@@ -180,6 +180,9 @@ pub enum BoardCommand {
     UndoPress,
     /// Cancels the scheduled start.
     CancelStart,
+    /// Acknowledges the standing arbiter call (Art. 6.12b): recorded with
+    /// who acknowledged it; the call stays until a resume answers it.
+    AckCall,
     /// A note for the record.
     Note(String),
 }

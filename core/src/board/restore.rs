@@ -167,6 +167,15 @@ impl Board {
                     board.marks.arbiter_called = true;
                     board.marks.arbiter_called_at = Some(row.offset_us);
                 }
+                // An acknowledgment stands with its call, until a resume.
+                StoredEvent::CallAcknowledged if board.marks.arbiter_called => {
+                    let caller = Caller {
+                        uid: row.caller_uid,
+                        name: row.caller_name.clone(),
+                    };
+                    board.marks.arbiter_call_acknowledged =
+                        Some((super::commands::caller_words(&caller), row.offset_us));
+                }
                 StoredEvent::Stage { stage, .. } if !board.stages_reached.contains(stage) => {
                     board.stages_reached.push(*stage);
                 }

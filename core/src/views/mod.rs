@@ -353,6 +353,18 @@ impl BoardModel {
                 .arbiter_called_at
                 .filter(|_| self.marks.arbiter_called)
                 .map(|at| floor_ms(at.saturating_add(self.epoch))),
+            arbiter_call_acknowledged_by: self
+                .marks
+                .arbiter_call_acknowledged
+                .as_ref()
+                .filter(|_| self.marks.arbiter_called)
+                .map(|(by, _)| by.clone()),
+            arbiter_call_acknowledged_at_ms: self
+                .marks
+                .arbiter_call_acknowledged
+                .as_ref()
+                .filter(|_| self.marks.arbiter_called)
+                .map(|(_, at)| floor_ms(at.saturating_add(self.epoch))),
             scheduled_start_ms: self.scheduled_start.as_ref().map(|s| floor_ms(s.at)),
             scheduled_start_unix_ms: self
                 .scheduled_start
@@ -483,6 +495,15 @@ pub struct StateView {
     /// `flag_falls`' `at_ms`); `None` while no call stands.
     #[serde(default)]
     pub arbiter_called_at_ms: Option<i64>,
+    /// Who acknowledged the standing call (`ack-call`: the arbiter's name
+    /// as the record's `who`); `None` while no call stands or none
+    /// acknowledged it.
+    #[serde(default)]
+    pub arbiter_call_acknowledged_by: Option<String>,
+    /// The daemon's monotonic ms of that acknowledgment (as
+    /// `arbiter_called_at_ms`).
+    #[serde(default)]
+    pub arbiter_call_acknowledged_at_ms: Option<i64>,
     pub scheduled_start_ms: Option<i64>,
     #[serde(default)]
     pub scheduled_start_unix_ms: Option<i64>,

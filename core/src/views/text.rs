@@ -210,6 +210,9 @@ pub fn row_text_in(row: &crate::views::HistoryRow, style: Style) -> String {
                 .map_or(String::new(), |c| format!(": {}", correction_text_in(c, style)))
         ),
         StoredEvent::Note { text } => format!("note: {text}"),
+        StoredEvent::CallAcknowledged => {
+            "the arbiter call was acknowledged: an arbiter is on the way".to_owned()
+        }
         StoredEvent::Restart {
             down_us,
             same_boot,

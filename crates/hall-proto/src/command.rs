@@ -106,6 +106,10 @@ pub enum HallCommand {
     /// Takes back the arbiter's last press (one made with `press`), when no
     /// press came after it (`chessclockctl undo`).
     Undo,
+    /// Acknowledges the player's standing arbiter call (an arbiter is on
+    /// the way; `chessclockctl ack-call`): recorded with the arbiter's
+    /// name; the call stands until a `resume`.
+    AckCall,
     /// An arbiter's note for the game's record (one line, at most 500
     /// characters; `chessclockctl note`).
     Note {
@@ -160,8 +164,8 @@ pub fn parse_command(payload: &[u8]) -> Result<(String, Caller, Command), ReplyP
 }
 
 /// The commands' names, as a refusal lists them.
-const COMMANDS: &str = "start|start-at|cancel-start|pause|resume|press|undo|adjust|adjust-by|\
-     note|new-game|set-tags|set-result|state|history|snapshot|pgn";
+const COMMANDS: &str = "start|start-at|cancel-start|pause|resume|press|undo|ack-call|adjust|\
+     adjust-by|note|new-game|set-tags|set-result|state|history|snapshot|pgn";
 
 /// Any JSON value, read only to find an object that gives a key twice
 /// (`serde_json::Value` keeps the last silently): the first such key is
@@ -417,6 +421,7 @@ fn to_command(command: HallCommand) -> Result<Command, String> {
             Command::AdjustBy { side, delta_ms }
         }
         HallCommand::Undo => Command::UndoPress,
+        HallCommand::AckCall => Command::AckCall,
         HallCommand::Note { text } => {
             // As the board checks it, so that too long a note is refused
             // before it waits in the queue.
@@ -623,6 +628,10 @@ mod tests {
         assert_eq!(
             command(r#"{"id":"u","arbiter":"A","command":"undo"}"#),
             Ok(Command::UndoPress)
+        );
+        assert_eq!(
+            command(r#"{"id":"k","arbiter":"A","command":"ack-call"}"#),
+            Ok(Command::AckCall)
         );
         assert_eq!(
             command(r#"{"id":"n","arbiter":"A","command":"note","text":"3-fold claim rejected"}"#),

@@ -37,7 +37,8 @@ const MAX_NOTE: usize = chessclock_core::limits::MAX_NOTE;
 
 /// The command payload for a page's request: `start`, `pause`, `resume`
 /// (which also answers an arbiter's call), `undo` (the arbiter's last
-/// press), `cancel-start`; `adjust` with `side` and `time` (`H:MM:SS`,
+/// press), `cancel-start`, `ack-call` (acknowledges a player's arbiter
+/// call; a resume still answers it); `adjust` with `side` and `time` (`H:MM:SS`,
 /// `M:SS`, `270s`...; never a bare number) and/or `moves`; `adjust-by`
 /// with `side` and `time` signed (`+2:00`, `-0:30`); `note` with `text`;
 /// `start-at` with `at_ms` (a wall instant after now) and `force`;
@@ -48,7 +49,7 @@ pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, Str
     let command = body["command"].as_str().unwrap_or("");
     let mut request = json!({"id": id, "arbiter": arbiter, "command": command});
     match command {
-        "start" | "pause" | "resume" | "undo" | "cancel-start" => {}
+        "start" | "pause" | "resume" | "undo" | "cancel-start" | "ack-call" => {}
         "adjust-by" => {
             request["side"] = json!(side_of(body, "adjust-by")?);
             let time = body["time"].as_str().unwrap_or("");
@@ -129,7 +130,7 @@ pub fn build_command(body: &Value, id: &str, arbiter: &str) -> Result<Value, Str
         other => {
             return Err(format!(
                 "command `{other}`: the page sends start, start-at, cancel-start, pause, \
-                 resume, undo, adjust, adjust-by, note or set-result"
+                 resume, undo, ack-call, adjust, adjust-by, note or set-result"
             ))
         }
     }
@@ -395,6 +396,10 @@ mod tests {
         assert_eq!(
             build(json!({"command": "undo"})).unwrap(),
             json!({"id": "i", "arbiter": "Ann", "command": "undo"})
+        );
+        assert_eq!(
+            build(json!({"command": "ack-call"})).unwrap(),
+            json!({"id": "i", "arbiter": "Ann", "command": "ack-call"})
         );
         assert_eq!(
             build(json!({"command": "start-at", "at_ms": 1_796_061_605_000_i64, "force": true}))

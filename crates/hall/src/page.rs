@@ -68,7 +68,8 @@ pub(crate) const NO_ARBITERS: &str =
 /// How urgent a board is, most urgent first: `(rank, time left)` (see
 /// [`urgent_order`] for the board order within a rank). Ranks, each with
 /// the words the arbiters' page shows (`page/hall.js`, `needs`):
-/// * 0 an arbiter call (`ARBITER CALLED at ...`);
+/// * 0 an arbiter call no arbiter acknowledged yet (`ARBITER CALLED at
+///   ...`);
 /// * 10 the game is finished (a result), whatever else: out of the way;
 /// * 1 a fallen flag (`FLAG white at ...`);
 /// * 2 trouble on the board's side of the hall: a unit or the e-board
@@ -76,7 +77,9 @@ pub(crate) const NO_ARBITERS: &str =
 ///   saved as it should (a full disk), or an e-board whose half-moves
 ///   disagree with the clock's moves by more than one (a move the clock
 ///   did not count: [`eboard_disagrees`]);
-/// * 3 a board restarted and paused since, for the arbiter to resume
+/// * 3 an arbiter call an arbiter acknowledged (`call acknowledged by
+///   NAME at ...`: someone is on the way; it stands until a resume), or a
+///   board restarted and paused since, for the arbiter to resume
 ///   (`RESTARTED - resume`, as `chessclockctl watch` has it);
 /// * 4 low time (the running side under [`LOW_TIME_MS`]);
 /// * 5 its host's health has findings (`host_health.findings`: a radio on
@@ -102,7 +105,9 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
     let host_findings = state["host_health"]["findings"]
         .as_array()
         .is_some_and(|f| !f.is_empty());
-    let rank = if snapshot["arbiter_called"] == true {
+    let called = snapshot["arbiter_called"] == true;
+    let acknowledged = called && state["arbiter_call_acknowledged_by"].is_string();
+    let rank = if called && !acknowledged {
         0
     } else if finished {
         10
@@ -110,7 +115,7 @@ pub fn urgency(payload: &Value, host_online: bool, now_ms: i64) -> (u8, i64) {
         1
     } else if device_lost || !host_online || not_saving || eboard_disagrees(payload) {
         2
-    } else if paused && state["restart"].is_object() {
+    } else if acknowledged || (paused && state["restart"].is_object()) {
         3
     } else if running.is_some() && !paused && left < LOW_TIME_MS {
         4
@@ -671,6 +676,39 @@ mod tests {
         ahead["state"]["eboard"]["connected"] = json!(false);
         assert!(!eboard_disagrees(&ahead));
         assert_eq!(urgency(&ahead, true, 0).0, 2);
+    }
+
+    /// An acknowledged call drops below the calls no one answered, below
+    /// flags and lost units, and stays above low time (someone is on the
+    /// way; the clock is stopped until the resume).
+    #[test]
+    fn an_acknowledged_call_ranks_below_the_unanswered_ones() {
+        let mut boards = BTreeMap::new();
+        let call = |acknowledged: bool| {
+            let mut called = board(Some("black"), 900_000, "pi1");
+            called["snapshot"]["arbiter_called"] = json!(true);
+            called["snapshot"]["paused"] = json!(true);
+            if acknowledged {
+                called["state"]["arbiter_call_acknowledged_by"] = json!("ann");
+                called["state"]["arbiter_call_acknowledged_at_ms"] = json!(5_000);
+            }
+            called
+        };
+        boards.insert("b1".to_owned(), call(true));
+        boards.insert("b2".to_owned(), call(false));
+        let mut flagged = board(Some("white"), 0, "pi1");
+        flagged["snapshot"]["flags"] = json!(["white"]);
+        boards.insert("b3".to_owned(), flagged);
+        boards.insert("b4".to_owned(), board(Some("white"), 30_000, "pi1"));
+        let mut hosts = BTreeMap::new();
+        hosts.insert("pi1".to_owned(), "online".to_owned());
+        assert_eq!(urgency(&boards["b1"], true, 0).0, 3);
+        assert_eq!(urgent_order(&boards, &hosts, 0), ["b2", "b3", "b1", "b4"],);
+        // An acknowledgment without a standing call (an older state) is
+        // no call.
+        let mut stale = board(Some("white"), 900_000, "pi1");
+        stale["state"]["arbiter_call_acknowledged_by"] = json!("ann");
+        assert_eq!(urgency(&stale, true, 0).0, 8);
     }
 
     #[test]

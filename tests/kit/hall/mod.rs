@@ -2,11 +2,14 @@
 //! free port of 127.0.0.1, no persistence, killed when dropped), the hub
 //! and a fake lichess ([`round`]), a TLS hall built by
 //! `scripts/hall-credentials` ([`secure`]), a browser ([`browser`]), an MQTT
-//! watcher ([`watch`]).
+//! watcher ([`watch`]), the event desk's set-up ([`event`]) and an
+//! independent TRF reader ([`trf`]).
 
 pub mod browser;
+pub mod event;
 pub mod round;
 pub mod secure;
+pub mod trf;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

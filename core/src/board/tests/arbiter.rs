@@ -685,3 +685,76 @@ fn the_state_view_has_the_call_s_instant_and_the_players() {
     assert!(!view.arbiter_called);
     assert_eq!(view.arbiter_called_at_ms, None);
 }
+
+/// Issue 30 item 3: an arbiter acknowledges a player's call: the record
+/// has a `call-acknowledged` row with who; the State view says who and
+/// when until a resume answers the call; a restart keeps it; with no call
+/// standing (or one already acknowledged) the command is refused.
+#[test]
+fn an_arbiter_call_is_acknowledged_by_name_until_the_resume() {
+    let mut rig = started("300");
+    step!(rig, rig.command_as(1_000, "Ann", BoardCommand::AckCall) => [
+        "display0: 4:59 [R] | 5:00",
+        "reply 2: InvalidState: no arbiter call stands on board `b1`: there is nothing to acknowledge",
+    ]);
+    rig.button(3_000, 0, Button::Arbiter, 3_000);
+    rig.commit_all(3_000);
+    step!(rig, rig.command_as(4_000, "Ann", BoardCommand::AckCall) => [
+        "store 3: call-acknowledged @4.000",
+    ]);
+    step!(rig, rig.commit_all(4_000) => [
+        "history call-acknowledged @4.000",
+        "view",
+        "reply 3: ok",
+    ]);
+    let row = rig.history.last().unwrap();
+    assert_eq!(row.caller_name.as_deref(), Some("Ann"));
+    assert_eq!(
+        record::row_text(row),
+        "the arbiter call was acknowledged: an arbiter is on the way"
+    );
+    let view = rig.board.model(mono(4_500)).state_view(mono(4_500));
+    assert!(view.arbiter_called, "the call stands until a resume");
+    assert_eq!(view.arbiter_called_at_ms, Some(mono(3_000) / 1_000));
+    assert_eq!(view.arbiter_call_acknowledged_by.as_deref(), Some("Ann"));
+    assert_eq!(
+        view.arbiter_call_acknowledged_at_ms,
+        Some(mono(4_000) / 1_000)
+    );
+    assert!(view.paused, "the clocks stay stopped");
+    // A second arbiter is told who goes.
+    step!(rig, rig.command_as(4_500, "Bob", BoardCommand::AckCall) => [
+        "reply 4: InvalidState: the arbiter call on board `b1` was already acknowledged by Ann; resume the clock when the call is dealt with",
+    ]);
+    // A restart keeps call and acknowledgment.
+    let stored = rig.stored(5_000);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(6_000));
+    let view = board.model(mono(6_000)).state_view(mono(6_000));
+    assert_eq!(view.arbiter_call_acknowledged_by.as_deref(), Some("Ann"));
+    assert_eq!(
+        view.arbiter_call_acknowledged_at_ms,
+        Some(mono(4_000) / 1_000)
+    );
+    // The resume answers the call: neither stands after it, nor after a
+    // restart that replays the resume.
+    rig.command(7_000, BoardCommand::Resume);
+    rig.commit_all(7_000);
+    let view = rig.board.model(mono(7_000)).state_view(mono(7_000));
+    assert!(!view.arbiter_called);
+    assert_eq!(view.arbiter_call_acknowledged_by, None);
+    assert_eq!(view.arbiter_call_acknowledged_at_ms, None);
+    let stored = rig.stored(8_000);
+    let (board, _) = Board::restore(setup(), spec("300"), &stored, &resumed(9_000));
+    let view = board.model(mono(9_000)).state_view(mono(9_000));
+    assert_eq!(view.arbiter_call_acknowledged_by, None);
+    // A new call is acknowledged afresh.
+    rig.button(10_000, 1, Button::Arbiter, 10_000);
+    rig.commit_all(10_000);
+    rig.command(11_000, BoardCommand::AckCall);
+    rig.commit_all(11_000);
+    let view = rig.board.model(mono(11_000)).state_view(mono(11_000));
+    assert_eq!(
+        view.arbiter_call_acknowledged_by.as_deref(),
+        Some("uid 1000")
+    );
+}

@@ -105,6 +105,7 @@ fn any_command() -> impl Strategy<Value = BoardCommand> {
         Just(BoardCommand::Pause),
         Just(BoardCommand::Resume),
         Just(BoardCommand::UndoPress),
+        Just(BoardCommand::AckCall),
         Just(BoardCommand::CancelStart),
         Just(BoardCommand::Note("claim".into())),
         (0i64..20_000).prop_map(|ms| BoardCommand::StartAt {

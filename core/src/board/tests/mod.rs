@@ -479,6 +479,22 @@ impl Rig {
         )
     }
 
+    /// A command by a named caller (a hall arbiter, an account name).
+    fn command_as(&mut self, at_ms: i64, name: &str, command: BoardCommand) -> Vec<String> {
+        let token = self.token();
+        self.step(
+            at_ms,
+            BoardInput::Command {
+                token,
+                caller: Caller {
+                    uid: Some(1000),
+                    name: Some(name.to_owned()),
+                },
+                command,
+            },
+        )
+    }
+
     /// A button frame of unit BU1 (boot 7): `event`, made at `made_ms`,
     /// read at `at_ms`.
     fn button(&mut self, at_ms: i64, event: u16, button: Button, made_ms: i64) -> Vec<String> {

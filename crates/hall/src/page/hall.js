@@ -173,6 +173,18 @@ function hostFindings(p) {
   const h = p.state && p.state.host_health;
   return h && Array.isArray(h.findings) ? h.findings : [];
 }
+// The standing arbiter call's acknowledgment ({by, at}: who, and when as
+// wall ms or null), or null: none, or no call stands.
+function callAck(p) {
+  const s = p.snapshot || {}, st = p.state || {};
+  if (!s.arbiter_called || typeof st.arbiter_call_acknowledged_by !== "string") return null;
+  return {by: st.arbiter_call_acknowledged_by, at: wallOf(p, st.arbiter_call_acknowledged_at_ms)};
+}
+// A call no arbiter acknowledged yet: the most urgent thing on the page.
+function callOpen(p) { return !!(p.snapshot || {}).arbiter_called && !callAck(p); }
+function ackText(ack) {
+  return "call acknowledged by " + ack.by + (ack.at !== null ? " at " + timeOfDay(ack.at) : "");
+}
 // The urgency order of the hub's /boards.json (crates/hall/src/page.rs,
 // `urgency`: the same ranks).
 function urgency(p) {
@@ -180,11 +192,11 @@ function urgency(p) {
   const left = s.running ? remaining(p, s.running) : Infinity;
   const paused = !!(s.paused || st.paused);
   let rank;
-  if (s.arbiter_called) rank = 0;
+  if (callOpen(p)) rank = 0;
   else if (finished(p)) rank = 10;
   else if (s.flags && s.flags.length) rank = 1;
   else if (devicesLost(p) || !online(p) || savingTrouble(p) || eboardDisagrees(p)) rank = 2;
-  else if (restarted(p)) rank = 3;
+  else if (callAck(p) || restarted(p)) rank = 3;
   else if (s.running && !paused && left < LOW_TIME_MS) rank = 4;
   else if (hostFindings(p).length) rank = 5;
   else if (paused) rank = 6;
@@ -198,7 +210,9 @@ function urgency(p) {
 function needs(p) {
   const s = p.snapshot || {}, st = p.state || {};
   const words = [];
-  if (s.arbiter_called) {
+  const ack = callAck(p);
+  if (ack) words.push(ackText(ack));
+  else if (s.arbiter_called) {
     const at = wallOf(p, st.arbiter_called_at_ms);
     words.push("ARBITER CALLED" + (at !== null ? " at " + timeOfDay(at) : ""));
   }
@@ -266,7 +280,7 @@ function makeRow(id) {
     tr.appendChild(td);
   }
   if (arbiters) {
-    for (const [action, label] of [["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["correct", "Correct..."]]) {
+    for (const [action, label] of [["ack-call", "Acknowledge call"], ["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["correct", "Correct..."]]) {
       const b = document.createElement("button");
       b.type = "button";
       b.dataset.action = action;
@@ -298,7 +312,8 @@ function fill(id) {
   if (s.paused && !st.over) classes.push("paused");
   if (!s.started) classes.push("not-started");
   if (flags.length) classes.push("flag");
-  if (arbiters && s.arbiter_called) classes.push("arbiter-call");
+  if (arbiters && callOpen(p)) classes.push("arbiter-call");
+  if (arbiters && callAck(p)) classes.push("call-acknowledged");
   if (arbiters && status === "online" && (devicesLost(p) || savingTrouble(p))) classes.push("device-lost");
   if (arbiters && status === "unknown") classes.push("host-unknown");
   else if (arbiters && status !== "online") classes.push("offline");
@@ -354,8 +369,12 @@ function fill(id) {
   }
   if (cells.arbiter) {
     const at = s.arbiter_called ? wallOf(p, st.arbiter_called_at_ms) : null;
-    set(cells.arbiter, s.arbiter_called ? "CALLED" + (at !== null ? " at " + timeOfDay(at) : "") : "");
+    const ack = callAck(p);
+    set(cells.arbiter, s.arbiter_called ? "CALLED" + (at !== null ? " at " + timeOfDay(at) : "") + (ack ? ", " + ackText(ack) : "") : "");
   }
+  // Acknowledging is for a call no arbiter answered yet.
+  const ackButton = cells.controls && cells.controls.querySelector('[data-action="ack-call"]');
+  if (ackButton && ackButton.hidden !== !callOpen(p)) ackButton.hidden = !callOpen(p);
   // A resume answers the call (as chessclockctl resume): the button says so.
   const resume = cells.controls && cells.controls.querySelector('[data-action="resume"]');
   if (resume) set(resume, s.arbiter_called ? "Resume (answer call)" : "Resume");
@@ -429,7 +448,8 @@ function render() {
     for (const tr of wanted) body.appendChild(tr);
   }
   if (arbiters) {
-    const calls = ids.filter(id => (boards[id].payload.snapshot || {}).arbiter_called);
+    // Calls no arbiter acknowledged (an acknowledged one is on its way).
+    const calls = ids.filter(id => callOpen(boards[id].payload));
     const flags = ids.filter(id => ((boards[id].payload.snapshot || {}).flags || []).length && !finished(boards[id].payload));
     set($("counts"), ids.length + " boards" + (calls.length ? ", " + calls.length + " ARBITER CALL" + (calls.length > 1 ? "S" : "") : "") + (flags.length ? ", " + flags.length + " flag" + (flags.length > 1 ? "s" : "") : ""));
     let fresh = false;
