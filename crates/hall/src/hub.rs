@@ -8,8 +8,9 @@
 //! * `/events`: server-sent events, one `message` per change, its data
 //!   `{"type": "link", "connected", "since_ms", "data_as_of_ms"}` (the
 //!   hub's own link to the broker, [`Link`]),
-//!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
-//!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
+//!   `{"type": "state", "board", "payload", "received_ms", "position"}` (the board's
+//!   state payload as published, see `chessclock_hall_proto::message::StatePayload`;
+//!   `position` its card's, [`crate::picture::position`]) or
 //!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
 //!   for each board of that host, `{"type": "board-host", "board",
 //!   "status", "last_seen_ms"}` (the host unnamed, for spectators), or
@@ -73,6 +74,10 @@ pub(crate) struct Known {
     pub(crate) boards: BTreeMap<String, Value>,
     /// Board id -> when the hub received its latest state (wall ms).
     pub(crate) received: BTreeMap<String, i64>,
+    /// Board id -> the position its card shows (an e-board's FEN and
+    /// last move, [`crate::picture::position`]), made once per state: a
+    /// replay of the game is not for every stream's every message.
+    pub(crate) positions: BTreeMap<String, Value>,
     /// Host -> `online` / `offline` (as its topic says), or `unknown`:
     /// `online` when the hub lost the broker, until the broker tells again.
     pub(crate) hosts: BTreeMap<String, String>,
@@ -95,6 +100,9 @@ struct StateMessage<'a> {
     board: &'a str,
     payload: Option<&'a Value>,
     received_ms: Option<i64>,
+    /// `{"fen", "last"}`, or `null` without an e-board's position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    position: Option<&'a Value>,
     #[serde(rename = "type")]
     kind: &'static str,
 }
@@ -303,6 +311,10 @@ impl Hub {
                 } else {
                     Some(serde_json::from_slice(payload).unwrap_or(Value::Null))
                 };
+                // The card's position, before the lock: a game's replay.
+                let position = value
+                    .as_ref()
+                    .map_or(Value::Null, crate::picture::position::position);
                 let mut known = self.known();
                 let mut changes = Vec::new();
                 let boards_before = known.boards.len();
@@ -319,10 +331,16 @@ impl Hub {
                                 board,
                                 payload: Some(value),
                                 received_ms: Some(now_ms),
+                                position: Some(&position),
                                 kind: "state",
                             }
                             .text(),
                         );
+                        if position.is_null() {
+                            known.positions.remove(*board);
+                        } else {
+                            known.positions.insert((*board).to_owned(), position);
+                        }
                         let new_host = known
                             .boards
                             .get(*board)
@@ -345,11 +363,13 @@ impl Hub {
                             known.ids = Arc::new(known.boards.keys().cloned().collect());
                         }
                         known.received.remove(*board);
+                        known.positions.remove(*board);
                         changes.push(
                             StateMessage {
                                 board,
                                 payload: None,
                                 received_ms: Some(now_ms),
+                                position: None,
                                 kind: "state",
                             }
                             .text(),
@@ -476,6 +496,7 @@ impl Hub {
                 board,
                 payload: Some(payload),
                 received_ms: known.received.get(board).copied(),
+                position: Some(known.positions.get(board).unwrap_or(&Value::Null)),
                 kind: "state",
             }
             .text()

@@ -1,6 +1,9 @@
-//! The hub's pages and their API: the arbiters' page (`/`), the spectators'
-//! page (`/spectator`), their script and style, the arbiters' login and
-//! the corrections they send to the boards (`/api/...`).
+//! The hub's pages and their API: the arbiters' page (`/`: the board
+//! cards, or the table), the spectators' page (`/spectator`), the hall
+//! screen (`/screen`: big cards of the spectators' data, turning pages),
+//! their scripts and style, the cards' mini boards
+//! (`/public/picture/board.svg`), the arbiters' login and the corrections
+//! they send to the boards (`/api/...`).
 //!
 //! The pages are files beside this one (`page/*.html|js|css`), built into
 //! the binary. Their stable hooks (row elements, classes, form fields) are
@@ -57,7 +60,9 @@ const MAX_BODY: usize = 16 * 1024;
 
 const ARBITERS_HTML: &str = include_str!("page/arbiters.html");
 const SPECTATORS_HTML: &str = include_str!("page/spectators.html");
+const SCREEN_HTML: &str = include_str!("page/screen.html");
 const SCRIPT: &str = include_str!("page/hall.js");
+const CARDS_SCRIPT: &str = include_str!("page/cards.js");
 const STYLE: &str = include_str!("page/hall.css");
 
 /// What arbiters are told when the hub has no password file.
@@ -200,9 +205,17 @@ pub fn urgent_order(
 }
 
 /// What spectators see of a board's state payload: players (the PGN's
-/// tags), clocks, moves, stages, flags, the result; not arbiter calls,
-/// devices, hosts or the daemon's inner state.
+/// tags), clocks, moves, stages, flags, the result, the e-board's
+/// position and last move (`position`, [`crate::picture::position`]);
+/// not arbiter calls, devices, hosts or the daemon's inner state.
 pub fn public_view(payload: &Value) -> Value {
+    let mut view = public_fields(payload);
+    view["position"] = crate::picture::position::position(payload);
+    view
+}
+
+/// [`public_view`] but its `position` (the stream has it made already).
+fn public_fields(payload: &Value) -> Value {
     let snapshot = &payload["snapshot"];
     let mut public_snapshot = serde_json::Map::new();
     for key in [
@@ -272,7 +285,11 @@ pub fn public_message(message: String) -> Option<String> {
     }
     let payload = match &value["payload"] {
         Value::Null => Value::Null,
-        payload => public_view(payload),
+        payload => {
+            let mut view = public_fields(payload);
+            view["position"] = value["position"].clone();
+            view
+        }
     };
     Some(json!({"type": "state", "board": value["board"], "payload": payload}).to_string())
 }
@@ -293,10 +310,44 @@ pub async fn spectators() -> Html<&'static str> {
     Html(SPECTATORS_HTML)
 }
 
+/// `/screen`: the hall screen, the spectators' data as big cards.
+pub async fn screen() -> Html<&'static str> {
+    Html(SCREEN_HTML)
+}
+
+/// `GET /public/picture/board.svg?fen=FEN&last=e2e4`: the mini board of
+/// a FEN ([`crate::picture::board_svg`]); a pure function of its query
+/// (no data of the hub's), so public and cached; 400 with the reason for
+/// a FEN or move that does not parse.
+pub async fn board_picture(
+    axum::extract::Query(query): axum::extract::Query<BTreeMap<String, String>>,
+) -> Response {
+    let fen = query.get("fen").map_or("", String::as_str);
+    match crate::picture::board_svg::board_svg(fen, query.get("last").map(String::as_str)) {
+        Ok(svg) => (
+            [
+                (header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"),
+                (header::CACHE_CONTROL, "public, max-age=86400"),
+            ],
+            svg,
+        )
+            .into_response(),
+        Err(error) => refusal(StatusCode::BAD_REQUEST, &error),
+    }
+}
+
 pub async fn script() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
         SCRIPT,
+    )
+}
+
+/// The board cards' script (`page/cards.js`, after `hall.js`).
+pub async fn cards_script() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        CARDS_SCRIPT,
     )
 }
 
