@@ -48,10 +48,10 @@ pub fn board_svg(fen: &str, last: Option<&str>) -> Result<String, String> {
         Some((from, to)) => format!("{}, last move {from}-{to}", setup.board.board_fen()),
         None => setup.board.board_fen().to_string(),
     };
-    let _ = write!(
+    let _ = writeln!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {side} {side}\" role=\"img\">\
-         <title>{title}</title>\n"
+         <title>{title}</title>"
     );
     // The light squares as one background, the dark ones on it (a1 dark).
     let _ = writeln!(
