@@ -4,7 +4,8 @@
 //! Promises:
 //! * live data ([`LIVE`]: `/events`, `/boards.json`, `/round.pgn`,
 //!   `/broadcast.json`, `/review.json`, and each round's
-//!   `/rounds/N/round.pgn`: whole states, hosts, devices, calls, the moves
+//!   `/rounds/N/round.pgn`, a board's record, chart and time machine
+//!   (`/board/<id>/...`): whole states, hosts, devices, calls, the moves
 //!   as they are played, the desk's plan) is answered only to a logged-in arbiter (the session
 //!   cookie) or a hall screen (a token of `--screen-tokens`, as `?token=`
 //!   or `Authorization: Bearer`); anyone else gets `401` saying how to get
@@ -39,10 +40,15 @@ pub const LIVE: [&str; 5] = [
     "/review.json",
 ];
 
-/// Whether `path` is live data: one of [`LIVE`], or a round's PGN
-/// (`/rounds/N/round.pgn`: the current round's is live).
+/// Whether `path` is live data: one of [`LIVE`], a round's PGN
+/// (`/rounds/N/round.pgn`: the current round's is live), or a board's
+/// data (`/board/<id>/...`; the page `/board/<id>` itself has none).
 pub fn is_live(path: &str) -> bool {
-    LIVE.contains(&path) || (path.starts_with("/rounds/") && path.ends_with("/round.pgn"))
+    LIVE.contains(&path)
+        || (path.starts_with("/rounds/") && path.ends_with("/round.pgn"))
+        || path
+            .strip_prefix("/board/")
+            .is_some_and(|rest| rest.contains('/'))
 }
 
 /// The policy of every page but the public ones' framing.
@@ -188,6 +194,10 @@ mod tests {
             "/round.pgn",
             "/rounds/1/round.pgn",
             "/review.json",
+            "/board/b1/record.json",
+            "/board/b1/at.json",
+            "/board/b1/chart.svg",
+            "/board/b1/replay.jsonl",
         ] {
             assert!(is_live(path), "{path}");
         }
@@ -196,6 +206,8 @@ mod tests {
             "/rounds/1/results.trf",
             "/results.res",
             "/public/events",
+            "/board/b1",
+            "/board.js",
         ] {
             assert!(!is_live(path), "{path}");
         }

@@ -52,6 +52,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .route("/api/round-command", post(crate::commands::round_command))
         .merge(round::routes::<Hub>())
         .merge(desk::routes())
+        .merge(crate::board::routes())
         .with_state(hub)
         .layer(axum::middleware::from_fn_with_state(
             gate,

@@ -18,6 +18,7 @@
 //! * [`gate`]: who may read live data, and every answer's headers;
 //! * [`shed`]: the connections: their cap, timeouts and shedding;
 //! * [`desk`]: the event desk's page and API (load, review, send, close);
+//! * [`board`]: a board's page: its record, chart and time machine;
 //! * [`http`]: the routes, served.
 //!
 //! Promises: the hub depends on neither zbus, the daemon's store nor the
@@ -27,6 +28,7 @@
 //! can make it panic.
 
 pub mod auth;
+pub mod board;
 pub mod commands;
 pub mod desk;
 pub mod event;

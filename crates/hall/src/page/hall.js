@@ -276,6 +276,12 @@ function makeRow(id) {
       b.addEventListener("click", () => action === "correct" ? openCorrection(id) : send(id, {command: action}));
       cells.controls.appendChild(b);
     }
+    // The board's page: its record, chart and time machine.
+    const a = document.createElement("a");
+    a.className = "board-page";
+    a.href = "/board/" + encodeURIComponent(id);
+    a.textContent = "Record...";
+    cells.controls.appendChild(a);
   }
   rows[id] = {tr, cells};
   return rows[id];
