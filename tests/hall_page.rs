@@ -252,10 +252,13 @@ host = "pi1"
     let bearer = format!("Bearer {SCREEN_TOKEN}");
     let screen = ("Authorization", bearer.as_str());
     let browser = Browser::start().await;
+    // The table view (the cards are the default, tests/hall_cards.rs):
+    // its buttons are clicked as a person would, so they must show. The
+    // choice is remembered for the page's later loads.
     browser
         .client
         .goto(&format!(
-            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}",
+            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}&view=table",
             hub.port
         ))
         .await

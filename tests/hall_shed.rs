@@ -292,7 +292,9 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     for (path, auth) in [
         ("/", ""),
         ("/spectator", ""),
+        ("/screen", ""),
         ("/hall.js", ""),
+        ("/cards.js", ""),
         ("/public/boards.json", ""),
         ("/boards.json", ""),
         ("/boards.json", bearer.as_str()),
@@ -315,7 +317,7 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
             assert!(head.contains(needle), "{path}: no {needle}:\n{head}");
         }
         assert!(!head.contains("unsafe-inline"), "{head}");
-        if path == "/" || path == "/spectator" {
+        if path == "/" || path == "/spectator" || path == "/screen" {
             for script in body.split("<script").skip(1) {
                 assert!(
                     script.trim_start().starts_with("src="),
@@ -346,6 +348,14 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
         "{head}"
     );
     assert!(!head.contains("x-frame-options"), "{head}");
+    // The hall screen as the spectators' page (issue 31 item 4).
+    let (_, screen, _) = hub.get_anonymous("/screen", "").await;
+    assert!(
+        screen
+            .to_ascii_lowercase()
+            .contains("frame-ancestors https://club.example 'self'"),
+        "{screen}"
+    );
     let (_, head, _) = hub.get_anonymous("/", "").await;
     assert!(
         head.to_ascii_lowercase().contains("frame-ancestors 'none'"),

@@ -10,7 +10,7 @@
 //!   cookie) or a hall screen (a token of `--screen-tokens`, as `?token=`
 //!   or `Authorization: Bearer`); anyone else gets `401` saying how to get
 //!   in, and nothing of the data;
-//! * the public routes (`/spectator`, `/public/...`: `/public/events`,
+//! * the public routes (`/spectator`, `/screen`, `/public/...`: `/public/events`,
 //!   `/public/boards.json`, `/public/round.pgn`) and the pages answer
 //!   without a login and carry the public feed only: the spectators' view
 //!   ([`crate::page::public_view`]) of each of the round's boards as it
@@ -162,9 +162,10 @@ impl Gate {
     }
 }
 
-/// Whether `path` is a public route (the spectators').
+/// Whether `path` is a public route (the spectators' page, the hall
+/// screen and their data).
 fn public(path: &str) -> bool {
-    path == "/spectator" || path.starts_with("/public/")
+    path == "/spectator" || path == "/screen" || path.starts_with("/public/")
 }
 
 /// The middleware: live data only to its readers; the headers on every
@@ -238,6 +239,16 @@ mod tests {
         ] {
             assert!(!is_live(path), "{path}");
         }
+    }
+
+    /// Issue 31 item 4: the hall screen is the spectators', framed as
+    /// they may be, never live data.
+    #[test]
+    fn the_hall_screen_is_public_and_not_live() {
+        for path in ["/screen", "/spectator", "/public/picture/board.svg"] {
+            assert!(public(path) && !is_live(path), "{path}");
+        }
+        assert!(!public("/screens") && !public("/"));
     }
 
     #[test]

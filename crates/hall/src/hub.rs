@@ -8,8 +8,9 @@
 //! * `/events`: server-sent events, one `message` per change, its data
 //!   `{"type": "link", "connected", "since_ms", "data_as_of_ms"}` (the
 //!   hub's own link to the broker, [`Link`]),
-//!   `{"type": "state", "board", "payload", "received_ms"}` (the board's
-//!   state payload as published, see `chessclock_hall_proto::message::StatePayload`) or
+//!   `{"type": "state", "board", "payload", "received_ms", "position"}` (the board's
+//!   state payload as published, see `chessclock_hall_proto::message::StatePayload`;
+//!   `position` its card's, [`crate::picture::position`]) or
 //!   `{"type": "host", "host", "status", "online", "last_seen_ms"}` and,
 //!   for each board of that host, `{"type": "board-host", "board",
 //!   "status", "last_seen_ms"}` (the host unnamed, for spectators), or
@@ -85,6 +86,10 @@ pub(crate) struct Known {
     pub(crate) boards: BTreeMap<String, Value>,
     /// Board id -> when the hub received its latest state (wall ms).
     pub(crate) received: BTreeMap<String, i64>,
+    /// Board id -> the position its card shows (an e-board's FEN and
+    /// last move, [`crate::picture::position`]), made once per state: a
+    /// replay of the game is not for every stream's every message.
+    pub(crate) positions: BTreeMap<String, Value>,
     /// Host -> `online` / `offline` (as its topic says), or `unknown`:
     /// `online` when the hub lost the broker, until the broker tells again.
     pub(crate) hosts: BTreeMap<String, String>,
@@ -101,12 +106,18 @@ pub(crate) struct Known {
 }
 
 /// A state's `/events` message, `{"board", "payload", "received_ms",
-/// "type": "state"}`, with the payload's JSON text (`None`: `null`, the
-/// board gone) written in as it is: no copy of a parsed tree.
-fn state_message(board: &str, payload: Option<&str>, received_ms: Option<i64>) -> String {
+/// "position", "type": "state"}`, with the payload's JSON text (`None`:
+/// `null`, the board gone, and no `position`) written in as it is: no copy
+/// of a parsed tree.
+fn state_message(
+    board: &str,
+    payload: Option<&str>,
+    received_ms: Option<i64>,
+    position: Option<&Value>,
+) -> String {
     let board = Value::from(board).to_string();
     let payload = payload.unwrap_or("null");
-    let mut text = String::with_capacity(payload.len() + board.len() + 64);
+    let mut text = String::with_capacity(payload.len() + board.len() + 128);
     text.push_str("{\"board\":");
     text.push_str(&board);
     text.push_str(",\"payload\":");
@@ -115,6 +126,10 @@ fn state_message(board: &str, payload: Option<&str>, received_ms: Option<i64>) -
     match received_ms {
         Some(ms) => text.push_str(&ms.to_string()),
         None => text.push_str("null"),
+    }
+    if let Some(position) = position {
+        text.push_str(",\"position\":");
+        text.push_str(&position.to_string());
     }
     text.push_str(",\"type\":\"state\"}");
     text
@@ -379,7 +394,8 @@ impl Hub {
                 known.ids = Arc::new(known.boards.keys().cloned().collect());
             }
             known.received.remove(board);
-            changes.push(state_message(board, None, Some(now_ms)));
+            known.positions.remove(board);
+            changes.push(state_message(board, None, Some(now_ms), None));
             let gone = known.boards.len() != boards_before;
             drop(known);
             if gone {
@@ -408,6 +424,8 @@ impl Hub {
         if known_before {
             self.desk.observe(&ids, board, &value, now_ms);
         }
+        // The card's position, before the lock: a game's replay.
+        let position = crate::picture::position::position(&value);
         let mut known = self.known();
         let host = value["host"].as_str().map(str::to_owned);
         // A live state: its host was alive now. A retained one may be from
@@ -415,7 +433,12 @@ impl Hub {
         if let Some(host) = host.as_ref().filter(|_| !retained) {
             known.seen.insert(host.clone(), now_ms);
         }
-        changes.push(state_message(board, Some(text), Some(now_ms)));
+        changes.push(state_message(board, Some(text), Some(now_ms), Some(&position)));
+        if position.is_null() {
+            known.positions.remove(board);
+        } else {
+            known.positions.insert(board.to_owned(), position);
+        }
         let new_host = known
             .boards
             .get(board)
@@ -527,7 +550,13 @@ impl Hub {
         });
         let boards = known.boards.iter().map(|(board, payload)| {
             let text = serde_json::to_string(payload).unwrap_or_default();
-            state_message(board, Some(&text), known.received.get(board).copied())
+            let position = known.positions.get(board).unwrap_or(&Value::Null);
+            state_message(
+                board,
+                Some(&text),
+                known.received.get(board).copied(),
+                Some(position),
+            )
         });
         let board_hosts = known
             .boards

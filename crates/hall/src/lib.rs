@@ -12,6 +12,7 @@
 //! * [`round`]: the round's desk, its PGN, its exports (results, bulletins)
 //!   reconciled with the boards' records, its routes and the lichess push,
 //!   over any [`round::RoundSource`];
+//! * [`picture`]: the pictures drawn by code (a card's mini board), pure;
 //! * [`auth`]: the arbiters' password file, sessions, failed logins;
 //! * [`hub`]: what the hub knows, kept from the broker; the round's source;
 //! * [`page`]: the pages and the arbiters' API;
@@ -39,6 +40,7 @@ pub mod http;
 pub mod hub;
 pub mod page;
 pub mod pairings;
+pub mod picture;
 pub mod results;
 pub mod round;
 pub mod shed;

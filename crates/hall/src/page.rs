@@ -1,6 +1,9 @@
-//! The hub's pages and their API: the arbiters' page (`/`), the spectators'
-//! page (`/spectator`), their script and style, the arbiters' login and
-//! the corrections they send to the boards (`/api/...`).
+//! The hub's pages and their API: the arbiters' page (`/`: the board
+//! cards, or the table), the spectators' page (`/spectator`), the hall
+//! screen (`/screen`: big cards of the spectators' data, turning pages),
+//! their scripts and style, the cards' mini boards
+//! (`/public/picture/board.svg`), the arbiters' login and the corrections
+//! they send to the boards (`/api/...`).
 //!
 //! The pages are files beside this one (`page/*.html|js|css`), built into
 //! the binary. Their stable hooks (row elements, classes, form fields) are
@@ -57,7 +60,9 @@ const MAX_BODY: usize = 16 * 1024;
 
 const ARBITERS_HTML: &str = include_str!("page/arbiters.html");
 const SPECTATORS_HTML: &str = include_str!("page/spectators.html");
+const SCREEN_HTML: &str = include_str!("page/screen.html");
 const SCRIPT: &str = include_str!("page/hall.js");
+const CARDS_SCRIPT: &str = include_str!("page/cards.js");
 const STYLE: &str = include_str!("page/hall.css");
 
 /// What arbiters are told when the hub has no password file.
@@ -205,9 +210,17 @@ pub fn urgent_order(
 }
 
 /// What spectators see of a board's state payload: players (the PGN's
-/// tags), clocks, moves, stages, flags, the result; not arbiter calls,
-/// devices, hosts or the daemon's inner state.
+/// tags), clocks, moves, stages, flags, the result, the e-board's
+/// position and last move (`position`, [`crate::picture::position`]);
+/// not arbiter calls, devices, hosts or the daemon's inner state.
 pub fn public_view(payload: &Value) -> Value {
+    let mut view = public_fields(payload);
+    view["position"] = crate::picture::position::position(payload);
+    view
+}
+
+/// [`public_view`] but its `position`.
+fn public_fields(payload: &Value) -> Value {
     let snapshot = &payload["snapshot"];
     let mut public_snapshot = serde_json::Map::new();
     for key in [
@@ -263,25 +276,6 @@ fn players(payload: &Value) -> Value {
     json!({"white": tag("White"), "black": tag("Black")})
 }
 
-/// A `/events` message as spectators get it (`None`: not for them): the
-/// link and a board's host status (no host named) as they are, a state's
-/// [`public_view`].
-pub fn public_message(message: String) -> Option<String> {
-    let value: Value = serde_json::from_str(&message).ok()?;
-    // The boards' numbers and players are the round's public pairings.
-    if value["type"] == "link" || value["type"] == "board-host" || value["type"] == "seats" {
-        return Some(message);
-    }
-    if value["type"] != "state" {
-        return None;
-    }
-    let payload = match &value["payload"] {
-        Value::Null => Value::Null,
-        payload => public_view(payload),
-    };
-    Some(json!({"type": "state", "board": value["board"], "payload": payload}).to_string())
-}
-
 /// The streams' keep-alive: a `{"type": "heartbeat"}` message (not a
 /// comment: a page sees messages only) after [`HEARTBEAT`] of silence.
 pub fn heartbeat() -> axum::response::sse::KeepAlive {
@@ -298,10 +292,44 @@ pub async fn spectators() -> Html<&'static str> {
     Html(SPECTATORS_HTML)
 }
 
+/// `/screen`: the hall screen, the spectators' data as big cards.
+pub async fn screen() -> Html<&'static str> {
+    Html(SCREEN_HTML)
+}
+
+/// `GET /public/picture/board.svg?fen=FEN&last=e2e4`: the mini board of
+/// a FEN ([`crate::picture::board_svg`]); a pure function of its query
+/// (no data of the hub's), so public and cached; 400 with the reason for
+/// a FEN or move that does not parse.
+pub async fn board_picture(
+    axum::extract::Query(query): axum::extract::Query<BTreeMap<String, String>>,
+) -> Response {
+    let fen = query.get("fen").map_or("", String::as_str);
+    match crate::picture::board_svg::board_svg(fen, query.get("last").map(String::as_str)) {
+        Ok(svg) => (
+            [
+                (header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"),
+                (header::CACHE_CONTROL, "public, max-age=86400"),
+            ],
+            svg,
+        )
+            .into_response(),
+        Err(error) => refusal(StatusCode::BAD_REQUEST, &error),
+    }
+}
+
 pub async fn script() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
         SCRIPT,
+    )
+}
+
+/// The board cards' script (`page/cards.js`, after `hall.js`).
+pub async fn cards_script() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        CARDS_SCRIPT,
     )
 }
 
@@ -734,22 +762,6 @@ mod tests {
         // The daemon's own names come before the PGN's.
         payload["state"]["players"] = json!({"white": "Alpha, Anna", "black": null});
         assert_eq!(public_view(&payload)["players"]["white"], "Alpha, Anna");
-        payload["state"]["players"] = Value::Null;
-        let seats = json!({"type": "seats", "seats": {"b1": {"number": 1}}}).to_string();
-        assert_eq!(public_message(seats.clone()), Some(seats));
-        let host = json!({"type": "host", "host": "pi1", "online": true}).to_string();
-        assert_eq!(public_message(host), None);
-        // The hub's link is for everyone: no page shows old data as live.
-        let link = json!({"type": "link", "connected": false, "since_ms": 5,
-                          "data_as_of_ms": 4})
-        .to_string();
-        assert_eq!(public_message(link.clone()), Some(link));
-        let board_host = json!({"type": "board-host", "board": "b1", "status": "offline",
-                                "last_seen_ms": 4})
-        .to_string();
-        assert_eq!(public_message(board_host.clone()), Some(board_host));
-        let state = json!({"type": "state", "board": "b1", "payload": payload}).to_string();
-        assert!(!public_message(state).unwrap().contains("arbiter_called"));
     }
 
     #[test]

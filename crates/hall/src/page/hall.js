@@ -2,8 +2,10 @@
 // running clocks tick here from each state's snapshot (snapshot_wall_ms),
 // no reload. <body data-mode="arbiters"> is the arbiters' page (logins,
 // corrections, arbiter calls, devices, hosts, a sound on a call);
-// "spectators" the read-only page. The hooks other tools rely on are listed
-// in docs/hall-hub.md: keep them when changing this file.
+// "spectators" the read-only page; "screen" the hall screen (cards only,
+// the spectators' data). The board cards are page/cards.js, loaded after
+// this file. The hooks other tools rely on are listed in docs/hall-hub.md:
+// keep them when changing this file.
 // Never old data as live: while the hub has lost the broker (its "link"
 // message) or the page has lost the hub (no message for HUB_SILENCE_MS,
 // the hub sending a heartbeat every 500 ms), a banner says since when the
@@ -442,11 +444,16 @@ function render() {
   for (const id of Object.keys(rows)) {
     if (!(id in boards)) { rows[id].tr.remove(); delete rows[id]; }
   }
-  const wanted = ids.map(fill);
-  const current = Array.from(body.children);
-  if (wanted.length !== current.length || wanted.some((tr, i) => tr !== current[i])) {
-    for (const tr of wanted) body.appendChild(tr);
+  // The table (the hall screen has only cards).
+  if (body) {
+    const wanted = ids.map(fill);
+    const current = Array.from(body.children);
+    if (wanted.length !== current.length || wanted.some((tr, i) => tr !== current[i])) {
+      for (const tr of wanted) body.appendChild(tr);
+    }
   }
+  // The cards (page/cards.js), loaded after this file.
+  if (typeof renderCards === "function") renderCards(ids);
   if (arbiters) {
     // Calls no arbiter acknowledged (an acknowledged one is on its way).
     const calls = ids.filter(id => callOpen(boards[id].payload));
@@ -677,7 +684,9 @@ function connect() {
     if (m.type === "heartbeat") return;
     if (m.type === "link") link = {connected: !!m.connected, since_ms: m.since_ms ?? null, data_as_of_ms: m.data_as_of_ms ?? null};
     if (m.type === "state") {
-      if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms};
+      // The card's position: the message's (the hub's, made once), or
+      // inside the spectators' view.
+      if (m.payload) boards[m.board] = {payload: m.payload, received_ms: m.received_ms, position: m.position || m.payload.position || null};
       else { delete boards[m.board]; delete boardHosts[m.board]; }
     }
     if (m.type === "seats") seats = m.seats || {};

@@ -15,7 +15,8 @@ use super::{lock, seats, Desk};
 impl Desk {
     /// Each board of `boards` (id -> state payload) that has a number in
     /// the round or a pairing: `{"number", "white", "black"}` (`null` where
-    /// not known).
+    /// not known), and `white_rating`, `white_title`, `black_rating`,
+    /// `black_title` where the pairings give them.
     pub fn seating(&self, boards: &BTreeMap<String, Value>) -> BTreeMap<String, Value> {
         let setup = lock(&self.setup);
         seats(&setup, boards)
@@ -26,14 +27,25 @@ impl Desk {
                     name.filter(|n| !n.trim().is_empty())
                         .map_or(Value::Null, |n| json!(n))
                 };
-                (
-                    seat.id.to_owned(),
-                    json!({
-                        "number": seat.number,
-                        "white": name(seat.pairing.map(|p| p.white.name.as_str())),
-                        "black": name(seat.pairing.map(|p| p.black.name.as_str())),
-                    }),
-                )
+                let mut seat_value = json!({
+                    "number": seat.number,
+                    "white": name(seat.pairing.map(|p| p.white.name.as_str())),
+                    "black": name(seat.pairing.map(|p| p.black.name.as_str())),
+                });
+                // Ratings and titles only where the pairings give them.
+                if let Some(pairing) = seat.pairing {
+                    for (side, player) in [("white", &pairing.white), ("black", &pairing.black)] {
+                        if let Some(rating) = player.rating {
+                            seat_value[format!("{side}_rating")] = json!(rating);
+                        }
+                        if let Some(title) =
+                            player.title.as_deref().filter(|t| !t.trim().is_empty())
+                        {
+                            seat_value[format!("{side}_title")] = json!(title.trim());
+                        }
+                    }
+                }
+                (seat.id.to_owned(), seat_value)
             })
             .collect()
     }
@@ -85,5 +97,28 @@ mod tests {
             json!({"number": 1, "white": "Alpha, Anna", "black": "Beta, Bob"})
         );
         assert!(!seating.contains_key("b2"), "off the pairings: {seating:?}");
+    }
+
+    /// Issue 31 item 1: the cards show the pairings' ratings and titles.
+    #[test]
+    fn ratings_and_titles_come_where_the_pairings_give_them() {
+        let desk = Desk::default();
+        let mut boards = BTreeMap::new();
+        boards.insert("b1".to_owned(), json!({"board": "b1"}));
+        boards.insert("b3".to_owned(), json!({"board": "b3"}));
+        let trf = include_str!("../../../../tests/data/hall/round2.trf");
+        desk.set_pairings(crate::pairings::parse_trf(trf, 2).unwrap());
+        let seating = desk.seating(&boards);
+        assert_eq!(
+            seating["b1"],
+            json!({"number": 1, "white": "Beta, Bert", "black": "Alpha, Anna",
+                   "white_rating": 2500, "white_title": "IM",
+                   "black_rating": 2650, "black_title": "GM"})
+        );
+        assert_eq!(
+            seating["b3"],
+            json!({"number": 3, "white": "Delta, Dan", "black": "Gamma, Gina",
+                   "white_rating": 2300, "black_rating": 2400})
+        );
     }
 }
