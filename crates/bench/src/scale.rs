@@ -273,7 +273,12 @@ pub fn run(
         .map(|n| format!("{n},White {n},Black {n}\n"))
         .collect();
     std::fs::write(&pairings, format!("board,white,black\n{games}"))?;
-    let round_args = ["--round".into(), "1".into(), "--pairings".into(), pairings.into()];
+    let round_args = [
+        "--round".into(),
+        "1".into(),
+        "--pairings".into(),
+        pairings.into(),
+    ];
     let (hub, hub_port) = hall::start_hub(&hub_binary, dir.path(), broker.port, &round_args)?;
     let hub_pid = hub.pid();
     let broker_pid = broker.pid().unwrap_or(0);

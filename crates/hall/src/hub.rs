@@ -433,7 +433,12 @@ impl Hub {
         if let Some(host) = host.as_ref().filter(|_| !retained) {
             known.seen.insert(host.clone(), now_ms);
         }
-        changes.push(state_message(board, Some(text), Some(now_ms), Some(&position)));
+        changes.push(state_message(
+            board,
+            Some(text),
+            Some(now_ms),
+            Some(&position),
+        ));
         if position.is_null() {
             known.positions.remove(board);
         } else {

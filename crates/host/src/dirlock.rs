@@ -113,7 +113,10 @@ mod tests {
         let error = DirLock::acquire(dir.path(), "x.lock", "chessclockd").unwrap_err();
         let text = error.to_string();
         assert!(matches!(error, LockError::Held { .. }), "{text}");
-        assert!(text.contains(&format!("another chessclockd (PID {})", std::process::id())), "{text}");
+        assert!(
+            text.contains(&format!("another chessclockd (PID {})", std::process::id())),
+            "{text}"
+        );
         assert!(text.contains(&dir.path().display().to_string()), "{text}");
         drop(first);
         let again = DirLock::acquire(dir.path(), "x.lock", "chessclockd").unwrap();

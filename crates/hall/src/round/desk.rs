@@ -95,7 +95,10 @@ impl Desk {
         let fresh = numbers.as_ref().is_some_and(|n| {
             Arc::ptr_eq(&n.ids, ids)
                 && n.round == pairings.round
-                && n.boards.iter().copied().eq(pairings.games.iter().map(|g| g.board))
+                && n.boards
+                    .iter()
+                    .copied()
+                    .eq(pairings.games.iter().map(|g| g.board))
                 && &n.map == map
         });
         if !fresh {
