@@ -122,8 +122,12 @@ const ROW: &str = "const r = document.querySelector('tr[data-board=\"b1\"]');
      if (!r) return null;
      const t = (c) => { const e = r.querySelector('td.' + c); return e ? e.textContent : null; };
      const ack = r.querySelector('button[data-action=\"ack-call\"]');
+     const card = document.getElementById('card-b1');
+     const cardAck = card && card.querySelector('button[data-action=\"ack-call\"]');
      return {classes: Array.from(r.classList), arbiter: t('arbiter'), needs: t('needs'),
              ack_shown: !!ack && !ack.hidden && ack.offsetParent !== null,
+             card_ack_shown: !!cardAck && !cardAck.hidden && cardAck.offsetParent !== null,
+             card: card ? card.textContent : null,
              counts: document.getElementById('counts').textContent};";
 
 fn has_class(row: &Value, class: &str) -> bool {
@@ -301,11 +305,12 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
             r.is_object() && !has_class(r, "arbiter-call")
         })
         .await;
-    assert_eq!(calm["ack_shown"], false, "no call, no button: {calm}");
+    // The cards are the page's default view: the card has the button.
+    assert_eq!(calm["card_ack_shown"], false, "no call, no button: {calm}");
     call(&sim, &client, &daemon).await;
     let called = browser
         .wait("b1's call on the page", WAIT, ROW, |r| {
-            has_class(r, "arbiter-call") && r["ack_shown"] == true
+            has_class(r, "arbiter-call") && r["card_ack_shown"] == true
         })
         .await;
     assert!(
@@ -317,9 +322,7 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
     );
     browser
         .client
-        .find(Locator::Css(
-            "tr[data-board=\"b1\"] button[data-action=\"ack-call\"]",
-        ))
+        .find(Locator::Css("#card-b1 button[data-action=\"ack-call\"]"))
         .await
         .unwrap()
         .click()
@@ -332,7 +335,16 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
         .await;
     browser.screenshot("arbiters-call-acknowledged").await;
     assert!(!has_class(&acked, "arbiter-call"), "{acked}");
-    assert_eq!(acked["ack_shown"], false, "answered: no button: {acked}");
+    assert_eq!(
+        acked["card_ack_shown"], false,
+        "answered: no button: {acked}"
+    );
+    assert!(
+        acked["card"]
+            .as_str()
+            .is_some_and(|c| c.contains("call acknowledged by ann")),
+        "the card says who is coming: {acked}"
+    );
     assert!(
         !acked["counts"].as_str().unwrap().contains("ARBITER CALL"),
         "an acknowledged call is not counted as one to answer: {acked}"

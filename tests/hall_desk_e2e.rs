@@ -594,7 +594,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
         play(&pis).await;
         browser
             .client
-            .goto(&format!("http://127.0.0.1:{port}/"))
+            .goto(&format!("http://127.0.0.1:{port}/?view=table"))
             .await
             .unwrap();
         browser
@@ -667,7 +667,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
             );
             browser
                 .client
-                .goto(&format!("http://127.0.0.1:{port}/"))
+                .goto(&format!("http://127.0.0.1:{port}/?view=table"))
                 .await
                 .unwrap();
             browser

@@ -13,6 +13,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc: the hall's JSON states are made on the MQTT task and dropped
+/// on others, thousands a second; glibc's malloc took half the hub's time
+/// at a hall's peak (BENCHMARKS.md, "Hall at scale").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod desk_cli;
 
 #[derive(Parser, Debug)]

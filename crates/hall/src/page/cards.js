@@ -30,7 +30,8 @@ function cardStates(p) {
   const done = finished(p);
   if (arbiters && s.arbiter_called) {
     const at = wallOf(p, st.arbiter_called_at_ms);
-    out.push(["call", "ARBITER CALL" + (at !== null ? " " + timeOfDay(at) : "")]);
+    const ack = callAck(p);
+    out.push(["call", "ARBITER CALL" + (at !== null ? " " + timeOfDay(at) : "") + (ack ? " - " + ackText(ack) : "")]);
   }
   if (!done) {
     for (const f of s.flags || []) {
@@ -121,7 +122,7 @@ function makeCard(id) {
   parts.result = element("div", "card-result", foot);
   if (arbiters) {
     const controls = element("div", "card-controls controls", card);
-    for (const [action, label] of [["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["correct", "Correct..."]]) {
+    for (const [action, label] of [["ack-call", "Acknowledge call"], ["start", "Start"], ["pause", "Pause"], ["resume", "Resume"], ["correct", "Correct..."]]) {
       const b = element("button", "", controls);
       b.type = "button";
       b.dataset.action = action;
@@ -129,6 +130,8 @@ function makeCard(id) {
       b.addEventListener("click", () => action === "correct" ? openCorrection(id) : send(id, {command: action}));
     }
     parts.resume = controls.querySelector('[data-action="resume"]');
+    parts.ack = controls.querySelector('[data-action="ack-call"]');
+    parts.ack.hidden = true;
   }
   // Enter on the card opens its board's page; arrows move between cards.
   card.addEventListener("keydown", (e) => {
@@ -212,6 +215,8 @@ function fillCard(id) {
   const result = st.result ? st.result.result : st.over ? st.over.why : "";
   set(parts.result, result);
   if (parts.resume) set(parts.resume, s.arbiter_called ? "Resume (answer call)" : "Resume");
+  // Acknowledging is for a call no arbiter answered yet.
+  if (parts.ack && parts.ack.hidden !== !callOpen(p)) parts.ack.hidden = !callOpen(p);
   return card;
 }
 
