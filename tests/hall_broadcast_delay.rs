@@ -394,7 +394,9 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     ));
 
     // Started, then four moves 700 ms apart: each move's instant before
-    // its press (`before`), and when the hub had it (`live`).
+    // its press (`before`), and when the hub had it (`live`). Real time:
+    // the delay is kept by the hub's own wall clock, a process this test
+    // cannot pause; the waits are the players' thinking.
     let mut arbiter = Arbiter::connect(broker.port).await;
     let mut before: Vec<i64> = Vec::new();
     let mut live: Vec<i64> = Vec::new();
@@ -415,7 +417,9 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
         }
         live.push(wall_ms());
     }
-    // The result, then long enough for everything to come out.
+    // The result, then long enough for everything to come out (a result
+    // half a second after the last move: its instant is told apart from
+    // the move's on the hub's wall clock).
     tokio::time::sleep(Duration::from_millis(500)).await;
     let result_before = wall_ms();
     let reply = arbiter
