@@ -145,7 +145,7 @@ pub fn start_releaser(hub: &Arc<Hub>) {
             for (board, view) in told {
                 let view = view.unwrap_or(Value::Null);
                 let message = json!({"type": "state", "board": board, "payload": view});
-                let _ = hub.public.send(message.to_string());
+                let _ = hub.public.send(Arc::from(message.to_string()));
             }
             continue_after(&hub, next, cut.now_ms).await;
         }

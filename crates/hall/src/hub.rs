@@ -191,7 +191,7 @@ fn host_message(host: &str, status: &str, seen: Option<i64>) -> Value {
 pub struct Hub {
     hall: String,
     known: Mutex<Known>,
-    pub(crate) changes: broadcast::Sender<String>,
+    pub(crate) changes: broadcast::Sender<Arc<str>>,
     desk: Desk,
     /// Arbiters' logins: `None` without a password file (read-only page).
     pub(crate) access: Option<Access>,
@@ -217,7 +217,7 @@ pub struct Hub {
     /// The public feed's changes: the link, the round's boards' hosts and
     /// seats as they come, the states as the delay releases them
     /// (`crate::http`'s releaser).
-    pub(crate) public: broadcast::Sender<String>,
+    pub(crate) public: broadcast::Sender<Arc<str>>,
     /// Whether the releaser runs.
     pub(crate) releasing: std::sync::atomic::AtomicBool,
 }
@@ -376,7 +376,7 @@ impl Hub {
             _ => return,
         };
         for change in changes {
-            let _ = self.changes.send(change);
+            let _ = self.changes.send(Arc::from(change));
         }
     }
 
@@ -423,7 +423,7 @@ impl Hub {
         if let Some(seats) = self.remake_seats() {
             let seats = seats.to_string();
             self.tell_public(&seats);
-            let _ = self.changes.send(seats);
+            let _ = self.changes.send(Arc::from(seats));
         }
     }
 
@@ -517,8 +517,8 @@ impl Hub {
             };
             *link
         };
-        let _ = self.changes.send(link.message().to_string());
-        let _ = self.public.send(link.message().to_string());
+        let _ = self.changes.send(Arc::from(link.message().to_string()));
+        let _ = self.public.send(Arc::from(link.message().to_string()));
     }
 
     /// The connection failed at `now_ms`; `unanswered`: the broker stopped
@@ -547,8 +547,8 @@ impl Hub {
             };
             *link
         };
-        let _ = self.changes.send(link.message().to_string());
-        let _ = self.public.send(link.message().to_string());
+        let _ = self.changes.send(Arc::from(link.message().to_string()));
+        let _ = self.public.send(Arc::from(link.message().to_string()));
         let mut known = self.known();
         let Known { hosts, seen, .. } = &mut *known;
         let mut gone = Vec::new();
@@ -558,13 +558,15 @@ impl Hub {
             gone.push(host.clone());
         }
         for host in gone {
-            let _ = self
-                .changes
-                .send(host_message(&host, "unknown", Some(as_of)).to_string());
+            let _ = self.changes.send(
+                host_message(&host, "unknown", Some(as_of))
+                    .to_string()
+                    .into(),
+            );
             for message in boards_of(&known, &host).filter_map(|b| board_host_message(&known, b)) {
                 let message = message.to_string();
                 self.tell_public(&message);
-                let _ = self.changes.send(message);
+                let _ = self.changes.send(Arc::from(message));
             }
         }
     }

@@ -7,6 +7,7 @@
 //! reach the public stream only through the releaser (`crate::http`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -33,7 +34,7 @@ impl Hub {
             _ => None,
         };
         if let Some(public) = public {
-            let _ = self.public.send(public);
+            let _ = self.public.send(Arc::from(public));
         }
     }
 
@@ -127,7 +128,7 @@ impl RoundSource for Hub {
         BoardsRead(self.known())
     }
 
-    fn changes(&self) -> broadcast::Receiver<String> {
+    fn changes(&self) -> broadcast::Receiver<Arc<str>> {
         self.changes.subscribe()
     }
 
@@ -148,7 +149,7 @@ impl RoundSource for Hub {
         (cut, boards)
     }
 
-    fn public_changes(&self) -> broadcast::Receiver<String> {
+    fn public_changes(&self) -> broadcast::Receiver<Arc<str>> {
         self.public.subscribe()
     }
 

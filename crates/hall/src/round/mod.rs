@@ -106,7 +106,7 @@ pub trait RoundSource: Send + Sync + 'static {
     /// Every board's latest state payload.
     fn boards(&self) -> Self::Boards<'_>;
     /// Every change of what the hub knows, from now on.
-    fn changes(&self) -> broadcast::Receiver<String>;
+    fn changes(&self) -> broadcast::Receiver<Arc<str>>;
     /// Now on the hub's wall clock, in milliseconds.
     fn now_ms(&self) -> i64;
     /// The public feed as of now: its cut (the delay in force) and every
@@ -115,7 +115,7 @@ pub trait RoundSource: Send + Sync + 'static {
     fn public_boards(&self) -> (Cut, BTreeMap<String, Value>);
     /// Every change of the public feed, from now on (released behind the
     /// delay).
-    fn public_changes(&self) -> broadcast::Receiver<String>;
+    fn public_changes(&self) -> broadcast::Receiver<Arc<str>>;
     /// The public feed's cut now (the delay in force).
     fn public_cut(&self) -> Cut;
 }
