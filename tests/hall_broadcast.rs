@@ -6,7 +6,9 @@
 //! of the very state in which the second stage's time was added, clocks
 //! that stop at a pause and a result, `/round.pgn`'s ETag, retries after a
 //! 429; a section of 300 boards split over three lichess rounds by board
-//! ranges, and its public PGN by range with its ETag. Serialised; every wait has a deadline and waits for a condition.
+//! ranges, and its public PGN by range with its ETag; a section of 250
+//! boards whose three lichess rounds the hub makes itself
+//! (`--lichess-broadcast`), once, a restart making none again. Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
@@ -16,7 +18,7 @@ use chessclock_protocol::Button;
 use serde_json::{json, Value};
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
-use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, HALL};
+use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, ManyBoards, HALL};
 use kit::hall::{Broker, Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -271,22 +273,8 @@ fn numbers(body: &str) -> Vec<u32> {
 async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let bus = PrivateBus::session_in(dir.path());
-    let config = dir.path().join("chessclockd.toml");
-    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
-    for board in 1..=300 {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
-    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
-    let _client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let hall = ManyBoards::start(dir.path(), 300).await;
+    let broker = &hall.broker;
 
     let lichess = Lichess::start(Vec::new()).await;
     let token = token_file(dir.path());
@@ -395,5 +383,159 @@ async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
         );
     }
     drop(hub);
-    assert!(daemon.terminate().success());
+    assert!(hall.terminate());
+}
+
+/// The broadcast the hub makes its lichess rounds in (`--lichess-broadcast`).
+const TOURNAMENT: &str = "ABcd1234";
+
+/// A hub pushing the round to lichess rounds it makes itself.
+async fn making_hub(
+    broker_port: u16,
+    dir: &std::path::Path,
+    lichess: &Lichess,
+    pairings: &str,
+    token: &str,
+) -> Hub {
+    let state = dir.join("hub-state").display().to_string();
+    Hub::start(
+        broker_port,
+        dir,
+        &[
+            "--state-dir",
+            &state,
+            "--round",
+            "2",
+            "--pairings",
+            pairings,
+            "--lichess-broadcast",
+            TOURNAMENT,
+            "--push-interval-seconds",
+            "1",
+            "--lichess-token-file",
+            token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hall = ManyBoards::start(dir.path(), 250).await;
+    let pairings = dir.path().join("round2.csv");
+    let csv: String = (1..=250)
+        .map(|b| format!("{b},White {b},Black {b}\n"))
+        .collect();
+    std::fs::write(&pairings, csv).unwrap();
+    let pairings = pairings.display().to_string();
+    let lichess = Lichess::start(Vec::new()).await;
+    lichess.expect_token(TOKEN);
+    let token = token_file(dir.path());
+    let hub = making_hub(hall.broker.port, dir.path(), &lichess, &pairings, &token).await;
+
+    // Three rounds made, named as an organiser would, boards 1-100,
+    // 101-200 and 201-250 to them in board order.
+    let status = hub
+        .wait_for("/broadcast.json", "the push settled", |b| {
+            b.contains("\"state\":\"ok\"") && b.contains("\"games\":250")
+        })
+        .await;
+    let made = lichess.made();
+    let names: Vec<&str> = made.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["Round 2 I", "Round 2 II", "Round 2 III"]);
+    assert!(made.iter().all(|m| m.tournament == TOURNAMENT), "{made:?}");
+    let ids: Vec<String> = made.iter().map(|m| m.id.clone()).collect();
+    let making = lichess.making.lock().unwrap().clone();
+    assert_eq!(making.len(), 3, "{making:#?}");
+    for request in &making {
+        assert_eq!(request.path, format!("/broadcast/{TOURNAMENT}/new"));
+        assert_eq!(
+            request.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert_eq!(
+            request.content_type.as_deref(),
+            Some("application/x-www-form-urlencoded")
+        );
+    }
+    assert_eq!(making[0].body, "name=Round+2+I");
+    for (index, id) in ids.iter().enumerate() {
+        let path = format!("/api/broadcast/round/{id}/push");
+        let size = if index == 2 { 50 } else { 100 };
+        let full = lichess
+            .wait(0, &format!("{id}'s boards"), |p| {
+                p.path == path && games(&p.body).len() == size
+            })
+            .await;
+        let first = 100 * index as u32 + 1;
+        assert_eq!(
+            numbers(&lichess.pushed()[full].body),
+            (first..first + size as u32).collect::<Vec<u32>>()
+        );
+    }
+    // Nothing went anywhere else (no push before its round was made).
+    for pushed in lichess.pushed() {
+        assert!(
+            ids.iter()
+                .any(|id| pushed.path == format!("/api/broadcast/round/{id}/push")),
+            "{}",
+            pushed.path
+        );
+    }
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["push"]["broadcast"], TOURNAMENT);
+    assert_eq!(
+        status["push"]["made"],
+        json!(made
+            .iter()
+            .map(|m| json!({"name": m.name, "id": m.id}))
+            .collect::<Vec<Value>>())
+    );
+    assert_eq!(status["push"]["urls"].as_array().unwrap().len(), 3);
+    assert_eq!(status["push"]["boards"]["b250"]["round"], ids[2].as_str());
+    assert_eq!(status["push"]["unpushed"], json!([]), "{status}");
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+
+    // The hub started again with its state: no round made again, the
+    // pushes go on to the same three.
+    drop(hub);
+    let before = lichess.pushed().len();
+    let hub = making_hub(hall.broker.port, dir.path(), &lichess, &pairings, &token).await;
+    for id in &ids {
+        let path = format!("/api/broadcast/round/{id}/push");
+        lichess
+            .wait(before, &format!("{id} after the restart"), |p| {
+                p.path == path
+            })
+            .await;
+    }
+    let mut arbiter = Arbiter::connect(hall.broker.port).await;
+    let changed = lichess.pushed().len();
+    let reply = arbiter.command("b157", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let started = lichess
+        .wait(changed, "board 157 started", |p| {
+            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
+        })
+        .await;
+    assert_eq!(
+        lichess.pushed()[started].path,
+        format!("/api/broadcast/round/{}/push", ids[1])
+    );
+    hub.wait_for("/broadcast.json", "the push settled again", |b| {
+        b.contains("\"state\":\"ok\"")
+    })
+    .await;
+    assert_eq!(lichess.made(), made, "a round was made again");
+    assert_eq!(lichess.making.lock().unwrap().len(), 3);
+    assert!(lichess.pushed()[before..].iter().all(|p| ids
+        .iter()
+        .any(|id| p.path == format!("/api/broadcast/round/{id}/push"))));
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+    drop(hub);
+    assert!(hall.terminate());
 }
