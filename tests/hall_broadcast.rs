@@ -8,7 +8,9 @@
 //! 429; a section of 300 boards split over three lichess rounds by board
 //! ranges, and its public PGN by range with its ETag; a section of 250
 //! boards whose three lichess rounds the hub makes itself
-//! (`--lichess-broadcast`), once, a restart making none again. Serialised; every wait has a deadline and waits for a condition.
+//! (`--lichess-broadcast`), once, a restart making none again and the next
+//! round its own; a round lichess would not make, retried with nothing
+//! pushed meanwhile. Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
@@ -18,6 +20,7 @@ use chessclock_protocol::Button;
 use serde_json::{json, Value};
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
+use kit::hall::event::{hall as hub_command, strings};
 use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, ManyBoards, HALL};
 use kit::hall::{Broker, Hub, WAIT};
 
@@ -396,12 +399,15 @@ async fn making_hub(
     lichess: &Lichess,
     pairings: &str,
     token: &str,
+    passwords: &str,
 ) -> Hub {
     let state = dir.join("hub-state").display().to_string();
     Hub::start(
         broker_port,
         dir,
         &[
+            "--passwords",
+            passwords,
             "--state-dir",
             &state,
             "--round",
@@ -432,16 +438,33 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
         .collect();
     std::fs::write(&pairings, csv).unwrap();
     let pairings = pairings.display().to_string();
+    let passwords = dir.path().join("passwd").display().to_string();
+    let (ok, out, err) =
+        hub_command(strings(&["passwd", &passwords, "ann"]), "s3cret pass\n").await;
+    assert!(ok, "{out}{err}");
     let lichess = Lichess::start(Vec::new()).await;
     lichess.expect_token(TOKEN);
     let token = token_file(dir.path());
-    let hub = making_hub(hall.broker.port, dir.path(), &lichess, &pairings, &token).await;
+    let hub = making_hub(
+        hall.broker.port,
+        dir.path(),
+        &lichess,
+        &pairings,
+        &token,
+        &passwords,
+    )
+    .await;
 
     // Three rounds made, named as an organiser would, boards 1-100,
     // 101-200 and 201-250 to them in board order.
+    // (`"games":250` alone would match the pairings' count.)
     let status = hub
         .wait_for("/broadcast.json", "the push settled", |b| {
-            b.contains("\"state\":\"ok\"") && b.contains("\"games\":250")
+            serde_json::from_str::<Value>(b).is_ok_and(|s| {
+                s["push"]["state"] == "ok"
+                    && s["push"]["games"] == 250
+                    && s["push"]["boards"]["b250"]["accepted"] == true
+            })
         })
         .await;
     let made = lichess.made();
@@ -504,7 +527,15 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
     // pushes go on to the same three.
     drop(hub);
     let before = lichess.pushed().len();
-    let hub = making_hub(hall.broker.port, dir.path(), &lichess, &pairings, &token).await;
+    let hub = making_hub(
+        hall.broker.port,
+        dir.path(),
+        &lichess,
+        &pairings,
+        &token,
+        &passwords,
+    )
+    .await;
     for id in &ids {
         let path = format!("/api/broadcast/round/{id}/push");
         lichess
@@ -535,6 +566,137 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
     assert!(lichess.pushed()[before..].iter().all(|p| ids
         .iter()
         .any(|id| p.path == format!("/api/broadcast/round/{id}/push"))));
+
+    // The next round, loaded on the running hub's desk, gets its own.
+    let round3 = dir.path().join("round3.csv");
+    let csv: String = (1..=250)
+        .map(|b| format!("{b},Black {b},White {b}\n"))
+        .collect();
+    std::fs::write(&round3, csv).unwrap();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "s3cret pass\n").unwrap();
+    let url = format!("http://127.0.0.1:{}", hub.port);
+    let (ok, out, err) = hub_command(
+        strings(&[
+            "round",
+            "--hub",
+            &url,
+            "--user",
+            "ann",
+            "--password-file",
+            &password.display().to_string(),
+            "load",
+            "--round",
+            "3",
+            "--pairings",
+            &round3.display().to_string(),
+        ]),
+        "",
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    let next = lichess
+        .wait(before, "round 3's last boards", |p| {
+            games(&p.body).len() == 50
+                && games(&p.body)
+                    .iter()
+                    .all(|g| tag(g, "Round").is_some_and(|r| r.starts_with("3.")))
+        })
+        .await;
+    let made3: Vec<String> = lichess.made()[3..].iter().map(|m| m.name.clone()).collect();
+    assert_eq!(made3, ["Round 3 I", "Round 3 II", "Round 3 III"]);
+    assert_eq!(
+        lichess.pushed()[next].path,
+        format!("/api/broadcast/round/{}/push", lichess.made()[5].id)
+    );
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+    drop(hub);
+    assert!(hall.terminate());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hall = ManyBoards::start(dir.path(), 3).await;
+    // The first two attempts to make the round fail (lichess down).
+    let lichess = Lichess::start(vec![(503, None), (503, None)]).await;
+    lichess.expect_token(TOKEN);
+    let token = token_file(dir.path());
+    let hub = Hub::start(
+        hall.broker.port,
+        dir.path(),
+        &[
+            "--round",
+            "1",
+            "--lichess-broadcast",
+            TOURNAMENT,
+            "--push-interval-seconds",
+            "1",
+            "--lichess-token-file",
+            &token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await;
+    // The error where push errors are shown: the status and the boards.
+    let failing = hub
+        .wait_for("/broadcast.json", "the failure shown", |b| {
+            serde_json::from_str::<Value>(b).is_ok_and(|s| {
+                s["push"]["state"] == "retrying"
+                    && s["push"]["boards"]
+                        .as_object()
+                        .is_some_and(|boards| boards.values().any(|g| g["error"].is_string()))
+            })
+        })
+        .await;
+    let failing: Value = serde_json::from_str(&failing).unwrap();
+    let error = failing["push"]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("making the lichess round \"Round 1\"") && error.contains("HTTP 503"),
+        "{error}"
+    );
+    let board = failing["push"]["boards"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|g| g["error"].is_string())
+        .unwrap();
+    assert!(
+        board["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no lichess round yet: making the lichess round"),
+        "{board}"
+    );
+    assert!(lichess.pushed().is_empty(), "pushed to a round not made");
+    // Made at the third attempt, named without a numeral (it fits), and
+    // the boards pushed to it.
+    hub.wait_for("/broadcast.json", "the push settled", |b| {
+        serde_json::from_str::<Value>(b).is_ok_and(|s| {
+            s["push"]["state"] == "ok"
+                && s["push"]["games"] == 3
+                && s["push"]["last_error"].is_null()
+        })
+    })
+    .await;
+    let made = lichess.made();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(made[0].name, "Round 1");
+    let making = lichess.making.lock().unwrap().clone();
+    assert_eq!(making.len(), 3);
+    // Retried after a wait that doubles (1 s, then 2 s).
+    let first = making[1].at - making[0].at;
+    let second = making[2].at - making[1].at;
+    assert!(first >= Duration::from_millis(900), "{first:?}");
+    assert!(second >= Duration::from_millis(1900), "{second:?}");
+    let path = format!("/api/broadcast/round/{}/push", made[0].id);
+    assert!(!lichess.pushed().is_empty());
+    for pushed in lichess.pushed() {
+        assert_eq!(pushed.path, path);
+        assert!(pushed.at > making[2].at);
+    }
     assert!(!hub.log().contains(TOKEN), "the token was logged");
     drop(hub);
     assert!(hall.terminate());
