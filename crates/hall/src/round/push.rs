@@ -183,6 +183,8 @@ pub struct PushStatus {
     /// `idle`, `pushing`, `ok`, `retrying`, `refused`, `waiting` (for a
     /// round number to name the lichess rounds the hub makes after).
     pub state: String,
+    /// Requests answered 2xx, and not (pushes, and the requests that
+    /// make lichess rounds).
     pub requests_ok: u64,
     pub requests_failed: u64,
     /// Games in the round at the last push.
