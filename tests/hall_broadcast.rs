@@ -6,7 +6,11 @@
 //! of the very state in which the second stage's time was added, clocks
 //! that stop at a pause and a result, `/round.pgn`'s ETag, retries after a
 //! 429; a section of 300 boards split over three lichess rounds by board
-//! ranges, and its public PGN by range with its ETag. Serialised; every wait has a deadline and waits for a condition.
+//! ranges, and its public PGN by range with its ETag; a section of 250
+//! boards whose three lichess rounds the hub makes itself
+//! (`--lichess-broadcast`), once, a restart making none again and the next
+//! round its own; a round lichess would not make, retried with nothing
+//! pushed meanwhile. Serialised; every wait has a deadline and waits for a condition.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 mod kit;
@@ -16,7 +20,8 @@ use chessclock_protocol::Button;
 use serde_json::{json, Value};
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
-use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, HALL};
+use kit::hall::event::{hall as hub_command, strings};
+use kit::hall::round::{game_of, games, tag, Arbiter, Lichess, ManyBoards, HALL};
 use kit::hall::{Broker, Hub, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -271,22 +276,8 @@ fn numbers(body: &str) -> Vec<u32> {
 async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    let broker = Broker::start(dir.path());
-    let bus = PrivateBus::session_in(dir.path());
-    let config = dir.path().join("chessclockd.toml");
-    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
-    for board in 1..=300 {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
-    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
-    let _client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let hall = ManyBoards::start(dir.path(), 300).await;
+    let broker = &hall.broker;
 
     let lichess = Lichess::start(Vec::new()).await;
     let token = token_file(dir.path());
@@ -395,5 +386,318 @@ async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
         );
     }
     drop(hub);
-    assert!(daemon.terminate().success());
+    assert!(hall.terminate());
+}
+
+/// The broadcast the hub makes its lichess rounds in (`--lichess-broadcast`).
+const TOURNAMENT: &str = "ABcd1234";
+
+/// A hub pushing the round to lichess rounds it makes itself.
+async fn making_hub(
+    broker_port: u16,
+    dir: &std::path::Path,
+    lichess: &Lichess,
+    pairings: &str,
+    token: &str,
+    passwords: &str,
+) -> Hub {
+    let state = dir.join("hub-state").display().to_string();
+    Hub::start(
+        broker_port,
+        dir,
+        &[
+            "--passwords",
+            passwords,
+            "--state-dir",
+            &state,
+            "--round",
+            "2",
+            "--pairings",
+            pairings,
+            "--lichess-broadcast",
+            TOURNAMENT,
+            "--push-interval-seconds",
+            "1",
+            "--lichess-token-file",
+            token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hall = ManyBoards::start(dir.path(), 250).await;
+    let pairings = dir.path().join("round2.csv");
+    let csv: String = (1..=250)
+        .map(|b| format!("{b},White {b},Black {b}\n"))
+        .collect();
+    std::fs::write(&pairings, csv).unwrap();
+    let pairings = pairings.display().to_string();
+    let passwords = dir.path().join("passwd").display().to_string();
+    let (ok, out, err) =
+        hub_command(strings(&["passwd", &passwords, "ann"]), "s3cret pass\n").await;
+    assert!(ok, "{out}{err}");
+    let lichess = Lichess::start(Vec::new()).await;
+    lichess.expect_token(TOKEN);
+    let token = token_file(dir.path());
+    let hub = making_hub(
+        hall.broker.port,
+        dir.path(),
+        &lichess,
+        &pairings,
+        &token,
+        &passwords,
+    )
+    .await;
+
+    // Three rounds made, named as an organiser would, boards 1-100,
+    // 101-200 and 201-250 to them in board order.
+    // (`"games":250` alone would match the pairings' count.)
+    let status = hub
+        .wait_for("/broadcast.json", "the push settled", |b| {
+            serde_json::from_str::<Value>(b).is_ok_and(|s| {
+                s["push"]["state"] == "ok"
+                    && s["push"]["games"] == 250
+                    && s["push"]["boards"]["b250"]["accepted"] == true
+            })
+        })
+        .await;
+    let made = lichess.made();
+    let names: Vec<&str> = made.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["Round 2 I", "Round 2 II", "Round 2 III"]);
+    assert!(made.iter().all(|m| m.tournament == TOURNAMENT), "{made:?}");
+    let ids: Vec<String> = made.iter().map(|m| m.id.clone()).collect();
+    let making = lichess.making.lock().unwrap().clone();
+    assert_eq!(making.len(), 3, "{making:#?}");
+    for request in &making {
+        assert_eq!(request.path, format!("/broadcast/{TOURNAMENT}/new"));
+        assert_eq!(
+            request.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert_eq!(
+            request.content_type.as_deref(),
+            Some("application/x-www-form-urlencoded")
+        );
+    }
+    assert_eq!(making[0].body, "name=Round+2+I");
+    for (index, id) in ids.iter().enumerate() {
+        let path = format!("/api/broadcast/round/{id}/push");
+        let size = if index == 2 { 50 } else { 100 };
+        let full = lichess
+            .wait(0, &format!("{id}'s boards"), |p| {
+                p.path == path && games(&p.body).len() == size
+            })
+            .await;
+        let first = 100 * index as u32 + 1;
+        assert_eq!(
+            numbers(&lichess.pushed()[full].body),
+            (first..first + size as u32).collect::<Vec<u32>>()
+        );
+    }
+    // Nothing went anywhere else (no push before its round was made).
+    for pushed in lichess.pushed() {
+        assert!(
+            ids.iter()
+                .any(|id| pushed.path == format!("/api/broadcast/round/{id}/push")),
+            "{}",
+            pushed.path
+        );
+    }
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["push"]["broadcast"], TOURNAMENT);
+    assert_eq!(
+        status["push"]["made"],
+        json!(made
+            .iter()
+            .map(|m| json!({"name": m.name, "id": m.id}))
+            .collect::<Vec<Value>>())
+    );
+    assert_eq!(status["push"]["urls"].as_array().unwrap().len(), 3);
+    assert_eq!(status["push"]["boards"]["b250"]["round"], ids[2].as_str());
+    assert_eq!(status["push"]["unpushed"], json!([]), "{status}");
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+
+    // The hub started again with its state: no round made again, the
+    // pushes go on to the same three.
+    drop(hub);
+    let before = lichess.pushed().len();
+    let hub = making_hub(
+        hall.broker.port,
+        dir.path(),
+        &lichess,
+        &pairings,
+        &token,
+        &passwords,
+    )
+    .await;
+    for id in &ids {
+        let path = format!("/api/broadcast/round/{id}/push");
+        lichess
+            .wait(before, &format!("{id} after the restart"), |p| {
+                p.path == path
+            })
+            .await;
+    }
+    let mut arbiter = Arbiter::connect(hall.broker.port).await;
+    let changed = lichess.pushed().len();
+    let reply = arbiter.command("b157", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let started = lichess
+        .wait(changed, "board 157 started", |p| {
+            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
+        })
+        .await;
+    assert_eq!(
+        lichess.pushed()[started].path,
+        format!("/api/broadcast/round/{}/push", ids[1])
+    );
+    hub.wait_for("/broadcast.json", "the push settled again", |b| {
+        b.contains("\"state\":\"ok\"")
+    })
+    .await;
+    assert_eq!(lichess.made(), made, "a round was made again");
+    assert_eq!(lichess.making.lock().unwrap().len(), 3);
+    assert!(lichess.pushed()[before..].iter().all(|p| ids
+        .iter()
+        .any(|id| p.path == format!("/api/broadcast/round/{id}/push"))));
+
+    // The next round, loaded on the running hub's desk, gets its own.
+    let round3 = dir.path().join("round3.csv");
+    let csv: String = (1..=250)
+        .map(|b| format!("{b},Black {b},White {b}\n"))
+        .collect();
+    std::fs::write(&round3, csv).unwrap();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "s3cret pass\n").unwrap();
+    let url = format!("http://127.0.0.1:{}", hub.port);
+    let (ok, out, err) = hub_command(
+        strings(&[
+            "round",
+            "--hub",
+            &url,
+            "--user",
+            "ann",
+            "--password-file",
+            &password.display().to_string(),
+            "load",
+            "--round",
+            "3",
+            "--pairings",
+            &round3.display().to_string(),
+        ]),
+        "",
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    let next = lichess
+        .wait(before, "round 3's last boards", |p| {
+            games(&p.body).len() == 50
+                && games(&p.body)
+                    .iter()
+                    .all(|g| tag(g, "Round").is_some_and(|r| r.starts_with("3.")))
+        })
+        .await;
+    let made3: Vec<String> = lichess.made()[3..].iter().map(|m| m.name.clone()).collect();
+    assert_eq!(made3, ["Round 3 I", "Round 3 II", "Round 3 III"]);
+    assert_eq!(
+        lichess.pushed()[next].path,
+        format!("/api/broadcast/round/{}/push", lichess.made()[5].id)
+    );
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+    drop(hub);
+    assert!(hall.terminate());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hall = ManyBoards::start(dir.path(), 3).await;
+    // The first two attempts to make the round fail (lichess down).
+    let lichess = Lichess::start(vec![(503, None), (503, None)]).await;
+    lichess.expect_token(TOKEN);
+    let token = token_file(dir.path());
+    let hub = Hub::start(
+        hall.broker.port,
+        dir.path(),
+        &[
+            "--round",
+            "1",
+            "--lichess-broadcast",
+            TOURNAMENT,
+            "--push-interval-seconds",
+            "1",
+            "--lichess-token-file",
+            &token,
+            "--lichess-url",
+            &lichess.url(),
+        ],
+    )
+    .await;
+    // The error where push errors are shown: the status and the boards.
+    let failing = hub
+        .wait_for("/broadcast.json", "the failure shown", |b| {
+            serde_json::from_str::<Value>(b).is_ok_and(|s| {
+                s["push"]["state"] == "retrying"
+                    && s["push"]["boards"]
+                        .as_object()
+                        .is_some_and(|boards| boards.values().any(|g| g["error"].is_string()))
+            })
+        })
+        .await;
+    let failing: Value = serde_json::from_str(&failing).unwrap();
+    let error = failing["push"]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("making the lichess round \"Round 1\"") && error.contains("HTTP 503"),
+        "{error}"
+    );
+    let board = failing["push"]["boards"]
+        .as_object()
+        .unwrap()
+        .values()
+        .find(|g| g["error"].is_string())
+        .unwrap();
+    assert!(
+        board["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no lichess round yet: making the lichess round"),
+        "{board}"
+    );
+    assert!(lichess.pushed().is_empty(), "pushed to a round not made");
+    // Made at the third attempt, named without a numeral (it fits), and
+    // the boards pushed to it.
+    hub.wait_for("/broadcast.json", "the push settled", |b| {
+        serde_json::from_str::<Value>(b).is_ok_and(|s| {
+            s["push"]["state"] == "ok"
+                && s["push"]["games"] == 3
+                && s["push"]["last_error"].is_null()
+        })
+    })
+    .await;
+    let made = lichess.made();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(made[0].name, "Round 1");
+    let making = lichess.making.lock().unwrap().clone();
+    assert_eq!(making.len(), 3);
+    // Retried after a wait that doubles (1 s, then 2 s).
+    let first = making[1].at - making[0].at;
+    let second = making[2].at - making[1].at;
+    assert!(first >= Duration::from_millis(900), "{first:?}");
+    assert!(second >= Duration::from_millis(1900), "{second:?}");
+    let path = format!("/api/broadcast/round/{}/push", made[0].id);
+    assert!(!lichess.pushed().is_empty());
+    for pushed in lichess.pushed() {
+        assert_eq!(pushed.path, path);
+        assert!(pushed.at > making[2].at);
+    }
+    assert!(!hub.log().contains(TOKEN), "the token was logged");
+    drop(hub);
+    assert!(hall.terminate());
 }

@@ -316,6 +316,11 @@ mod round_cli {
     use chessclock_hall::round::{self, PushTarget, Sending};
 
     #[derive(clap::Args, Debug)]
+    #[command(group(
+        clap::ArgGroup::new("lichess_target")
+            .args(["lichess_round", "lichess_broadcast"])
+            .multiple(false)
+    ))]
     pub struct RoundArgs {
         /// The round's number, for `[Round "R.B"]` (the pairings' round
         /// when --pairings is given).
@@ -335,6 +340,18 @@ mod round_cli {
         /// 1-100 go to the first round, 101-200 to the second...
         #[arg(long, requires = "lichess_token_file", value_name = "ID[,ID...]")]
         lichess_round: Option<String>,
+        /// Push the round's PGN to lichess rounds the hub makes in this
+        /// broadcast (its 8-letter id, the end of its URL): one per
+        /// hundred boards, named "Round N" (one) or "Round N I", "Round N
+        /// II"... (boards 1-100, 101-200...); kept in the event store, so
+        /// a restart makes none again; the next round gets its own.
+        #[arg(
+            long,
+            requires = "lichess_token_file",
+            conflicts_with = "lichess_round",
+            value_name = "TOURID"
+        )]
+        lichess_broadcast: Option<String>,
         /// The least time between two pushes to one lichess round, in
         /// seconds: the changes meanwhile go together in the next (the
         /// latest text).
@@ -353,8 +370,8 @@ mod round_cli {
         #[arg(long)]
         results_immediately: bool,
         /// A file whose first line is a lichess token with scope
-        /// study:write.
-        #[arg(long, requires = "lichess_round")]
+        /// study:write (for --lichess-round or --lichess-broadcast).
+        #[arg(long, requires = "lichess_target")]
         lichess_token_file: Option<PathBuf>,
         /// The lichess server.
         #[arg(long, default_value = "https://lichess.org")]
@@ -455,18 +472,21 @@ mod round_cli {
                 }
             }
         }
-        match (&args.lichess_round, &args.lichess_token_file) {
-            (Some(id), Some(token)) => {
-                let target = PushTarget::new(
-                    &args.lichess_url,
-                    id,
-                    token,
-                    Duration::from_secs(args.push_interval_seconds),
-                )?;
-                Ok(Some(round::spawn_push(hub.clone(), target)?))
+        let interval = Duration::from_secs(args.push_interval_seconds);
+        let target = match (
+            &args.lichess_round,
+            &args.lichess_broadcast,
+            &args.lichess_token_file,
+        ) {
+            (Some(ids), _, Some(token)) => {
+                PushTarget::new(&args.lichess_url, ids, token, interval)?
             }
-            _ => Ok(None),
-        }
+            (None, Some(tournament), Some(token)) => {
+                PushTarget::made_in(&args.lichess_url, tournament, token, interval)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(round::spawn_push(hub.clone(), target)?))
     }
 
     /// `chessclock-hall pairings`.

@@ -1,6 +1,7 @@
 //! Helpers of the round's tests (`hall_broadcast.rs`, `hall_pairings.rs`):
 //! the hub binary, plain HTTP requests to it, an MQTT client that commands
-//! boards, and a stand-in of lichess's push endpoint on 127.0.0.1.
+//! boards, and a stand-in of lichess's push endpoint and of its making of
+//! a broadcast's rounds on 127.0.0.1.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -166,73 +167,192 @@ pub struct Pushed {
     pub at: Instant,
 }
 
-/// A stand-in of `POST /api/broadcast/round/{id}/push` on 127.0.0.1: it
-/// records every request and answers from a script (then 200 with the
-/// games' tags, as lichess does).
+/// A lichess round the stand-in made (`POST /broadcast/{id}/new`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MadeRound {
+    pub tournament: String,
+    pub name: String,
+    pub id: String,
+}
+
+/// A stand-in of lichess on 127.0.0.1: `POST /api/broadcast/round/{id}/push`
+/// and `POST /broadcast/{id}/new` (which makes a round: a new id each
+/// time). It records every request and answers from a script (its first
+/// answers, whichever the endpoint; then 200 with the games' tags, as
+/// lichess does, or the new round); with [`Lichess::expect_token`], a
+/// request without that Bearer token gets 401.
 pub struct Lichess {
     pub port: u16,
     pub pushed: Arc<Mutex<Vec<Pushed>>>,
+    /// Every request to make a round, answered or not.
+    pub making: Arc<Mutex<Vec<Pushed>>>,
+    made: Arc<Mutex<Vec<MadeRound>>>,
+    token: Arc<Mutex<Option<String>>>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// A form value (`application/x-www-form-urlencoded`) decoded.
+fn form_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 2;
+            }
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap()
 }
 
 impl Lichess {
     /// `script`: the first answers' status and `Retry-After` seconds.
     pub async fn start(script: Vec<(u16, Option<u64>)>) -> Lichess {
         use axum::http::{HeaderMap, StatusCode, Uri};
-        use axum::response::IntoResponse;
+        use axum::response::{IntoResponse, Response};
         let pushed: Arc<Mutex<Vec<Pushed>>> = Arc::default();
+        let making: Arc<Mutex<Vec<Pushed>>> = Arc::default();
+        let made: Arc<Mutex<Vec<MadeRound>>> = Arc::default();
+        let token: Arc<Mutex<Option<String>>> = Arc::default();
         let script = Arc::new(Mutex::new(std::collections::VecDeque::from(script)));
-        let record = pushed.clone();
-        let handler = move |uri: Uri, headers: HeaderMap, body: String| {
-            let record = record.clone();
+        // The script's next answer, or 401 for a wrong token: `None` to
+        // answer as lichess does.
+        let scripted = {
             let script = script.clone();
-            async move {
-                let header = |name: &str| {
-                    headers
-                        .get(name)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned)
-                };
-                record.lock().unwrap().push(Pushed {
-                    path: uri.path().to_owned(),
-                    authorization: header("authorization"),
-                    content_type: header("content-type"),
-                    body: body.clone(),
-                    at: Instant::now(),
-                });
-                if let Some((status, retry)) = script.lock().unwrap().pop_front() {
-                    let mut response = (
-                        StatusCode::from_u16(status).unwrap(),
-                        "{\"error\":\"scripted\"}",
-                    )
-                        .into_response();
-                    if let Some(seconds) = retry {
-                        response
-                            .headers_mut()
-                            .insert("retry-after", seconds.to_string().parse().unwrap());
+            let token = token.clone();
+            move |headers: &HeaderMap| -> Option<Response> {
+                if let Some(token) = token.lock().unwrap().as_deref() {
+                    let sent = headers.get("authorization").and_then(|v| v.to_str().ok());
+                    if sent != Some(format!("Bearer {token}").as_str()) {
+                        return Some(
+                            (StatusCode::UNAUTHORIZED, "{\"error\":\"No such token\"}")
+                                .into_response(),
+                        );
                     }
-                    return response;
                 }
-                let games: Vec<Value> = games(&body)
-                    .iter()
-                    .map(|g| {
-                        json!({"tags": {"White": tag(g, "White"), "Black": tag(g, "Black")},
-                               "moves": 0})
-                    })
-                    .collect();
-                axum::Json(json!({"games": games})).into_response()
+                let (status, retry) = script.lock().unwrap().pop_front()?;
+                let mut response = (
+                    StatusCode::from_u16(status).unwrap(),
+                    "{\"error\":\"scripted\"}",
+                )
+                    .into_response();
+                if let Some(seconds) = retry {
+                    response
+                        .headers_mut()
+                        .insert("retry-after", seconds.to_string().parse().unwrap());
+                }
+                Some(response)
             }
         };
-        let app = axum::Router::new().route(
-            "/api/broadcast/round/{id}/push",
-            axum::routing::post(handler),
-        );
+        let recorded = |uri: &Uri, headers: &HeaderMap, body: &str| {
+            let header = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            Pushed {
+                path: uri.path().to_owned(),
+                authorization: header("authorization"),
+                content_type: header("content-type"),
+                body: body.to_owned(),
+                at: Instant::now(),
+            }
+        };
+        let push = {
+            let record = pushed.clone();
+            let scripted = scripted.clone();
+            move |uri: Uri, headers: HeaderMap, body: String| {
+                record.lock().unwrap().push(recorded(&uri, &headers, &body));
+                let answer = scripted(&headers);
+                async move {
+                    if let Some(answer) = answer {
+                        return answer;
+                    }
+                    let games: Vec<Value> = games(&body)
+                        .iter()
+                        .map(|g| {
+                            json!({"tags": {"White": tag(g, "White"), "Black": tag(g, "Black")},
+                                   "moves": 0})
+                        })
+                        .collect();
+                    axum::Json(json!({"games": games})).into_response()
+                }
+            }
+        };
+        let make = {
+            let record = making.clone();
+            let made = made.clone();
+            move |uri: Uri, headers: HeaderMap, body: String| {
+                record.lock().unwrap().push(recorded(&uri, &headers, &body));
+                let answer = scripted(&headers).unwrap_or_else(|| {
+                    let tournament = uri
+                        .path()
+                        .trim_start_matches("/broadcast/")
+                        .trim_end_matches("/new")
+                        .to_owned();
+                    let name = body
+                        .split('&')
+                        .find_map(|field| field.strip_prefix("name="))
+                        .map(form_decoded);
+                    let Some(name) = name.filter(|n| n.len() >= 3) else {
+                        return (
+                            StatusCode::BAD_REQUEST,
+                            "{\"error\":{\"name\":[\"required\"]}}",
+                        )
+                            .into_response();
+                    };
+                    let mut made = made.lock().unwrap();
+                    let id = format!("new{:05}", made.len() + 1);
+                    made.push(MadeRound {
+                        tournament: tournament.clone(),
+                        name: name.clone(),
+                        id: id.clone(),
+                    });
+                    axum::Json(json!({
+                        "round": {"id": id, "name": name, "slug": "round",
+                                  "url": format!("https://lichess.org/broadcast/t/round/{id}")},
+                        "tour": {"id": tournament, "name": "Stand-in"},
+                        "study": {"features": {"chat": true}}
+                    }))
+                    .into_response()
+                });
+                async move { answer }
+            }
+        };
+        let app = axum::Router::new()
+            .route("/api/broadcast/round/{id}/push", axum::routing::post(push))
+            .route("/broadcast/{id}/new", axum::routing::post(make));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Lichess { port, pushed, task }
+        Lichess {
+            port,
+            pushed,
+            making,
+            made,
+            token,
+            task,
+        }
+    }
+
+    /// From now on, a request without `Authorization: Bearer {token}` gets
+    /// 401.
+    pub fn expect_token(&self, token: &str) {
+        *self.token.lock().unwrap() = Some(token.to_owned());
+    }
+
+    /// The rounds made so far, in the order made.
+    pub fn made(&self) -> Vec<MadeRound> {
+        self.made.lock().unwrap().clone()
     }
 
     pub fn url(&self) -> String {
@@ -275,5 +395,49 @@ impl Lichess {
 impl Drop for Lichess {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// A hall of many boards without devices (`b1`...`bN`, 300 s each) on the
+/// real daemon, on a mosquitto of its own: the set-up of the tests of a
+/// section split over several lichess rounds.
+pub struct ManyBoards {
+    pub broker: super::Broker,
+    pub bus: crate::kit::daemon::PrivateBus,
+    pub daemon: crate::kit::daemon::Daemon,
+    _client: crate::kit::daemon::Client,
+}
+
+impl ManyBoards {
+    /// Starts them in `dir` and waits until the daemon serves its boards.
+    pub async fn start(dir: &std::path::Path, boards: u32) -> ManyBoards {
+        use crate::kit::daemon::{daemon_table, Client, Daemon, PrivateBus};
+        let broker = super::Broker::start(dir);
+        let bus = PrivateBus::session_in(dir);
+        let config = dir.join("chessclockd.toml");
+        let mut text = daemon_table(&dir.join("state"));
+        for board in 1..=boards {
+            text.push_str(&format!(
+                "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
+            ));
+        }
+        text.push_str(&format!(
+            "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
+            broker.port
+        ));
+        std::fs::write(&config, text).unwrap();
+        let daemon = Daemon::spawn(&config, &bus, dir.join("daemon.log"));
+        let client = Client::connect_when(&bus, &daemon, crate::kit::WAIT, |_| true).await;
+        ManyBoards {
+            broker,
+            bus,
+            daemon,
+            _client: client,
+        }
+    }
+
+    /// Stops the daemon; whether it ended well.
+    pub fn terminate(self) -> bool {
+        self.daemon.terminate().success()
     }
 }

@@ -6,8 +6,9 @@
 //! It keeps the event: the players, the rounds (each round's pairings file
 //! as loaded, its board map, its control, its scheduled start, its status
 //! and when it changed), each game's result with its termination, who
-//! entered it and when, the game's final PGN and the record's summary, and
-//! every correction made after a round was closed.
+//! entered it and when, the game's final PGN and the record's summary,
+//! every correction made after a round was closed, and the lichess rounds
+//! the hub made for each round (`--lichess-broadcast`).
 //!
 //! Promises:
 //! * one hub per state directory: a second gets [`StoreError::Held`]
@@ -371,6 +372,36 @@ impl Store {
                 .db
                 .execute("DELETE FROM meta WHERE key = ?1", params![key])?,
         };
+        Ok(())
+    }
+
+    /// The lichess rounds the hub made in broadcast `tournament` for round
+    /// `number` (JSON text, see `crate::round`), if any. Kept in `meta`,
+    /// so no schema change.
+    pub fn made_rounds(&self, tournament: &str, number: u32) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .db
+            .query_row(
+                "SELECT value FROM meta WHERE key = ?1",
+                params![format!("lichess_rounds.{tournament}.round.{number}")],
+                |row| row.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Sets the lichess rounds made in broadcast `tournament` for round
+    /// `number` (JSON text).
+    pub fn set_made_rounds(
+        &self,
+        tournament: &str,
+        number: u32,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        self.db.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![format!("lichess_rounds.{tournament}.round.{number}"), text],
+        )?;
         Ok(())
     }
 

@@ -32,7 +32,8 @@
 //!   cut shows its record ([`crate::broadcast::Cut::shows_record`]);
 //! * the push sends each hundred of boards (1-100, 101-200, ...) to its
 //!   own lichess round (the ids given, in order; boards beyond them are
-//!   named in [`PushStatus::unpushed`], not pushed), at most [`MAX_GAMES`]
+//!   named in [`PushStatus::unpushed`], not pushed; or the rounds the hub
+//!   makes in a broadcast, see `created.rs`), at most [`MAX_GAMES`]
 //!   games a request, one request at a time, at most one per lichess round
 //!   every push interval, always the latest PGN (changes meanwhile are
 //!   coalesced into the next), only the requests whose games changed since
@@ -67,6 +68,7 @@ use crate::event::store::{GameRecord, Store};
 use crate::pairings::{self, Pairing, Pairings, Source};
 use crate::results::{self, GameResult, Outcome};
 
+mod created;
 mod desk;
 mod exports;
 mod public;
@@ -76,6 +78,7 @@ mod seating;
 use exports::{decided, rows};
 use exports::{plain, NO_PAIRINGS};
 mod send;
+pub use created::{check_tournament, round_name, MadeRound, MAX_MADE};
 pub use desk::{LoadError, Review};
 pub use public::{parse_boards, BoardRange};
 pub use push::{spawn_push, GameStatus, PushStatus, PushTarget};

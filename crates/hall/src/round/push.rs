@@ -1,29 +1,50 @@
 //! The lichess push of the round's PGN as the public sees it (behind the
 //! delay, the round's boards only; see the parent module's promises): the
 //! boards of each hundred to their own lichess round (boards 1-100 to the
-//! first id given, 101-200 to the second...), one request at a time, at
+//! first, 101-200 to the second...: the ids given, or the rounds the hub
+//! makes in a broadcast, see `created.rs`), one request at a time, at
 //! most one per lichess round every push interval, the latest PGN,
 //! retried with a doubling wait; what lichess said of each game kept for
 //! the desk ([`PushStatus::boards`]).
 
+use super::created::{self, Made};
 use super::*;
-/// Where the round goes: a lichess broadcast round.
+/// Where the round goes: lichess broadcast rounds.
 #[derive(Clone)]
 pub struct PushTarget {
     /// `https://lichess.org` (or a stand-in's `http://127.0.0.1:PORT`).
     base: axum::http::Uri,
     /// The lichess rounds: boards 1-100 to the first, 101-200 to the
     /// second, and so on.
-    rounds: Vec<String>,
+    rounds: Rounds,
     token: String,
     /// The least time between two requests to one lichess round.
     interval: Duration,
 }
 
+/// The lichess rounds of a push.
+#[derive(Clone, Debug)]
+pub(super) enum Rounds {
+    /// Given (`--lichess-round ID,ID...`).
+    Given(Vec<String>),
+    /// Made by the hub in this broadcast (`--lichess-broadcast ID`), as
+    /// many as the round needs (see `created.rs`).
+    Made(String),
+}
+
 impl std::fmt::Debug for PushTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the token.
-        write!(f, "PushTarget({})", self.urls().join(", "))
+        match &self.rounds {
+            Rounds::Given(ids) => write!(f, "PushTarget({})", self.urls_of(ids).join(", ")),
+            Rounds::Made(tournament) => {
+                write!(
+                    f,
+                    "PushTarget({})",
+                    self.url(&created::new_round_tail(tournament))
+                )
+            }
+        }
     }
 }
 
@@ -37,13 +58,6 @@ impl PushTarget {
         token_file: &Path,
         interval: Duration,
     ) -> anyhow::Result<PushTarget> {
-        let uri: axum::http::Uri = base
-            .trim_end_matches('/')
-            .parse()
-            .map_err(|error| anyhow::anyhow!("--lichess-url `{base}`: {error}"))?;
-        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
-            anyhow::bail!("--lichess-url `{base}`: expected https://HOST[:PORT] (or http://)");
-        }
         let ids: Vec<String> = rounds.split(',').map(|r| r.trim().to_owned()).collect();
         for round in &ids {
             if round.is_empty() || !round.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -53,6 +67,34 @@ impl PushTarget {
                      the first, 101-200 to the second..."
                 );
             }
+        }
+        PushTarget::with(base, Rounds::Given(ids), token_file, interval)
+    }
+
+    /// Checks the base URL and the broadcast's id (its tournament, whose
+    /// rounds the hub makes: see `created.rs`) and reads the token file.
+    pub fn made_in(
+        base: &str,
+        tournament: &str,
+        token_file: &Path,
+        interval: Duration,
+    ) -> anyhow::Result<PushTarget> {
+        let tournament = created::check_tournament(tournament).map_err(anyhow::Error::msg)?;
+        PushTarget::with(base, Rounds::Made(tournament), token_file, interval)
+    }
+
+    fn with(
+        base: &str,
+        rounds: Rounds,
+        token_file: &Path,
+        interval: Duration,
+    ) -> anyhow::Result<PushTarget> {
+        let uri: axum::http::Uri = base
+            .trim_end_matches('/')
+            .parse()
+            .map_err(|error| anyhow::anyhow!("--lichess-url `{base}`: {error}"))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            anyhow::bail!("--lichess-url `{base}`: expected https://HOST[:PORT] (or http://)");
         }
         let text = std::fs::read_to_string(token_file).with_context(|| {
             format!(
@@ -69,39 +111,47 @@ impl PushTarget {
         }
         Ok(PushTarget {
             base: uri,
-            rounds: ids,
+            rounds,
             token,
             interval,
         })
     }
 
-    /// The push endpoints, one per lichess round.
+    /// The push endpoints of the lichess rounds given (none when the hub
+    /// makes them).
     pub fn urls(&self) -> Vec<String> {
-        (0..self.rounds.len()).map(|i| self.url(i)).collect()
+        match &self.rounds {
+            Rounds::Given(ids) => self.urls_of(ids),
+            Rounds::Made(_) => Vec::new(),
+        }
     }
 
-    /// Lichess round `index`'s push endpoint.
-    fn url(&self, index: usize) -> String {
+    /// The push endpoints of the lichess rounds `ids`, one each.
+    pub fn urls_of(&self, ids: &[String]) -> Vec<String> {
+        ids.iter().map(|id| self.url(&push_tail(id))).collect()
+    }
+
+    /// The URL of the server's path `tail`.
+    pub(super) fn url(&self, tail: &str) -> String {
         format!(
             "{}://{}{}{}",
             self.base.scheme_str().unwrap_or("https"),
             self.base.authority().map(|a| a.as_str()).unwrap_or(""),
             self.base.path().trim_end_matches('/'),
-            self.path_tail(index)
+            tail
         )
     }
+}
 
-    fn path_tail(&self, index: usize) -> String {
-        let round = self.rounds.get(index).map_or("", String::as_str);
-        format!("/api/broadcast/round/{round}/push")
-    }
+/// A lichess round's push endpoint (its path).
+fn push_tail(round: &str) -> String {
+    format!("/api/broadcast/round/{round}/push")
+}
 
-    /// The lichess round of a request: that of its hundred (`None`: no
-    /// round was given for it).
-    fn round_of(&self, key: RequestKey) -> Option<usize> {
-        let index = key.0 as usize;
-        (index < self.rounds.len()).then_some(index)
-    }
+/// The lichess round of a request among `ids`: that of its hundred
+/// (`None`: there is none for it).
+fn round_of(ids: &[String], key: RequestKey) -> Option<&str> {
+    ids.get(key.0 as usize).map(String::as_str)
 }
 
 /// What lichess said of one game, for the desk.
@@ -125,12 +175,16 @@ pub struct GameStatus {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PushStatus {
     pub enabled: bool,
-    /// The push endpoints (no token), one per lichess round.
+    /// The push endpoints (no token), one per lichess round (given, or
+    /// made so far).
     pub urls: Vec<String>,
     /// The least time between two requests to one lichess round (ms).
     pub interval_ms: u64,
-    /// `idle`, `pushing`, `ok`, `retrying`, `refused`.
+    /// `idle`, `pushing`, `ok`, `retrying`, `refused`, `waiting` (for a
+    /// round number to name the lichess rounds the hub makes after).
     pub state: String,
+    /// Requests answered 2xx, and not (pushes, and the requests that
+    /// make lichess rounds).
     pub requests_ok: u64,
     pub requests_failed: u64,
     /// Games in the round at the last push.
@@ -145,19 +199,24 @@ pub struct PushStatus {
     pub next_try_wall_ms: Option<i64>,
     /// Board id (or `Round` tag) -> what lichess said of its game.
     pub boards: BTreeMap<String, GameStatus>,
-    /// Boards no lichess round was given for (give more ids).
+    /// Boards no lichess round was given for (give more ids), or made
+    /// for (no board number).
     pub unpushed: Vec<String>,
+    /// With `--lichess-broadcast`: the broadcast and the lichess rounds the
+    /// hub made in it for the current round, in board order.
+    pub broadcast: Option<String>,
+    pub made: Vec<created::MadeRound>,
 }
 
 /// One answer.
-struct Answer {
-    status: u16,
-    retry_after: Option<Duration>,
-    body: String,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) retry_after: Option<Duration>,
+    pub(super) body: String,
 }
 
 /// How to reach the server.
-enum Connector {
+pub(super) enum Connector {
     Plain,
     Tls(tokio_rustls::TlsConnector),
 }
@@ -228,21 +287,36 @@ where
     answer
 }
 
-/// POSTs one PGN text to the push endpoint.
+/// POSTs one PGN text to lichess round `round`'s push endpoint.
 async fn post(
     target: &PushTarget,
-    index: usize,
+    round: &str,
+    connector: &Connector,
+    body: String,
+) -> Result<Answer, String> {
+    send(
+        target,
+        &push_tail(round),
+        "text/plain; charset=utf-8",
+        connector,
+        body,
+    )
+    .await
+}
+
+/// POSTs `body` (of `content_type`) to the server's path `tail`, with the
+/// token.
+pub(super) async fn send(
+    target: &PushTarget,
+    tail: &str,
+    content_type: &str,
     connector: &Connector,
     body: String,
 ) -> Result<Answer, String> {
     let host = target.base.host().unwrap_or_default().to_owned();
     let tls = matches!(connector, Connector::Tls(_));
     let port = target.base.port_u16().unwrap_or(if tls { 443 } else { 80 });
-    let path = format!(
-        "{}{}",
-        target.base.path().trim_end_matches('/'),
-        target.path_tail(index)
-    );
+    let path = format!("{}{}", target.base.path().trim_end_matches('/'), tail);
     let authority = target
         .base
         .authority()
@@ -251,7 +325,7 @@ async fn post(
     let request = axum::http::Request::post(path)
         .header(header::HOST, authority)
         .header(header::AUTHORIZATION, format!("Bearer {}", target.token))
-        .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(header::CONTENT_TYPE, content_type)
         .header(
             header::USER_AGENT,
             concat!("chessclock-hall/", env!("CARGO_PKG_VERSION")),
@@ -368,11 +442,19 @@ pub fn spawn_push(
     {
         let mut status = hub.desk().push_status();
         status.enabled = true;
-        status.urls = target.urls();
+        match &target.rounds {
+            Rounds::Given(ids) => status.urls = target.urls_of(ids),
+            Rounds::Made(tournament) => status.broadcast = Some(tournament.clone()),
+        }
         status.interval_ms = target.interval.as_millis() as u64;
         status.state = "idle".to_owned();
     }
-    tracing::info!(urls = %target.urls().join(", "), "hub: pushing the round to lichess");
+    match &target.rounds {
+        Rounds::Given(ids) => tracing::info!(urls = %target.urls_of(ids).join(", "),
+            "hub: pushing the round to lichess"),
+        Rounds::Made(tournament) => tracing::info!(%tournament,
+            "hub: pushing the round to lichess rounds it makes in the broadcast"),
+    }
     Ok(tokio::spawn(push_loop(hub, target, connector)))
 }
 
@@ -382,6 +464,9 @@ enum Failure {
     Retry(Option<Duration>, String),
     /// The server refused this text: wait for a change.
     Refused(String),
+    /// Nothing can be pushed yet (no round to name lichess rounds
+    /// after): wait for a change.
+    Waiting(String),
 }
 
 /// How long the push waits for a change before it looks again anyway (a
@@ -392,21 +477,49 @@ const LOOK_AGAIN: Duration = Duration::from_secs(5);
 async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Connector) {
     use tokio::sync::broadcast::error::{RecvError, TryRecvError};
     let mut changes = hub.public_changes();
-    // The requests the server last accepted (or refused for good).
-    let mut done: BTreeMap<RequestKey, String> = BTreeMap::new();
+    // The requests the server last accepted (or refused for good), with
+    // the lichess round each went to.
+    let mut done: BTreeMap<RequestKey, (String, String)> = BTreeMap::new();
     let mut wait = FIRST_RETRY;
+    let mut made = Made::default();
     loop {
         let pass = tokio::time::Instant::now();
         let mut sent = false;
         let (games, bodies) = round_requests(&*hub);
+        // The lichess rounds, made first where the hub makes them: nothing
+        // goes to a round that does not exist.
+        let (ids, not_made) = match &target.rounds {
+            Rounds::Given(ids) => (ids.clone(), None),
+            Rounds::Made(tournament) => {
+                let outcome = made
+                    .ensure(&*hub, &target, &connector, tournament, &bodies)
+                    .await;
+                (made.ids(), outcome.err())
+            }
+        };
         let mut failure = None;
         let mut unpushed = Vec::new();
         for (key, body) in &bodies {
-            let Some(index) = target.round_of(*key) else {
-                unpushed.extend(game_statuses(body, "", "", 0).into_iter().map(|(k, _)| k));
+            let Some(round) = round_of(&ids, *key) else {
+                match &not_made {
+                    // Its round could not be made (yet): the desk says why.
+                    Some(created::NotMade::Failed(_, message)) if key.0 != u32::MAX => {
+                        let mut status = hub.desk().push_status();
+                        for (board, mut game) in game_statuses(body, "", "", hub.now_ms()) {
+                            game.error = Some(format!("no lichess round yet: {message}"));
+                            status.boards.insert(board, game);
+                        }
+                    }
+                    _ => {
+                        unpushed.extend(game_statuses(body, "", "", 0).into_iter().map(|(k, _)| k))
+                    }
+                }
                 continue;
             };
-            if done.get(key) == Some(body) {
+            if done
+                .get(key)
+                .is_some_and(|(to, text)| to == round && text == body)
+            {
                 continue;
             }
             {
@@ -419,7 +532,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             let count = count_games(body);
             let started = std::time::Instant::now();
             sent = true;
-            let answer = post(&target, index, &connector, body.clone()).await;
+            let answer = post(&target, round, &connector, body.clone()).await;
             let mut status = hub.desk().push_status();
             match answer {
                 Ok(answer) if (200..300).contains(&answer.status) => {
@@ -432,17 +545,16 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                     for error in &status.game_errors {
                         tracing::warn!(%error, "hub: lichess refused a game");
                     }
-                    let round = target.rounds[index].clone();
                     status
                         .boards
-                        .extend(game_statuses(body, &answer.body, &round, now));
+                        .extend(game_statuses(body, &answer.body, round, now));
                     tracing::info!(
                         round = %round,
                         games = count,
                         ms = started.elapsed().as_millis() as u64,
                         "hub: pushed the round"
                     );
-                    done.insert(*key, body.clone());
+                    done.insert(*key, (round.to_owned(), body.clone()));
                 }
                 Ok(answer) => {
                     status.requests_failed += 1;
@@ -454,12 +566,11 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                         408 | 429 | 500..=599 => Failure::Retry(answer.retry_after, message),
                         _ => {
                             let now = hub.now_ms();
-                            let round = target.rounds[index].clone();
-                            for (board, mut game) in game_statuses(body, "", &round, now) {
+                            for (board, mut game) in game_statuses(body, "", round, now) {
                                 game.error = Some(message.clone());
                                 status.boards.insert(board, game);
                             }
-                            done.insert(*key, body.clone());
+                            done.insert(*key, (round.to_owned(), body.clone()));
                             Failure::Refused(message)
                         }
                     });
@@ -478,9 +589,30 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             done.retain(|key, _| bodies.iter().any(|(k, _)| k == key));
         }
         if !unpushed.is_empty() && hub.desk().push_status().unpushed != unpushed {
-            tracing::warn!(boards = ?unpushed, "hub: boards without a lichess round: give more --lichess-round ids");
+            match &target.rounds {
+                Rounds::Given(_) => tracing::warn!(boards = ?unpushed,
+                    "hub: boards without a lichess round: give more --lichess-round ids"),
+                Rounds::Made(_) => tracing::warn!(boards = ?unpushed,
+                    "hub: boards without a lichess round (no board number, or beyond the \
+                     rounds the hub makes)"),
+            }
         }
         hub.desk().push_status().unpushed = unpushed;
+        // A round that could not be made is tried again as a failed push
+        // is (what was pushed meanwhile to the rounds that exist stands).
+        match not_made {
+            Some(created::NotMade::Failed(after, message)) => {
+                hub.desk().push_status().last_error = Some(message.clone());
+                if !matches!(failure, Some(Failure::Retry(..))) {
+                    failure = Some(Failure::Retry(after, message));
+                }
+            }
+            Some(created::NotMade::Waiting(message)) if failure.is_none() => {
+                hub.desk().push_status().last_error = Some(message.clone());
+                failure = Some(Failure::Waiting(message));
+            }
+            _ => {}
+        }
         match failure {
             Some(Failure::Retry(after, message)) => {
                 let pause = after.unwrap_or(wait).min(MAX_RETRY * 5);
@@ -498,6 +630,13 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             Some(Failure::Refused(message)) => {
                 tracing::error!(error = %message, "hub: lichess refused the push");
                 hub.desk().push_status().state = "refused".to_owned();
+                wait = FIRST_RETRY;
+            }
+            Some(Failure::Waiting(message)) => {
+                if hub.desk().push_status().state != "waiting" {
+                    tracing::warn!(why = %message, "hub: the push waits");
+                }
+                hub.desk().push_status().state = "waiting".to_owned();
                 wait = FIRST_RETRY;
             }
             None => {
