@@ -35,7 +35,7 @@ use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
 use kit::hall::browser::Browser;
 use kit::hall::round::Arbiter;
 use kit::hall::watch::{options, Watcher};
-use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, SCREEN_TOKEN, WAIT};
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 

@@ -442,11 +442,11 @@ async fn load_send_and_start(browser: &Browser, port: u16, round: u32, file: &Pa
 
 /// On the arbiters' page: `board`'s result with its termination.
 async fn enter_result(browser: &Browser, board: &str, result: &str, termination: &str) {
-    click(
-        browser,
-        &format!("tr[data-board=\"{board}\"] button[data-action=\"correct\"]"),
-    )
-    .await;
+    browser
+        .click(&format!(
+            "tr[data-board=\"{board}\"] button[data-action=\"correct\"]"
+        ))
+        .await;
     browser
         .run(&format!(
             "const f = document.getElementById('correction');
