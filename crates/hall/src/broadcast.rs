@@ -21,7 +21,10 @@
 //! * memory is bounded: a board keeps the state shown now and the states
 //!   still to come (at most [`MAX_STATES`]; above that the oldest go, and
 //!   the board shows nothing until its next state is old enough: never
-//!   something early);
+//!   something early), each as the JSON text it came as (2-5 KB), parsed
+//!   again only when a public reader is shown it: a parsed tree is several
+//!   times the text, and copying one for every state taken was a quarter
+//!   of the hub's time at a hall's peak (BENCHMARKS.md, "Hall at scale");
 //! * with pairings, only the round's boards ([`Delayed::set_members`]) are
 //!   public; a board leaving the round is withdrawn from the public feed.
 //!
@@ -31,7 +34,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -43,8 +46,17 @@ pub const MAX_STATES: usize = 4096;
 struct Kept {
     seq: u64,
     at_ms: i64,
-    payload: Value,
+    /// The state's JSON text as the hub took it (`null` if it was not
+    /// JSON).
+    text: Arc<str>,
     over: bool,
+}
+
+impl Kept {
+    /// The state, parsed (`null` if its text is not JSON).
+    fn payload(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
 }
 
 #[derive(Default)]
@@ -157,8 +169,16 @@ impl Delayed {
     }
 
     /// Keeps a board's state taken at `now_ms` (`retained`: the broker's
-    /// copy found at a subscription).
-    pub fn record(&self, board: &str, payload: Value, retained: bool, now_ms: i64) {
+    /// copy found at a subscription): `payload` is its parse, `text` the
+    /// JSON it was parsed from (what is kept).
+    pub fn record(
+        &self,
+        board: &str,
+        payload: &Value,
+        text: Arc<str>,
+        retained: bool,
+        now_ms: i64,
+    ) {
         let snapshot = payload["snapshot_wall_ms"].as_i64();
         let at_ms = match (retained, snapshot) {
             // What it says held since its snapshot, and still holds.
@@ -168,7 +188,7 @@ impl Delayed {
             (_, Some(at)) => at.max(now_ms),
             (_, None) => now_ms,
         };
-        let over = has_result(&payload);
+        let over = has_result(payload);
         let mut inner = lock(&self.inner);
         inner.seq += 1;
         let seq = inner.seq;
@@ -180,7 +200,7 @@ impl Delayed {
         states.push_back(Kept {
             seq,
             at_ms,
-            payload,
+            text,
             over,
         });
         while states.len() > MAX_STATES {
@@ -246,7 +266,7 @@ impl Delayed {
                 let (index, shift) = pick(states, cut)?;
                 Some((
                     board.clone(),
-                    shifted(states[index].payload.clone(), shift, cut.delay_ms),
+                    shifted(states[index].payload(), shift, cut.delay_ms),
                 ))
             })
             .collect()
@@ -260,18 +280,19 @@ impl Delayed {
         }
         let states = inner.boards.get(board)?;
         let (index, shift) = pick(states, cut)?;
-        Some(shifted(states[index].payload.clone(), shift, cut.delay_ms))
+        Some(shifted(states[index].payload(), shift, cut.delay_ms))
     }
 
     /// The boards whose public state changed since the last release (each
     /// with its new state, `None`: withdrawn), and the instant the next one
     /// falls due (`None`: nothing waits).
-    /// Each state goes through `view` first (what the stream tells of it:
-    /// no copy of the whole payload), then is shifted.
+    /// Each state is parsed and goes through `view` first (what the stream
+    /// tells of it), then is shifted; with no `view` (no one listens) a
+    /// state is only marked told, told as `null`, and not parsed.
     pub fn release(
         &self,
         cut: &Cut,
-        view: impl Fn(&Value) -> Value,
+        view: Option<&dyn Fn(&Value) -> Value>,
     ) -> (Vec<(String, Option<Value>)>, Option<i64>) {
         let mut inner = lock(&self.inner);
         let pending = std::mem::take(&mut inner.pending);
@@ -299,7 +320,9 @@ impl Delayed {
                     told.insert(board.clone(), state.seq);
                     out.push((
                         board.clone(),
-                        Some(shifted(view(&state.payload), shift, cut.delay_ms)),
+                        Some(view.map_or(Value::Null, |view| {
+                            shifted(view(&state.payload()), shift, cut.delay_ms)
+                        })),
                     ));
                 }
             }
@@ -335,6 +358,10 @@ mod tests {
                "state": {"result": if result { json!({"result": "1-0"}) } else { Value::Null }}})
     }
 
+    fn record(delayed: &Delayed, board: &str, state: Value, retained: bool, now_ms: i64) {
+        delayed.record(board, &state, state.to_string().into(), retained, now_ms);
+    }
+
     fn cut(now_ms: i64, delay_ms: i64, results_immediately: bool) -> Cut {
         Cut {
             now_ms,
@@ -346,8 +373,8 @@ mod tests {
     #[test]
     fn the_public_sees_the_latest_state_no_newer_than_the_delay_shifted() {
         let delayed = Delayed::default();
-        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
-        delayed.record("b1", state(5_000, 55_000, false), false, 5_000);
+        record(&delayed, "b1", state(1_000, 60_000, false), false, 1_000);
+        record(&delayed, "b1", state(5_000, 55_000, false), false, 5_000);
         // Nothing old enough yet: nothing shown.
         assert!(delayed.view(&cut(3_000, 3_000, false)).is_empty());
         let view = delayed.view(&cut(4_000, 3_000, false));
@@ -356,15 +383,15 @@ mod tests {
             view["b1"]["snapshot_wall_ms"], 4_000,
             "shifted by the delay"
         );
-        let (told, next) = delayed.release(&cut(4_000, 3_000, false), Value::clone);
+        let (told, next) = delayed.release(&cut(4_000, 3_000, false), Some(&Value::clone));
         assert_eq!(told.len(), 1);
         assert_eq!(next, Some(8_000), "the second state falls due at 5 s + 3 s");
         // Nothing new before it is due.
         assert!(delayed
-            .release(&cut(7_999, 3_000, false), Value::clone)
+            .release(&cut(7_999, 3_000, false), Some(&Value::clone))
             .0
             .is_empty());
-        let (told, next) = delayed.release(&cut(8_000, 3_000, false), Value::clone);
+        let (told, next) = delayed.release(&cut(8_000, 3_000, false), Some(&Value::clone));
         assert_eq!(
             told[0].1.as_ref().unwrap()["snapshot"]["white_remaining_ms"],
             55_000
@@ -378,11 +405,11 @@ mod tests {
     fn a_state_is_never_older_than_its_arrival_nor_its_own_instant() {
         let delayed = Delayed::default();
         // A daemon's clock 10 s ahead: held until its own instant.
-        delayed.record("b1", state(20_000, 60_000, false), false, 10_000);
+        record(&delayed, "b1", state(20_000, 60_000, false), false, 10_000);
         assert!(delayed.view(&cut(22_000, 3_000, false)).is_empty());
         assert_eq!(delayed.view(&cut(23_000, 3_000, false)).len(), 1);
         // A retained state from long ago is as old as it says.
-        delayed.record("b2", state(1_000, 60_000, false), true, 50_000);
+        record(&delayed, "b2", state(1_000, 60_000, false), true, 50_000);
         assert!(delayed.view(&cut(50_000, 3_000, false)).contains_key("b2"));
     }
 
@@ -390,14 +417,14 @@ mod tests {
     fn results_go_out_at_once_when_asked_and_the_next_game_starts_from_them() {
         let delayed = Delayed::default();
         delayed.configure(3_000, true);
-        delayed.record("b1", state(1_000, 60_000, false), false, 1_000);
-        delayed.record("b1", state(2_000, 59_000, true), false, 2_000);
+        record(&delayed, "b1", state(1_000, 60_000, false), false, 1_000);
+        record(&delayed, "b1", state(2_000, 59_000, true), false, 2_000);
         let c = cut(2_000, 3_000, true);
         let view = delayed.view(&c);
         assert!(view["b1"]["state"]["result"].is_object());
         assert_eq!(view["b1"]["snapshot_wall_ms"], 2_000, "not shifted");
         // The next game: its first state waits for the delay.
-        delayed.record("b1", state(2_500, 300_000, false), false, 2_500);
+        record(&delayed, "b1", state(2_500, 300_000, false), false, 2_500);
         assert!(delayed.view(&cut(3_000, 3_000, true))["b1"]["state"]["result"].is_object());
         assert_eq!(
             delayed.view(&cut(5_500, 3_000, true))["b1"]["snapshot"]["white_remaining_ms"],
@@ -405,24 +432,30 @@ mod tests {
         );
         // Without the setting the result waits too.
         let later = Delayed::default();
-        later.record("b1", state(1_000, 60_000, false), false, 1_000);
-        later.record("b1", state(2_000, 59_000, true), false, 2_000);
+        record(&later, "b1", state(1_000, 60_000, false), false, 1_000);
+        record(&later, "b1", state(2_000, 59_000, true), false, 2_000);
         assert!(later.view(&cut(4_999, 3_000, false))["b1"]["state"]["result"].is_null());
     }
 
     #[test]
     fn boards_outside_the_round_are_withdrawn_and_memory_is_bounded() {
         let delayed = Delayed::default();
-        delayed.record("b1", state(0, 1, false), false, 0);
-        delayed.record("b2", state(0, 1, false), false, 0);
-        assert_eq!(delayed.release(&cut(0, 0, false), Value::clone).0.len(), 2);
+        record(&delayed, "b1", state(0, 1, false), false, 0);
+        record(&delayed, "b2", state(0, 1, false), false, 0);
+        assert_eq!(
+            delayed
+                .release(&cut(0, 0, false), Some(&Value::clone))
+                .0
+                .len(),
+            2
+        );
         delayed.set_members(Some(BTreeSet::from(["b1".to_owned()])));
-        let (told, _) = delayed.release(&cut(0, 0, false), Value::clone);
+        let (told, _) = delayed.release(&cut(0, 0, false), Some(&Value::clone));
         assert_eq!(told, vec![("b2".to_owned(), None)]);
         assert_eq!(delayed.view(&cut(0, 0, false)).len(), 1);
         assert!(delayed.board("b2", &cut(0, 0, false)).is_none());
         for i in 0..(MAX_STATES as i64 + 10) {
-            delayed.record("b1", state(i, 1, false), false, i);
+            record(&delayed, "b1", state(i, 1, false), false, i);
         }
         assert!(delayed.kept() <= MAX_STATES + 1);
     }

@@ -135,14 +135,9 @@ pub fn start_releaser(hub: &Arc<Hub>) {
             // it first, [`Hub::public_first`]). At a 1,000-board hall's
             // peak this was a fifth of the hub's time.
             let listening = hub.public.receiver_count() > 0;
-            let view = |payload: &Value| {
-                if listening {
-                    page::public_view(payload)
-                } else {
-                    Value::Null
-                }
-            };
-            let (told, next) = hub.delayed.release(&cut, view);
+            let (told, next) = hub
+                .delayed
+                .release(&cut, listening.then_some(&page::public_view));
             if !listening {
                 continue_after(&hub, next, cut.now_ms).await;
                 continue;

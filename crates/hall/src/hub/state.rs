@@ -11,7 +11,8 @@ use super::{board_host_message, state_message, Hub};
 impl Hub {
     /// A board's state (an empty payload: its removal) at `now_ms`: kept,
     /// given to the round's desk, and the `/events` messages it makes.
-    /// The payload is parsed once and never copied or written out again:
+    /// The payload is parsed once and never copied (but for a new board's
+    /// first state) or written out again:
     /// the `/events` message carries its bytes as they came (what a hall
     /// of 1,000 boards at its peak spent most of the hub's time on,
     /// BENCHMARKS.md "Hall at scale").
@@ -46,9 +47,13 @@ impl Hub {
         }
         // A payload that is not JSON is kept as `null` (the board is there,
         // its state unreadable) and told as `null`.
-        let (value, text) = match serde_json::from_slice::<Value>(payload) {
-            Ok(value) => (value, std::str::from_utf8(payload).unwrap_or("null")),
-            Err(_) => (Value::Null, "null"),
+        // (UTF-8 checked once: `from_str` does not check it again.)
+        let (value, text) = match std::str::from_utf8(payload)
+            .ok()
+            .and_then(|text| Some((serde_json::from_str::<Value>(text).ok()?, text)))
+        {
+            Some((value, text)) => (value, text),
+            None => (Value::Null, "null"),
         };
         // The desk first, while the hub's lock is not held (the desk's
         // readers take the hub's inside theirs), for a board the hub
@@ -62,6 +67,10 @@ impl Hub {
         }
         // The card's position, before the lock: a game's replay.
         let position = crate::picture::position::position(&value);
+        // Kept for the public feed, which the releaser tells behind the
+        // delay (the public's reads are all of the delay buffer).
+        self.delayed
+            .record(board, &value, Arc::from(text), retained, now_ms);
         let mut known = self.known();
         let host = value["host"].as_str().map(str::to_owned);
         // A live state: its host was alive now. A retained one may be from
@@ -85,8 +94,10 @@ impl Hub {
             .get(board)
             .is_none_or(|before| before["host"].as_str() != host.as_deref());
         known.received.insert(board.to_owned(), now_ms);
-        // The one copy: the hub's latest, and the delay buffer's.
-        known.boards.insert(board.to_owned(), value.clone());
+        // A new board's first state is read again below, once the hub
+        // has it among its boards.
+        let first = (!known_before).then(|| value.clone());
+        known.boards.insert(board.to_owned(), value);
         if !known_before {
             known.ids = Arc::new(known.boards.keys().cloned().collect());
         }
@@ -95,14 +106,11 @@ impl Hub {
         }
         let ids = known.ids.clone();
         drop(known);
-        if !known_before {
+        if let Some(value) = first {
             self.desk.observe(&ids, board, &value, now_ms);
             // A board came: the boards' numbers may change.
             changes.extend(self.remake_seats().map(|m| m.to_string()));
         }
-        // Kept for the public feed, which the releaser tells behind the
-        // delay.
-        self.delayed.record(board, value, retained, now_ms);
         // The state message (first) is the arbiters' only.
         for change in changes.iter().skip(1) {
             self.tell_public(change);

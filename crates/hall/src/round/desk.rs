@@ -286,12 +286,8 @@ impl Desk {
         let Some(number) = self.number_of(ids, board, pairings, &setup.map) else {
             return;
         };
-        let (tags, _) = split_pgn(payload["pgn"].as_str().unwrap_or(""));
-        let live_round = tags
-            .iter()
-            .find(|(n, _)| n == "Round")
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !unknown(Some(v)));
+        let round_tag = pgn_tag(payload["pgn"].as_str().unwrap_or(""), "Round");
+        let live_round = round_tag.as_deref().filter(|v| !unknown(Some(v)));
         let expected = format!("{round}.{number}");
         if live_round.is_some_and(|r| r != expected) {
             // Another round's game (the last round's, still on the board).

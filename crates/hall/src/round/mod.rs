@@ -393,6 +393,31 @@ fn split_pgn(text: &str) -> (Vec<(String, String)>, String) {
     (tags, body)
 }
 
+/// The value of tag `name` in a PGN's tags (as [`split_pgn`] reads
+/// them), found without copying the game: the desk reads a tag of every
+/// state it takes.
+fn pgn_tag<'a>(text: &'a str, name: &str) -> Option<std::borrow::Cow<'a, str>> {
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let (tag, value) = trimmed
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|t| t.split_once(' '))?;
+        let value = value.trim().strip_prefix('"')?.strip_suffix('"')?;
+        if tag == name {
+            return Some(if value.contains('\\') {
+                value.replace("\\\"", "\"").replace("\\\\", "\\").into()
+            } else {
+                value.into()
+            });
+        }
+    }
+    None
+}
+
 /// Whether a tag value says nothing (`?`, empty).
 fn unknown(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty() || v.trim() == "?")

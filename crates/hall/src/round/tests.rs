@@ -258,3 +258,30 @@ fn refused_games_are_named() {
     assert_eq!(refused_games(body), vec!["C - D: Illegal move".to_owned()]);
     assert!(refused_games("not json").is_empty());
 }
+
+/// The desk's tag reader finds what the whole split finds, without
+/// copying the game.
+#[test]
+fn a_tag_is_read_as_the_whole_split_reads_it() {
+    let games = [
+        "[Event \"x\"]\n[Round \"3.12\"]\n\n1. e4 *\n",
+        "\n[Round \"?\"]\n1. e4 *",
+        "[Event \"a \\\"b\\\" \\\\ c\"]\n[Round \"1\"]",
+        "1. e4 [Round \"9\"] *",
+        "[Event]\n[Round \"2\"]\n",
+        "[Event x]\n[Round \"2\"]\n",
+        "",
+        "[Round \"4\"]\n1. e4\n[Round \"5\"]\n",
+    ];
+    for game in games {
+        let (tags, _) = split_pgn(game);
+        for name in ["Round", "Event", "White"] {
+            let whole = tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            assert_eq!(
+                pgn_tag(game, name).map(|v| v.into_owned()),
+                whole,
+                "{name} of {game:?}"
+            );
+        }
+    }
+}
