@@ -14,6 +14,11 @@
 //!   then says `call acknowledged by ann at HH:MM:SS`, is no longer an
 //!   `arbiter-call` nor counted among the calls, and ranks below a call no
 //!   one acknowledged (the page's own ranks);
+//! * on the board's page (`/board/b1`), a fresh call is acknowledged by its
+//!   `Acknowledge call` (the same `ack-call` command through
+//!   `/api/command`): the page's record and the daemon's get a
+//!   `call-acknowledged` row with ann's name, and the hall's page no longer
+//!   shows the call as one to answer;
 //! * a daemon restart keeps the call and its acknowledgment.
 //!
 //! Every wait has a deadline and waits for a condition.
@@ -24,14 +29,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use chessclock_protocol::Button;
-use fantoccini::Locator;
 use serde_json::{json, Value};
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, Browser};
+use kit::hall::browser::Browser;
 use kit::hall::round::Arbiter;
 use kit::hall::watch::{options, Watcher};
-use kit::hall::{Broker, Hub, SCREEN_TOKEN, WAIT};
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 const CTL: &str = env!("CARGO_BIN_EXE_chessclockctl");
 
@@ -129,6 +133,14 @@ const ROW: &str = "const r = document.querySelector('tr[data-board=\"b1\"]');
              card_ack_shown: !!cardAck && !cardAck.hidden && cardAck.offsetParent !== null,
              card: card ? card.textContent : null,
              counts: document.getElementById('counts').textContent};";
+
+/// The board's page (`/board/b1`): its `Acknowledge call` shown, the
+/// record's calls, the names on its acknowledgments, the last reply.
+const BOARD_PAGE: &str = "const b = document.querySelector('#commands button[data-action=\"ack-call\"]');
+     return {ack_shown: !!b && b.offsetParent !== null,
+             calls: document.querySelectorAll('#record-body tr.arbiter-call').length,
+             acks: Array.from(document.querySelectorAll('#record-body tr.call-acknowledged td.who')).map(e => e.textContent),
+             reply: document.getElementById('reply').dataset.ok || null};";
 
 fn has_class(row: &Value, class: &str) -> bool {
     row["classes"]
@@ -251,54 +263,10 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
         .await;
 
     // The page: logged in as ann, the row's button acknowledges.
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
-    let hub = Hub::start_on(
-        broker.port,
-        free_port(),
-        dir.path().join("hub.log"),
-        &["--passwords", passwords.to_str().unwrap()],
-    )
-    .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &[]).await;
     let browser = Browser::start().await;
     browser
-        .client
-        .goto(&format!(
-            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}",
-            hub.port
-        ))
-        .await
-        .unwrap();
-    let form = browser
-        .client
-        .find(Locator::Css("form#login"))
-        .await
-        .unwrap();
-    form.find(Locator::Css("input[name=user]"))
-        .await
-        .unwrap()
-        .send_keys("ann")
-        .await
-        .unwrap();
-    form.find(Locator::Css("input[name=password]"))
-        .await
-        .unwrap()
-        .send_keys("correct horse")
-        .await
-        .unwrap();
-    form.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser
-        .wait(
-            "logged in",
-            WAIT,
-            "return document.getElementById('whoami').textContent;",
-            |t| t == "ann",
-        )
+        .log_in(&hub.screen_url("/"), ARBITER, ARBITER_PASSWORD)
         .await;
     let calm = browser
         .wait("b1's row, no call", WAIT, ROW, |r| {
@@ -321,13 +289,8 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
         "{called}"
     );
     browser
-        .client
-        .find(Locator::Css("#card-b1 button[data-action=\"ack-call\"]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+        .click("#card-b1 button[data-action=\"ack-call\"]")
+        .await;
     let acked = browser
         .wait("the acknowledgment on the page", WAIT, ROW, |r| {
             has_class(r, "call-acknowledged")
@@ -386,6 +349,70 @@ async fn an_arbiter_call_is_acknowledged_from_the_cli_mqtt_and_the_page() {
         )
         .await;
     assert_eq!(ranks, json!([0, 1, 3]));
+
+    // The board's page: its `Acknowledge call` sends the same command, on
+    // a fresh call.
+    let (ok, out, err) = ctl(&bus, &["resume", "b1"]);
+    assert!(ok, "{out}{err}");
+    call(&sim, &client, &daemon).await;
+    let acks = |history: &Value| {
+        history["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|row| row["do"] == "call-acknowledged")
+            .count()
+    };
+    let acks_before = acks(&client.history().await);
+    browser.open(&hub.url("/board/b1")).await;
+    let page = browser
+        .wait(
+            "the board page's commands and record",
+            WAIT,
+            BOARD_PAGE,
+            |p| p["ack_shown"] == true && p["calls"].as_u64().unwrap_or(0) > 0,
+        )
+        .await;
+    let page_acks = page["acks"].as_array().unwrap().len();
+    browser
+        .click("#commands button[data-action=\"ack-call\"]")
+        .await;
+    let done = browser
+        .wait("the board page's acknowledgment", WAIT, BOARD_PAGE, |p| {
+            p["acks"].as_array().unwrap().len() > page_acks
+        })
+        .await;
+    assert_eq!(done["reply"], "true", "{done}");
+    assert_eq!(
+        done["acks"].as_array().unwrap().last().unwrap(),
+        "ann",
+        "{done}"
+    );
+    let state = client.state().await;
+    assert_eq!(state["arbiter_called"], true, "{state}");
+    assert_eq!(state["arbiter_call_acknowledged_by"], "ann", "{state}");
+    let history = client.history().await;
+    assert_eq!(acks(&history), acks_before + 1, "{history}");
+    assert_eq!(last_ack(&client).await["caller_name"], "ann");
+    // The hall's page: the call is answered, its button gone.
+    browser.open(&hub.screen_url("/")).await;
+    let answered = browser
+        .wait(
+            "the board page's acknowledgment on the cards",
+            WAIT,
+            ROW,
+            |r| has_class(r, "call-acknowledged") && r["card"].is_string(),
+        )
+        .await;
+    assert!(!has_class(&answered, "arbiter-call"), "{answered}");
+    assert_eq!(answered["card_ack_shown"], false, "{answered}");
+    assert!(
+        !answered["counts"]
+            .as_str()
+            .unwrap()
+            .contains("ARBITER CALL"),
+        "{answered}"
+    );
     browser.close().await;
 
     // A daemon restart keeps the call and who acknowledged it.

@@ -16,8 +16,9 @@
 //! the record microseconds: each input written to the millisecond moves a
 //! clock by under 1 ms, so the clocks may differ by fewer milliseconds
 //! than there were inputs before the instant, never more. An arbiter
-//! logged in on the page records a note through `/api/command`, and the
-//! page's record shows it. Every wait has a deadline and waits for a
+//! logged in on the page (and only they: not a hall screen) has the
+//! board's commands, `Acknowledge call` among them, records a note through
+//! `/api/command`, and the page's record shows it. Every wait has a deadline and waits for a
 //! condition; the game itself takes real time (the clock runs in it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
@@ -31,8 +32,8 @@ use fantoccini::Locator;
 use serde_json::{json, Value};
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, Browser};
-use kit::hall::{Broker, Hub, SCREEN_TOKEN, WAIT};
+use kit::hall::browser::Browser;
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, SCREEN_TOKEN, WAIT};
 
 /// What the page's time machine shows.
 const SHOWN: &str = "const tm = document.getElementById('time-machine');
@@ -165,15 +166,7 @@ host = "pi1"
     .unwrap();
     let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
     let client = Client::connect_when(&bus, &daemon, WAIT, devices_linked).await;
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
-    let hub = Hub::start_on(
-        broker.port,
-        free_port(),
-        dir.path().join("hub.log"),
-        &["--passwords", passwords.to_str().unwrap()],
-    )
-    .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &[]).await;
 
     // The game. The clock must run between the presses: the waits are
     // the players' thinking, in real time.
@@ -289,7 +282,7 @@ host = "pi1"
     for (index, (&t, replayed)) in instants.iter().zip(&expected).enumerate() {
         if index % 2 == 0 {
             // The shareable link to the instant.
-            browser.client.goto(&page(Some(t))).await.unwrap();
+            browser.open(&page(Some(t))).await;
         } else {
             let field = browser
                 .client
@@ -404,6 +397,11 @@ host = "pi1"
     assert!(svg.2.contains("class=\"pause\""), "{}", svg.2);
     assert_eq!(svg.2.matches("<line class=\"correction\"").count(), 2);
     browser.screenshot("board-page").await;
+    // A hall screen has no commands: no `Acknowledge call` either.
+    let ack_shown =
+        "const b = document.querySelector('#commands button[data-action=\"ack-call\"]');
+                     return !!b && b.offsetParent !== null;";
+    assert_eq!(browser.run(ack_shown).await, json!(false));
 
     // Without a login or a token, no data.
     let anonymous = hub.get_anonymous("/board/b1/record.json", "").await;
@@ -412,38 +410,8 @@ host = "pi1"
     assert_eq!(page_itself.0, 200);
 
     // An arbiter logs in on the page and records a note for the board.
-    browser
-        .client
-        .goto(&format!("http://127.0.0.1:{}/board/b1", hub.port))
-        .await
-        .unwrap();
-    browser
-        .wait(
-            "the login form",
-            WAIT,
-            "return !document.getElementById('login').hidden;",
-            |v| v == &json!(true),
-        )
-        .await;
-    let form = browser.client.find(Locator::Id("login")).await.unwrap();
-    form.find(Locator::Css("input[name=user]"))
-        .await
-        .unwrap()
-        .send_keys("ann")
-        .await
-        .unwrap();
-    form.find(Locator::Css("input[name=password]"))
-        .await
-        .unwrap()
-        .send_keys("correct horse")
-        .await
-        .unwrap();
-    form.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    let board_page = hub.url("/board/b1");
+    browser.log_in(&board_page, ARBITER, ARBITER_PASSWORD).await;
     browser
         .wait(
             "the commands",
@@ -452,6 +420,11 @@ host = "pi1"
             |v| v == &json!(true),
         )
         .await;
+    assert_eq!(
+        browser.run(ack_shown).await,
+        json!(true),
+        "a logged-in arbiter has `Acknowledge call`"
+    );
     let commands = browser.client.find(Locator::Id("commands")).await.unwrap();
     commands
         .find(Locator::Css("input[name=note]"))

@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use kit::daemon::{Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, request, Answer, Browser};
+use kit::hall::browser::{request, Answer, Browser};
 use kit::hall::round::Arbiter;
-use kit::hall::{Broker, Hub, WAIT};
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -69,36 +69,9 @@ fn now_ms() -> i64 {
 /// The hub, with arbiter `ann` logged in: the hub and her requests'
 /// headers. Returns once the hub has every board's state.
 async fn hub_with_ann(dir: &Path, broker: &Broker) -> (Hub, Vec<(String, String)>) {
-    let passwords = dir.join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
-    let hub = Hub::start_on(
-        broker.port,
-        free_port(),
-        dir.join("hub.log"),
-        &["--passwords", passwords.to_str().unwrap()],
-    )
-    .await;
-    hub.wait_for("/boards.json", "b1..b3 on the hub", |body| {
-        body.contains("\"b1\"") && body.contains("\"b2\"") && body.contains("\"b3\"")
-    })
-    .await;
-    let login = request(
-        hub.port,
-        "POST",
-        "/api/login",
-        &[("Content-Type", "application/json")],
-        r#"{"user":"ann","password":"correct horse"}"#,
-    )
-    .await;
-    assert_eq!(login.status, 200, "{login:?}");
-    let cookie = login.header("set-cookie").unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let csrf = login.json()["csrf"].as_str().unwrap().to_owned();
-    let headers = vec![
-        ("Content-Type".to_owned(), "application/json".to_owned()),
-        ("Cookie".to_owned(), cookie),
-        ("X-CSRF-Token".to_owned(), csrf),
-    ];
+    let hub = Hub::with_arbiters(broker.port, dir, &[]).await;
+    hub.wait_for_boards(&["b1", "b2", "b3"]).await;
+    let headers = hub.log_in(ARBITER, ARBITER_PASSWORD).await.headers();
     (hub, headers)
 }
 
@@ -608,32 +581,14 @@ async fn the_page_s_forms_and_every_board_buttons_work_in_a_browser() {
 
     let browser = Browser::start().await;
     browser
-        .client
-        .goto(&format!("http://127.0.0.1:{}/", hub.port))
-        .await
-        .unwrap();
+        .log_in(&hub.url("/"), ARBITER, ARBITER_PASSWORD)
+        .await;
+    browser.wait_for_board("b3").await;
     browser
         .wait(
-            "the login form",
+            "the every-board buttons",
             WAIT,
-            "return !document.getElementById('login').hidden;",
-            |v| v == true,
-        )
-        .await;
-    browser
-        .run(
-            "const f = document.getElementById('login');
-             f.elements['user'].value = 'ann'; f.elements['password'].value = 'correct horse';
-             f.querySelector('button[type=submit]').click();",
-        )
-        .await;
-    browser
-        .wait(
-            "logged in, with the every-board buttons",
-            WAIT,
-            "return document.getElementById('whoami').textContent === 'ann'
-                    && !document.getElementById('round-commands').hidden
-                    && !!document.querySelector('tr[data-board=\"b3\"]');",
+            "return !document.getElementById('round-commands').hidden;",
             |v| v == true,
         )
         .await;

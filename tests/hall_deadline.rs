@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use kit::daemon::{Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, request, Answer};
+use kit::hall::browser::{request, Answer};
 use kit::hall::watch::{options, Watcher};
-use kit::hall::{Broker, Hub, WAIT};
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -178,41 +178,14 @@ async fn an_expired_command_is_refused_and_changes_nothing() {
 
 /// A hub with arbiter `ann` logged in: the hub and the headers of her
 /// commands.
-async fn hub_with_ann(dir: &Path, broker: &Broker) -> (Hub, [(String, String); 3]) {
-    let passwords = dir.join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
-    let hub = Hub::start_on(
-        broker.port,
-        free_port(),
-        dir.join("hub.log"),
-        &["--passwords", passwords.to_str().unwrap()],
-    )
-    .await;
-    hub.wait_for("/boards.json", "b1 on the hub", |body| {
-        body.contains("\"b1\"")
-    })
-    .await;
-    let login = request(
-        hub.port,
-        "POST",
-        "/api/login",
-        &[("Content-Type", "application/json")],
-        r#"{"user":"ann","password":"correct horse"}"#,
-    )
-    .await;
-    assert_eq!(login.status, 200, "{login:?}");
-    let cookie = login.header("set-cookie").unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let csrf = login.json()["csrf"].as_str().unwrap().to_owned();
-    let headers = [
-        ("Content-Type".to_owned(), "application/json".to_owned()),
-        ("Cookie".to_owned(), cookie),
-        ("X-CSRF-Token".to_owned(), csrf),
-    ];
+async fn hub_with_ann(dir: &Path, broker: &Broker) -> (Hub, Vec<(String, String)>) {
+    let hub = Hub::with_arbiters(broker.port, dir, &[]).await;
+    hub.wait_for_boards(&["b1"]).await;
+    let headers = hub.log_in(ARBITER, ARBITER_PASSWORD).await.headers();
     (hub, headers)
 }
 
-async fn post(hub: &Hub, headers: &[(String, String); 3], body: &str) -> Answer {
+async fn post(hub: &Hub, headers: &[(String, String)], body: &str) -> Answer {
     let headers: Vec<(&str, &str)> = headers
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
@@ -227,7 +200,7 @@ const BLACK_4_00: &str = r#"{"board":"b1","command":"adjust","side":"black","tim
 
 /// The later command, sent until the hub and the daemon are both back
 /// (503 while the hub reconnects); its answer.
-async fn later_command(hub: &Hub, headers: &[(String, String); 3]) -> Answer {
+async fn later_command(hub: &Hub, headers: &[(String, String)]) -> Answer {
     let deadline = Instant::now() + WAIT * 2;
     loop {
         let answer = post(hub, headers, BLACK_4_00).await;

@@ -39,12 +39,12 @@ use fantoccini::Locator;
 use serde_json::Value;
 
 use kit::daemon::{Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, Browser};
+use kit::hall::browser::{free_port, Browser};
 use kit::hall::event::hall_daemon_config;
 use kit::hall::round::{game_of, games, tag};
 use kit::hall::secure::{HallFiles, SecureBroker};
 use kit::hall::trf;
-use kit::hall::{Hub, WAIT};
+use kit::hall::{arbiters, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 const PIS: usize = 3;
 const BOARDS_PER_PI: usize = 4;
@@ -351,60 +351,10 @@ async fn accept_confirm(browser: &Browser) -> String {
     }
 }
 
-async fn click(browser: &Browser, css: &str) {
-    browser
-        .client
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap();
-}
-
-async fn login(browser: &Browser, port: u16) {
-    browser
-        .client
-        .goto(&format!("http://127.0.0.1:{port}/"))
-        .await
-        .unwrap();
-    let form = browser
-        .client
-        .find(Locator::Css("form#login"))
-        .await
-        .unwrap();
-    for (field, value) in [("user", "ann"), ("password", "correct horse")] {
-        form.find(Locator::Css(&format!("input[name={field}]")))
-            .await
-            .unwrap()
-            .send_keys(value)
-            .await
-            .unwrap();
-    }
-    form.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    browser
-        .wait(
-            "logged in",
-            WAIT,
-            "return document.getElementById('whoami').textContent;",
-            |t| t == "ann",
-        )
-        .await;
-}
-
 /// On the desk's page: round `round`'s TRF uploaded, reviewed, sent after
 /// the confirm, and started `lead_ms` from now (even without NTP).
 async fn load_send_and_start(browser: &Browser, port: u16, round: u32, file: &Path) {
-    browser
-        .client
-        .goto(&format!("http://127.0.0.1:{port}/desk"))
-        .await
-        .unwrap();
+    browser.open(&format!("http://127.0.0.1:{port}/desk")).await;
     browser
         .wait(
             "the desk",
@@ -453,7 +403,7 @@ async fn load_send_and_start(browser: &Browser, port: u16, round: u32, file: &Pa
             .contains("12 board(s) would change, 0 game(s) started or over are kept"),
         "{review}"
     );
-    click(browser, "#send").await;
+    browser.click("#send").await;
     let confirm = accept_confirm(browser).await;
     let (white, black) = pairing(round, 1);
     assert!(
@@ -475,7 +425,7 @@ async fn load_send_and_start(browser: &Browser, port: u16, round: u32, file: &Pa
              document.getElementById('start-force').checked = true;",
         )
         .await;
-    click(browser, "#set-start").await;
+    browser.click("#set-start").await;
     let confirm = accept_confirm(browser).await;
     assert!(
         confirm.contains(&format!("Start every board of round {round}")),
@@ -492,11 +442,11 @@ async fn load_send_and_start(browser: &Browser, port: u16, round: u32, file: &Pa
 
 /// On the arbiters' page: `board`'s result with its termination.
 async fn enter_result(browser: &Browser, board: &str, result: &str, termination: &str) {
-    click(
-        browser,
-        &format!("tr[data-board=\"{board}\"] button[data-action=\"correct\"]"),
-    )
-    .await;
+    browser
+        .click(&format!(
+            "tr[data-board=\"{board}\"] button[data-action=\"correct\"]"
+        ))
+        .await;
     browser
         .run(&format!(
             "const f = document.getElementById('correction');
@@ -505,7 +455,9 @@ async fn enter_result(browser: &Browser, board: &str, result: &str, termination:
              document.getElementById('reply').textContent = '';"
         ))
         .await;
-    click(browser, "#correction button[data-action=\"set-result\"]").await;
+    browser
+        .click("#correction button[data-action=\"set-result\"]")
+        .await;
     let reply = browser
         .wait("the result's reply", WAIT, REPLY, |r| {
             r["ok"] == "true" || r["ok"] == "false"
@@ -559,8 +511,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
     for index in 1..=PIS {
         pis.push(Pi::start(dir.path(), index, &files).await);
     }
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
+    let passwords = arbiters(dir.path());
     let state = dir.path().join("hub-state");
     let port = free_port();
     let hub_login = files.credentials("hub");
@@ -586,17 +537,17 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
         })
         .collect();
     let browser = Browser::start().await;
-    login(&browser, port).await;
+    browser
+        .log_in(&hub.url("/"), ARBITER, ARBITER_PASSWORD)
+        .await;
     eprintln!("hall up: {:?}", began.elapsed());
 
     for round in 1..=2u32 {
         load_send_and_start(&browser, port, round, &files[round as usize - 1]).await;
         play(&pis).await;
         browser
-            .client
-            .goto(&format!("http://127.0.0.1:{port}/?view=table"))
-            .await
-            .unwrap();
+            .open(&format!("http://127.0.0.1:{port}/?view=table"))
+            .await;
         browser
             .wait(
                 "every row",
@@ -622,11 +573,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
                 states
             };
             let records_before = all_records(&pis).await;
-            browser
-                .client
-                .goto(&format!("http://127.0.0.1:{port}/desk"))
-                .await
-                .unwrap();
+            browser.open(&format!("http://127.0.0.1:{port}/desk")).await;
             browser
                 .wait(
                     "the review of round 2",
@@ -641,7 +588,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
                     },
                 )
                 .await;
-            click(&browser, "#send").await;
+            browser.click("#send").await;
             let confirm = accept_confirm(&browser).await;
             assert!(confirm.contains("nothing changes"), "{confirm}");
             assert!(
@@ -666,10 +613,8 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
                 "no board's record changed"
             );
             browser
-                .client
-                .goto(&format!("http://127.0.0.1:{port}/?view=table"))
-                .await
-                .unwrap();
+                .open(&format!("http://127.0.0.1:{port}/?view=table"))
+                .await;
             browser
                 .wait(
                     "every row",
@@ -694,11 +639,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
             },
         )
         .await;
-        browser
-            .client
-            .goto(&format!("http://127.0.0.1:{port}/desk"))
-            .await
-            .unwrap();
+        browser.open(&format!("http://127.0.0.1:{port}/desk")).await;
         browser
             .wait(
                 "the review",
@@ -707,7 +648,7 @@ async fn an_event_of_two_rounds_run_from_the_desk_exports_what_the_boards_record
                 |t| t == round.to_string().as_str(),
             )
             .await;
-        click(&browser, "#close").await;
+        browser.click("#close").await;
         accept_confirm(&browser).await;
         browser
             .wait("closed", WAIT, STATUS, |t| t == "round closed")

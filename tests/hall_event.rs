@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use kit::hall::event::{daemon, fixture, hall, strings};
 use kit::hall::round::{game_of, tag, Arbiter, HALL};
-use kit::hall::{Broker, Hub, WAIT};
+use kit::hall::{arbiters, Broker, Hub, ARBITER, ARBITER_PASSWORD, WAIT};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -62,8 +62,7 @@ async fn a_round_s_pairings_sent_again_keep_its_finished_games_and_results() {
         &["--state-dir", &state, "--pairings", &trf, "--round", "2"],
     )
     .await;
-    hub.wait_for("/boards.json", "the three boards", |b| b.contains("\"b3\""))
-        .await;
+    hub.wait_for_boards(&["b1", "b2", "b3"]).await;
     let send = strings(&[
         "--broker",
         &format!("mqtt://127.0.0.1:{}", broker.port),
@@ -170,22 +169,13 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
     let (_bus, daemon, _client) = daemon(dir.path(), &broker).await;
     let trf = fixture("round2.trf").display().to_string();
     let state = dir.path().join("hub-state").display().to_string();
-    let passwords = dir.path().join("passwd").display().to_string();
-    let (ok, out, err) = hall(strings(&["passwd", &passwords, "ann"]), "s3cret pass\n").await;
-    assert!(ok, "{out}{err}");
+    let passwords = arbiters(dir.path()).display().to_string();
     let password = dir.path().join("password");
-    std::fs::write(&password, "s3cret pass\n").unwrap();
+    std::fs::write(&password, format!("{ARBITER_PASSWORD}\n")).unwrap();
     let password = password.display().to_string();
-    let port = kit::hall::round::free_port();
-    let hub = Hub::start_on(
-        broker.port,
-        port,
-        dir.path().join("hub-1.log"),
-        &["--state-dir", &state, "--passwords", &passwords],
-    )
-    .await;
-    hub.wait_for("/boards.json", "the three boards", |b| b.contains("\"b3\""))
-        .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &["--state-dir", &state]).await;
+    let port = hub.port;
+    hub.wait_for_boards(&["b1", "b2", "b3"]).await;
     let url = format!("http://127.0.0.1:{port}");
     let desk = |rest: &[&str]| {
         let mut args = strings(&[
@@ -193,7 +183,7 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
             "--hub",
             &url,
             "--user",
-            "ann",
+            ARBITER,
             "--password-file",
             &password,
         ]);
@@ -345,59 +335,18 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_desk_page_loads_reviews_and_sends_a_round_after_a_confirm() {
     use fantoccini::Locator;
-    use kit::hall::browser::{add_arbiter, Browser};
+    use kit::hall::browser::Browser;
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
     let (_bus, daemon, _client) = daemon(dir.path(), &broker).await;
-    let passwords = dir.path().join("passwd");
-    add_arbiter(&passwords, "ann", "correct horse");
     let state = dir.path().join("hub-state").display().to_string();
-    let hub = Hub::start(
-        broker.port,
-        dir.path(),
-        &[
-            "--state-dir",
-            &state,
-            "--passwords",
-            &passwords.display().to_string(),
-        ],
-    )
-    .await;
-    hub.wait_for("/boards.json", "the three boards", |b| b.contains("\"b3\""))
-        .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &["--state-dir", &state]).await;
+    hub.wait_for_boards(&["b1", "b2", "b3"]).await;
     let browser = Browser::start().await;
     let client = &browser.client;
-    client
-        .goto(&format!("http://127.0.0.1:{}/", hub.port))
-        .await
-        .unwrap();
-    let form = client.find(Locator::Css("form#login")).await.unwrap();
-    form.find(Locator::Css("input[name=user]"))
-        .await
-        .unwrap()
-        .send_keys("ann")
-        .await
-        .unwrap();
-    form.find(Locator::Css("input[name=password]"))
-        .await
-        .unwrap()
-        .send_keys("correct horse")
-        .await
-        .unwrap();
-    form.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
     browser
-        .wait(
-            "logged in",
-            WAIT,
-            "return document.getElementById('whoami').textContent;",
-            |t| t == "ann",
-        )
+        .log_in(&hub.url("/"), ARBITER, ARBITER_PASSWORD)
         .await;
     client
         .find(Locator::Id("desk-link"))

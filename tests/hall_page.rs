@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use kit::daemon::{devices_linked, Client, Daemon, PrivateBus};
-use kit::hall::browser::{add_arbiter, free_port, request, Browser};
-use kit::hall::{Broker, Hub, SCREEN_TOKEN, WAIT};
+use kit::hall::browser::{request, Browser};
+use kit::hall::{Broker, Hub, ARBITER, ARBITER_PASSWORD, SCREEN_TOKEN, WAIT};
 
 /// Every command published in the hall, as the broker delivers them.
 async fn watch_commands(broker: &Broker) -> mpsc::UnboundedReceiver<Value> {
@@ -131,20 +131,13 @@ host = "pi1"
         .unwrap();
 
     // The arbiters' password file, made as an organiser makes it.
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
+    let passwords = kit::hall::arbiters(dir.path());
     let file = std::fs::read_to_string(&passwords).unwrap();
     assert!(
         file.contains("ann:$argon2id$") && !file.contains("correct horse"),
         "{file}"
     );
-    let hub = Hub::start_on(
-        broker.port,
-        free_port(),
-        dir.path().join("hub.log"),
-        &["--passwords", passwords.to_str().unwrap()],
-    )
-    .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &[]).await;
     let mut commands = watch_commands(&broker).await;
 
     // The API refuses before anything is published.
@@ -255,14 +248,7 @@ host = "pi1"
     // The table view (the cards are the default, tests/hall_cards.rs):
     // its buttons are clicked as a person would, so they must show. The
     // choice is remembered for the page's later loads.
-    browser
-        .client
-        .goto(&format!(
-            "http://127.0.0.1:{}/?token={SCREEN_TOKEN}&view=table",
-            hub.port
-        ))
-        .await
-        .unwrap();
+    browser.open(&hub.screen_url("/?view=table")).await;
     for board in ["b1", "b2"] {
         browser
             .wait("the board's row", WAIT, &row_script(board), |r| {
@@ -377,32 +363,7 @@ host = "pi1"
         .await
         .map(|shown| !shown)
         .unwrap());
-    let login = |user: &'static str, password: &'static str| {
-        let browser = &browser;
-        async move {
-            let form = browser
-                .client
-                .find(Locator::Css("form#login"))
-                .await
-                .unwrap();
-            let name = form.find(Locator::Css("input[name=user]")).await.unwrap();
-            name.clear().await.unwrap();
-            name.send_keys(user).await.unwrap();
-            let secret = form
-                .find(Locator::Css("input[name=password]"))
-                .await
-                .unwrap();
-            secret.clear().await.unwrap();
-            secret.send_keys(password).await.unwrap();
-            form.find(Locator::Css("button[type=submit]"))
-                .await
-                .unwrap()
-                .click()
-                .await
-                .unwrap();
-        }
-    };
-    login("ann", "not it").await;
+    browser.submit_login(ARBITER, "not it").await;
     browser
         .wait(
             "the refusal",
@@ -411,15 +372,8 @@ host = "pi1"
             |t| t == "wrong user name or password",
         )
         .await;
-    login("ann", "correct horse").await;
-    browser
-        .wait(
-            "logged in",
-            WAIT,
-            "return document.getElementById('whoami').textContent;",
-            |t| t == "ann",
-        )
-        .await;
+    browser.submit_login(ARBITER, ARBITER_PASSWORD).await;
+    browser.logged_in(ARBITER).await;
 
     // A correction on the page: White to 4:30 on b1.
     browser
@@ -619,17 +573,13 @@ host = "pi1"
 
     // Without the screen's token and before a login the arbiters' page
     // gets the spectators' view (no hosts); a login brings the live view.
-    browser
-        .client
-        .goto(&format!("http://127.0.0.1:{}/", hub.port))
-        .await
-        .unwrap();
+    browser.open(&hub.url("/")).await;
     browser
         .wait("the public view", WAIT, &row_script("b2"), |r| {
             r["status"] == "live" && has_class(r, "flag") && r["host"] == "? online"
         })
         .await;
-    login("ann", "correct horse").await;
+    browser.submit_login(ARBITER, ARBITER_PASSWORD).await;
     browser
         .wait(
             "the live view once logged in",
@@ -640,11 +590,7 @@ host = "pi1"
         .await;
 
     // The spectators' page: the boards, and no controls or arbiter matters.
-    browser
-        .client
-        .goto(&format!("http://127.0.0.1:{}/spectator", hub.port))
-        .await
-        .unwrap();
+    browser.open(&hub.url("/spectator")).await;
     let spectator = browser
         .wait("the spectators' rows", WAIT, &row_script("b2"), |r| {
             r["status"] == "live" && has_class(r, "flag")

@@ -26,10 +26,10 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use kit::hall::browser::{add_arbiter, request};
+use kit::hall::browser::request;
 use kit::hall::round::free_port;
 use kit::hall::watch::{options, Watcher};
-use kit::hall::{Broker, Hub, SCREEN_TOKEN, WAIT};
+use kit::hall::{arbiters, Broker, Hub, ARBITER, ARBITER_PASSWORD, SCREEN_TOKEN, WAIT};
 
 /// Publishes `b1`'s state (an arbiter call, devices, host `pi1`) and the
 /// host's `online`, retained, as a daemon does.
@@ -144,33 +144,11 @@ async fn closed_after(
     }
 }
 
-/// Logs `ann` in: the session cookie (`name=value`).
-async fn log_in(port: u16) -> String {
-    let good = request(
-        port,
-        "POST",
-        "/api/login",
-        &[("Content-Type", "application/json")],
-        r#"{"user":"ann","password":"correct horse"}"#,
-    )
-    .await;
-    assert_eq!(good.status, 200, "{good:?}");
-    let set_cookie = good.header("set-cookie").unwrap();
-    set_cookie.split(';').next().unwrap().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
-    let hub = Hub::start(
-        broker.port,
-        dir.path(),
-        &["--passwords", passwords.to_str().unwrap(), "--round", "1"],
-    )
-    .await;
+    let hub = Hub::with_arbiters(broker.port, dir.path(), &["--round", "1"]).await;
     let _publisher = publish_board(&broker).await;
     // The kit's Hub reads as a hall screen (its token).
     hub.wait_for("/boards.json", "b1 on the hub", |b| {
@@ -252,7 +230,7 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
     assert_eq!(command.status, 401, "{command:?}");
 
     // An arbiter's login: the whole state, until the logout.
-    let cookie = log_in(hub.port).await;
+    let cookie = hub.log_in(ARBITER, ARBITER_PASSWORD).await.cookie;
     let cookie_header = format!("Cookie: {cookie}\r\n");
     let (status, _, boards) = hub.get_anonymous("/boards.json", &cookie_header).await;
     assert_eq!(status, 200);
@@ -384,8 +362,7 @@ async fn live_data_needs_a_login_or_a_screen_token_and_pages_carry_a_csp() {
 async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let passwords = dir.path().join("arbiters");
-    add_arbiter(&passwords, "ann", "correct horse");
+    let passwords = arbiters(dir.path());
     let _publisher = publish_board(&broker).await;
 
     // Timeouts of 1 s (heads) and 3 s (idle), the default cap under 256
@@ -461,7 +438,7 @@ async fn slow_and_idle_connections_are_shed_and_the_arbiters_page_still_answers(
         &["--passwords", passwords.to_str().unwrap()],
     )
     .await;
-    let cookie = log_in(hub.port).await;
+    let cookie = hub.log_in(ARBITER, ARBITER_PASSWORD).await.cookie;
     let mut spectators = Vec::new();
     for _ in 0..168 {
         let (status, head, stream) =

@@ -2,7 +2,9 @@
 //! on a free port of 127.0.0.1, Debian's chromedriver and chromium over
 //! WebDriver (fantoccini), plain HTTP requests, and screenshots kept in
 //! `target/hall-screenshots/` (the bench's output place). Each is stopped
-//! when dropped.
+//! when dropped. The browser logs an arbiter in through a page's own login
+//! form (`form#login`, as docs/hall-hub.md names its hooks) and waits for a
+//! board's row or card on the page.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -162,6 +164,86 @@ impl Browser {
             assert!(Instant::now() < deadline, "{what}: the page shows {seen}");
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+    }
+
+    /// Opens `url` (a hall page: `/`, `/board/<id>`...), waits for its
+    /// login form and logs `name` in with `password` through it; returns
+    /// once the page says who is logged in (`#whoami`).
+    pub async fn log_in(&self, url: &str, name: &str, password: &str) {
+        self.open(url).await;
+        self.wait(
+            "the login form",
+            WAIT,
+            "const f = document.getElementById('login'); return !!f && !f.hidden;",
+            |shown| shown == true,
+        )
+        .await;
+        self.submit_login(name, password).await;
+        self.logged_in(name).await;
+    }
+
+    /// Types `name` and `password` into the page's login form (what they
+    /// held cleared first) and submits it; does not wait for the answer.
+    pub async fn submit_login(&self, name: &str, password: &str) {
+        use fantoccini::Locator;
+        let form = self.client.find(Locator::Css("form#login")).await.unwrap();
+        for (field, value) in [("user", name), ("password", password)] {
+            let input = form
+                .find(Locator::Css(&format!("input[name={field}]")))
+                .await
+                .unwrap();
+            input.clear().await.unwrap();
+            input.send_keys(value).await.unwrap();
+        }
+        self.click("form#login button[type=submit]").await;
+    }
+
+    /// Opens `url`.
+    pub async fn open(&self, url: &str) {
+        self.client
+            .goto(url)
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+    }
+
+    /// Clicks the element `css` finds (fails the test when there is none).
+    pub async fn click(&self, css: &str) {
+        self.client
+            .find(fantoccini::Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap();
+    }
+
+    /// Waits until the page says `name` is logged in (`#whoami`).
+    pub async fn logged_in(&self, name: &str) {
+        self.wait(
+            "logged in",
+            WAIT,
+            "return document.getElementById('whoami').textContent;",
+            |shown| shown == name,
+        )
+        .await;
+    }
+
+    /// Waits until the hall page shows `board`: its table row
+    /// (`tr[data-board]`) or its card (`#card-<id>`); returns the one the
+    /// page has (`"row"` when both).
+    pub async fn wait_for_board(&self, board: &str) -> String {
+        let script = format!(
+            "const id = {board};
+             if (document.querySelector('tr[data-board=\"' + CSS.escape(id) + '\"]')) return 'row';
+             return document.getElementById('card-' + id) ? 'card' : null;",
+            board = serde_json::Value::from(board)
+        );
+        let seen = self
+            .wait(&format!("board {board} on the page"), WAIT, &script, |v| {
+                v.is_string()
+            })
+            .await;
+        seen.as_str().unwrap().to_owned()
     }
 
     /// Saves a PNG of the page as `target/hall-screenshots/NAME.png`.

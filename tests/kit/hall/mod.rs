@@ -3,7 +3,10 @@
 //! and a fake lichess ([`round`]), a TLS hall built by
 //! `scripts/hall-credentials` ([`secure`]), a browser ([`browser`]), an MQTT
 //! watcher ([`watch`]), the event desk's set-up ([`event`]) and an
-//! independent TRF reader ([`trf`]).
+//! independent TRF reader ([`trf`]). A hub with arbiters
+//! ([`Hub::with_arbiters`]) reads the password file [`arbiters`] writes
+//! into the test's folder; [`Hub::log_in`] logs one in over the API,
+//! [`browser::Browser::log_in`] through a page's login form.
 
 pub mod browser;
 pub mod event;
@@ -243,6 +246,22 @@ impl Drop for Broker {
     }
 }
 
+/// The arbiter of the kit's password file ([`arbiters`]): her name...
+pub const ARBITER: &str = "ann";
+/// ...and her password.
+pub const ARBITER_PASSWORD: &str = "correct horse";
+
+/// `dir/arbiters`, the arbiters' password file with [`ARBITER`] in it,
+/// made as an organiser makes it (`chessclock-hall passwd`). Made at the
+/// first call; a later call (a hub started again) gets the same file.
+pub fn arbiters(dir: &Path) -> PathBuf {
+    let file = dir.join("arbiters");
+    if !file.exists() {
+        browser::add_arbiter(&file, ARBITER, ARBITER_PASSWORD);
+    }
+    file
+}
+
 /// The hall screen token every kit [`Hub`] takes (`--screen-tokens`):
 /// [`Hub::get`] and [`Hub::wait_for`] send it, as a hall screen would, to
 /// read live data; [`Hub::get_anonymous`] sends nothing.
@@ -268,6 +287,15 @@ impl Hub {
             extra,
         )
         .await
+    }
+
+    /// [`Hub::start`] with `--passwords` the file of [`arbiters`]`(dir)`:
+    /// [`ARBITER`] can log in.
+    pub async fn with_arbiters(broker_port: u16, dir: &Path, extra: &[&str]) -> Hub {
+        let passwords = arbiters(dir);
+        let mut args = vec!["--passwords", passwords.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        Hub::start(broker_port, dir, &args).await
     }
 
     /// Starts the hub on `port` (a hub started again on the port a page
@@ -341,6 +369,17 @@ impl Hub {
         self.child.id()
     }
 
+    /// `http://127.0.0.1:PORT` and `path` (`/`, `/board/b1`...).
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// [`Hub::url`] as a hall screen opens it: with [`SCREEN_TOKEN`].
+    pub fn screen_url(&self, path: &str) -> String {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        format!("{}{sep}token={SCREEN_TOKEN}", self.url(path))
+    }
+
     /// `GET path` as a hall screen (with [`SCREEN_TOKEN`]): status,
     /// headers (lower-case names), body.
     pub async fn get(&self, path: &str, headers: &str) -> (u16, String, String) {
@@ -351,6 +390,37 @@ impl Hub {
     /// `GET path` with no login and no token.
     pub async fn get_anonymous(&self, path: &str, headers: &str) -> (u16, String, String) {
         round::get(self.port, path, headers).await
+    }
+
+    /// Logs `name` in with `password` through `POST /api/login` (as the
+    /// pages do); fails the test unless the hub answers 200.
+    pub async fn log_in(&self, name: &str, password: &str) -> Session {
+        let login = browser::request(
+            self.port,
+            "POST",
+            "/api/login",
+            &[("Content-Type", "application/json")],
+            &serde_json::json!({"user": name, "password": password}).to_string(),
+        )
+        .await;
+        assert_eq!(login.status, 200, "{login:?}");
+        let cookie = login.header("set-cookie").unwrap();
+        Session {
+            cookie: cookie.split(';').next().unwrap().to_owned(),
+            csrf: login.json()["csrf"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Waits until the hub has a state of each of `ids` (its
+    /// `/boards.json`); returns that answer.
+    pub async fn wait_for_boards(&self, ids: &[&str]) -> serde_json::Value {
+        let body = self
+            .wait_for("/boards.json", &format!("{ids:?} on the hub"), |body| {
+                serde_json::from_str::<serde_json::Value>(body)
+                    .is_ok_and(|v| ids.iter().all(|id| v["boards"][id].is_object()))
+            })
+            .await;
+        serde_json::from_str(&body).unwrap()
     }
 
     /// Polls `path` until `ready` holds for its body; returns the body.
@@ -368,6 +438,26 @@ impl Hub {
             );
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+    }
+}
+
+/// An arbiter's session at a hub ([`Hub::log_in`]).
+pub struct Session {
+    /// The session cookie, `name=value`.
+    pub cookie: String,
+    /// The CSRF token her commands carry.
+    pub csrf: String,
+}
+
+impl Session {
+    /// The headers of her JSON commands: the content type, the cookie and
+    /// the CSRF token.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Cookie".to_owned(), self.cookie.clone()),
+            ("X-CSRF-Token".to_owned(), self.csrf.clone()),
+        ]
     }
 }
 

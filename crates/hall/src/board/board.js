@@ -208,6 +208,9 @@ function setupCommands() {
   const f = $("commands");
   f.addEventListener("submit", (e) => e.preventDefault());
   const on = (action, body) => f.querySelector('[data-action="' + action + '"]').addEventListener("click", () => send(body()));
+  // As the card's and the row's button: says an arbiter is on the way (the
+  // daemon refuses, saying why, when no call stands).
+  on("ack-call", () => ({command: "ack-call"}));
   on("pause", () => ({command: "pause"}));
   on("resume", () => ({command: "resume"}));
   on("adjust", () => ({command: "adjust", side: f.elements["side"].value, time: f.elements["time"].value, moves: f.elements["moves"].value}));
