@@ -20,6 +20,7 @@ pub mod edges;
 pub mod event;
 pub mod floor;
 pub mod hall;
+pub mod lichess;
 pub mod loadgen;
 pub mod measure;
 pub mod placement;

@@ -40,14 +40,20 @@ pub const MAX_STATE_BYTES: usize = 4096;
 /// One fake board: its payload (a real daemon's, renamed) and its game.
 pub struct FakeBoard {
     id: String,
+    /// The number its id ends in (its pairing board's).
+    number: u32,
     host: usize,
     payload: Value,
-    /// The PGN's tags, then one comment per press, as a daemon without an
-    /// electronic board writes it.
+    /// The PGN's tags and the empty line after them, then one comment per
+    /// press, as a daemon without an electronic board writes it.
     pgn_base: String,
     pgn: String,
     /// The payload's bytes besides its PGN's.
     overhead: usize,
+    /// Presses so far. It only grows: when the PGN starts again its first
+    /// comment goes on numbering from here, so the last comment of any
+    /// text of this board (a lichess push's) tells which state it is
+    /// ([`super::lichess::last_ply`]).
     moves: u32,
     seq: u64,
 }
@@ -61,19 +67,20 @@ impl FakeBoard {
         payload["host"] = json!(host_name(host));
         payload["snapshot"]["board"] = json!(id);
         payload["snapshot"]["started"] = json!(true);
-        let pgn_base = template["pgn"]
-            .as_str()
-            .unwrap_or("[Event \"?\"]\n\n*\n")
-            .trim_end_matches(['*', '\n', ' '])
-            .to_owned();
+        // The tags only (the template's movetext, if any, left out), and
+        // the empty line that ends them.
+        let text = template["pgn"].as_str().unwrap_or("[Event \"?\"]\n\n*\n");
+        let tags = text.split("\n\n").next().unwrap_or_default().trim_end();
+        let pgn_base = format!("{tags}\n\n");
         // Without its PGN, plus what escaping the tags adds.
         payload["pgn"] = json!("");
         let overhead = payload.to_string().len() + json!(pgn_base).to_string().len()
             - pgn_base.len()
-            + " *\\n".len();
+            + "*\\n".len();
         let mut board = FakeBoard {
             overhead,
             id: id.to_owned(),
+            number: id_number(id),
             host,
             payload,
             pgn: pgn_base.clone(),
@@ -87,19 +94,18 @@ impl FakeBoard {
         board
     }
 
-    /// One press: the game moves on (and starts again before the state
-    /// grows past [`MAX_STATE_BYTES`]).
+    /// One press: the game moves on (and its PGN starts again, numbering
+    /// on, before the state grows past [`MAX_STATE_BYTES`]).
     fn press(&mut self) {
         // A press adds under 60 bytes; room for the numbers that grow.
         if self.overhead + self.pgn.len() + 120 > MAX_STATE_BYTES {
             self.pgn.clone_from(&self.pgn_base);
-            self.moves = 0;
         }
         self.moves += 1;
         let n = self.moves;
         let left_s = 5400 - i64::from(n) * 37 % 5400;
         self.pgn.push_str(&format!(
-            " {{{}{} [%clk {}:{:02}:{:02}] [%emt 0:00:{:02}]}}",
+            "{{{}{} [%clk {}:{:02}:{:02}] [%emt 0:00:{:02}]}} ",
             n.div_ceil(2),
             if n % 2 == 1 { "." } else { "..." },
             left_s / 3600,
@@ -130,7 +136,7 @@ impl FakeBoard {
         snapshot["running"] = running;
         self.payload["snapshot_wall_ms"] = json!(wall_ms);
         self.payload["clock"] = json!({"mono_ms": mono_ms, "wall_ms": wall_ms});
-        self.payload["pgn"] = json!(format!("{} *\n", self.pgn));
+        self.payload["pgn"] = json!(format!("{}*\n", self.pgn));
         serde_json::to_vec(&self.payload).unwrap_or_default()
     }
 
@@ -161,9 +167,26 @@ pub fn host_name(i: usize) -> String {
     format!("h{i:03}")
 }
 
-/// Fake board `i`'s id.
-pub fn board_name(i: usize) -> String {
-    format!("f{i:04}")
+/// The id of fake board number `n` (the generator's boards are numbered
+/// from 1, `f0001`..., so that each is pairing board `n`).
+pub fn board_name(n: usize) -> String {
+    format!("f{n:04}")
+}
+
+/// The number a board id ends in (`f0007` -> 7; 0 without one), as the
+/// hub reads it.
+pub fn id_number(id: &str) -> u32 {
+    let digits = id.len() - id.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    id[id.len() - digits..].parse().unwrap_or(0)
+}
+
+/// A state the generator handed to the broker's connection: board number
+/// (`f0007` is 7), the presses it counts, and when (CLOCK_MONOTONIC µs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Publication {
+    pub board: u32,
+    pub moves: u32,
+    pub at_us: i64,
 }
 
 /// What the generator has done so far.
@@ -195,6 +218,9 @@ struct Shared {
     state_bytes: AtomicU64,
     state_bytes_min: AtomicU64,
     state_bytes_max: AtomicU64,
+    /// Every state handed to a connection, while `recording`.
+    recording: AtomicBool,
+    published: Mutex<Vec<Publication>>,
 }
 
 /// The fake hosts and their boards, publishing from a runtime of their own.
@@ -276,7 +302,7 @@ impl Generator {
         }
         // Boards round robin over the hosts; games at every stage.
         let fakes: Vec<FakeBoard> = (0..boards)
-            .map(|b| FakeBoard::new(template, &board_name(b), b % hosts, (b * 7 % 60) as u32))
+            .map(|b| FakeBoard::new(template, &board_name(b + 1), b % hosts, (b * 7 % 60) as u32))
             .collect();
         let task_shared = shared.clone();
         rt.spawn(generate(task_shared, clients, fakes));
@@ -308,6 +334,21 @@ impl Generator {
             state_bytes_min: s.state_bytes_min.load(Ordering::Relaxed),
             state_bytes_max: s.state_bytes_max.load(Ordering::Relaxed),
         }
+    }
+
+    /// From now on, keeps every state handed to a connection (its board,
+    /// presses and instant) for [`Generator::publications`].
+    pub fn record_publications(&self) {
+        self.shared.recording.store(true, Ordering::Relaxed);
+    }
+
+    /// The states kept so far, in the order published.
+    pub fn publications(&self) -> Vec<Publication> {
+        self.shared
+            .published
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub fn hosts(&self) -> usize {
@@ -342,6 +383,8 @@ async fn generate(shared: Arc<Shared>, clients: Vec<AsyncClient>, mut boards: Ve
         let wall_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
+        let recording = shared.recording.load(Ordering::Relaxed);
+        let mut published = Vec::new();
         while due >= 1.0 {
             due -= 1.0;
             let count = boards.len();
@@ -363,8 +406,21 @@ async fn generate(shared: Arc<Shared>, clients: Vec<AsyncClient>, mut boards: Ve
                     .is_err()
                 {
                     shared.refused.fetch_add(1, Ordering::Relaxed);
+                } else if recording && retain {
+                    published.push(Publication {
+                        board: board.number,
+                        moves: board.moves,
+                        at_us: monotonic_now_us(),
+                    });
                 }
             }
+        }
+        if !published.is_empty() {
+            shared
+                .published
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(published);
         }
     }
 }
@@ -489,6 +545,31 @@ mod tests {
         let event: Value = serde_json::from_slice(&board.event(7, 8)).unwrap();
         assert_eq!(event["event"]["kind"], "pressed");
         assert_eq!(event["event"]["board"], "f0001");
+    }
+
+    #[test]
+    fn a_fake_board_s_pgn_numbers_on_when_its_game_starts_again() {
+        let mut board = FakeBoard::new(&template(), "f0012", 0, 0);
+        assert_eq!(board.number, 12);
+        let mut restarts = 0;
+        let mut before = 0;
+        for press in 1..=300u32 {
+            board.press();
+            let state: Value = serde_json::from_slice(&board.state(1, 2)).unwrap();
+            let pgn = state["pgn"].as_str().unwrap();
+            // The tags, an empty line, the presses' comments, the result.
+            let (tags, movetext) = pgn.split_once("\n\n").unwrap();
+            assert_eq!(tags, "[Event \"x\"]\n[Round \"1.1\"]");
+            assert!(movetext.ends_with("} *\n"), "{movetext}");
+            // The last comment is this press, whatever was cut before it.
+            assert_eq!(crate::lichess::last_ply(movetext), Some(press));
+            let comments = movetext.matches('{').count();
+            if comments < before {
+                restarts += 1;
+            }
+            before = comments;
+        }
+        assert!(restarts > 0, "the game started again within 300 presses");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!                       [--json FILE] [--plots DIR] [--markdown FILE]
 //! chessclock-bench soak [--long | --seconds N | --unplugs N --kills N] [--ber X] [--json FILE]
 //! chessclock-bench hall [--daemons 16] [--boards-per-daemon 16] [--json FILE]
-//! chessclock-bench scale [--boards 1000] [--hosts 250] [--peak-rate 10000] [--json FILE]
+//! chessclock-bench scale [--boards 1000] [--hosts 250] [--peak-rate 10000] [--lichess] [--json FILE]
 //! chessclock-bench event [--rounds 20] [--boards 32] [--state-dir DIR] [--json FILE]
 //! ```
 //! Exit status 0 when the run completed (run) or the soak was clean (soak).
@@ -147,7 +147,8 @@ enum Mode {
     /// The hall: many daemons on one broker and one hub (issue 16).
     Hall(chessclock_bench::hall::HallArgs),
     /// The hall at scale: one hub, 1,000 boards from a load generator and
-    /// a few real daemons (issue 30).
+    /// a few real daemons (issue 30); with --lichess, the hub's push to a
+    /// lichess stand-in (issue 32).
     Scale(chessclock_bench::scale::ScaleArgs),
 }
 

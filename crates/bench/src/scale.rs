@@ -21,7 +21,13 @@
 //!   CPU (the generator shares the machine);
 //! * the rate the generator reached, what its clients refused, the states'
 //!   sizes, and how often the hub ended a screen's stream (a reader that
-//!   fell behind is dropped; the page reconnects).
+//!   fell behind is dropped; the page reconnects);
+//! * with the lichess push on ([`ScaleOptions::lichess`], issue 32 item 6):
+//!   the hub pushes the round (one lichess round per hundred boards) to a
+//!   stand-in of lichess on 127.0.0.1 ([`super::lichess`]), and the report
+//!   gives the requests per round, the intervals between them, games and
+//!   bytes per request and the push lag of the fake boards' states, by
+//!   phase and over the run.
 //!
 //! Everything it starts is stopped by its own pid when the run ends.
 
@@ -36,6 +42,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::hall::{self, Controller, Mosquitto, Process};
+use super::lichess::{self, PushReport, StandIn};
 use super::loadgen::{self, Generator, StreamCounts};
 use super::procfs::{self, ProcSample, Usage};
 use super::rig::Binaries;
@@ -72,6 +79,13 @@ pub struct ScaleOptions {
     /// The hub binary (default: beside the daemon).
     pub hub: Option<PathBuf>,
     pub keep: bool,
+    /// The hub pushes the round to a lichess stand-in (one lichess round
+    /// per hundred boards), at most once per round every
+    /// `push_interval_seconds`, behind `delay_seconds` (the hub's public
+    /// feed's delay, given to the hub whether or not it pushes).
+    pub lichess: bool,
+    pub push_interval_seconds: u64,
+    pub delay_seconds: u32,
 }
 
 impl Default for ScaleOptions {
@@ -89,6 +103,9 @@ impl Default for ScaleOptions {
             screens: 3,
             hub: None,
             keep: false,
+            lichess: false,
+            push_interval_seconds: 2,
+            delay_seconds: 0,
         }
     }
 }
@@ -152,6 +169,8 @@ pub struct ScaleReport {
     pub hub_hwm_mb: f64,
     pub page_messages: u64,
     pub page_reconnects: u64,
+    /// The lichess push, when it was on.
+    pub push: Option<PushReport>,
     /// The issue's targets: press to page p99 < 250 ms (every phase), hub
     /// RSS < 128 MB, hub CPU < half a core (in every phase).
     pub target_p99_met: bool,
@@ -266,19 +285,58 @@ pub fn run(
     }
     let mut broker = Mosquitto::start(dir.path())?;
     // The round, as at an event: every fake board paired (pairing board
-    // N on `fNNNN`), so the hub's desk follows each state as it does for
-    // a real round.
+    // N on `fNNNN`, in a board map: the real boards' ids end in digits
+    // too), so the hub's desk follows each state as it does for a real
+    // round.
     let pairings = dir.path().join("round.csv");
-    let games: String = (1..options.boards)
+    let games: String = (1..=options.boards)
         .map(|n| format!("{n},White {n},Black {n}\n"))
         .collect();
     std::fs::write(&pairings, format!("board,white,black\n{games}"))?;
-    let round_args = [
+    let map = dir.path().join("boards.csv");
+    let seats: String = (1..=options.boards)
+        .map(|n| format!("{n},{}\n", loadgen::board_name(n)))
+        .collect();
+    std::fs::write(&map, format!("board,id\n{seats}"))?;
+    let mut round_args: Vec<std::ffi::OsString> = vec![
         "--round".into(),
         "1".into(),
         "--pairings".into(),
         pairings.into(),
+        "--boards".into(),
+        map.into(),
+        "--delay-seconds".into(),
+        options.delay_seconds.to_string().into(),
     ];
+    // The lichess stand-in and one lichess round per hundred boards.
+    let stand_in = if options.lichess {
+        let stand_in = StandIn::start()?;
+        let token = dir.path().join("lichess.token");
+        std::fs::write(&token, "lip_bench\n")?;
+        let rounds: Vec<String> = (1..=options.boards.div_ceil(100))
+            .map(|r| format!("bench{r:03}"))
+            .collect();
+        round_args.extend([
+            "--lichess-round".into(),
+            rounds.join(",").into(),
+            "--lichess-token-file".into(),
+            token.into(),
+            "--lichess-url".into(),
+            stand_in.url().into(),
+            "--push-interval-seconds".into(),
+            options.push_interval_seconds.to_string().into(),
+        ]);
+        progress(&format!(
+            "the hub pushes to {} lichess rounds on {}, every {} s at most, {} s behind",
+            rounds.len(),
+            stand_in.url(),
+            options.push_interval_seconds,
+            options.delay_seconds
+        ));
+        Some((stand_in, rounds))
+    } else {
+        None
+    };
     let (hub, hub_port) = hall::start_hub(&hub_binary, dir.path(), broker.port, &round_args)?;
     let hub_pid = hub.pid();
     let broker_pid = broker.pid().unwrap_or(0);
@@ -392,6 +450,9 @@ pub fn run(
         options.hosts, options.boards
     ));
     let generator = Generator::start(broker.port, options.hosts, options.boards, &template)?;
+    if stand_in.is_some() {
+        generator.record_publications();
+    }
     let published_us = monotonic_now_us();
     generator.publish_all(options.boards);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -435,9 +496,11 @@ pub fn run(
     let mut phase_samples = Vec::new();
     let mut hub_rss_kb_max = 0u64;
     let mut hub_series: Vec<ProcSample> = Vec::new();
+    let mut windows: Vec<(String, i64, i64)> = Vec::new();
     for (index, (name, rate, seconds)) in phases.iter().enumerate() {
         progress(&format!("phase: {name}, {rate} messages/s for {seconds} s"));
         generator.set_rate(*rate);
+        let window_start = monotonic_now_us();
         let first = sample_all(hub_pid, broker_pid);
         let sent_first = generator.counts();
         let reconnects_first = counts.reconnects.load(Ordering::Relaxed)
@@ -485,6 +548,7 @@ pub fn run(
             }
         }
         let last = sample_all(hub_pid, broker_pid);
+        windows.push(((*name).to_owned(), window_start, monotonic_now_us()));
         hub_all.extend(last[0]);
         let sent_last = generator.counts();
         let reconnects_last = counts.reconnects.load(Ordering::Relaxed)
@@ -501,7 +565,12 @@ pub fn run(
         ));
     }
     generator.set_rate(0.0);
-    let drain_until = Instant::now() + Duration::from_secs(3);
+    // Long enough for the push of the last states too.
+    let drain = match stand_in {
+        Some(_) => 3 + options.push_interval_seconds + u64::from(options.delay_seconds),
+        None => 3,
+    };
+    let drain_until = Instant::now() + Duration::from_secs(drain);
     while Instant::now() < drain_until {
         if let Ok(state) = page_rx.recv_timeout(Duration::from_millis(100)) {
             page.push(state);
@@ -510,6 +579,18 @@ pub fn run(
     let hub_end = procfs::sample(hub_pid);
     let load_average_end = hall::load_average();
     let final_counts = generator.counts();
+    let push = stand_in.map(|(stand_in, rounds)| {
+        let requests = stand_in.requests();
+        drop(stand_in);
+        lichess::analyse(
+            &generator.publications(),
+            &requests,
+            &windows,
+            options.push_interval_seconds,
+            options.delay_seconds,
+            &rounds,
+        )
+    });
     stop.store(true, Ordering::Relaxed);
     generator.stop();
     for process in &mut daemons {
@@ -610,6 +691,7 @@ pub fn run(
         page_messages: counts.messages.load(Ordering::Relaxed),
         page_reconnects: counts.reconnects.load(Ordering::Relaxed)
             + screen_counts.reconnects.load(Ordering::Relaxed),
+        push,
     })
 }
 
@@ -651,6 +733,21 @@ pub struct ScaleArgs {
     /// Keep the temporary folder (logs).
     #[arg(long)]
     pub keep: bool,
+    /// The hub pushes the round to a stand-in of lichess on 127.0.0.1
+    /// (--lichess-round, one lichess round per hundred boards); the report
+    /// then gives the requests per round, their intervals, games and bytes
+    /// per request, and the push lag: from a fake board's state to the
+    /// first push carrying it. Off by default (the runs before issue 32
+    /// had no push); run once with and once without to see its cost.
+    #[arg(long)]
+    pub lichess: bool,
+    /// The hub's --push-interval-seconds (with --lichess).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub push_interval_seconds: u64,
+    /// The hub's --delay-seconds: its public feed (and the push) this far
+    /// behind.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=3600))]
+    pub delay_seconds: u32,
     /// Write the JSON report here (default: stdout).
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -675,6 +772,9 @@ pub fn main(
         screens: args.screens,
         hub: args.hub,
         keep: args.keep,
+        lichess: args.lichess,
+        push_interval_seconds: args.push_interval_seconds,
+        delay_seconds: args.delay_seconds,
     };
     let report = run(binaries, &options, progress)?;
     for phase in &report.phases {
@@ -693,6 +793,44 @@ pub fn main(
             phase.hub.rss_mb_max,
             phase.page_reconnects,
         ));
+    }
+    if let Some(push) = &report.push {
+        for phase in push.phases.iter().chain([&push.run]) {
+            progress(&format!(
+                "push, {}: {} requests ({} rounds, {:.0}-{:.0} each), interval between two to one \
+                 round min {:.0} / p50 {:.0} / max {:.0} ms; games per request {:.0}-{:.0}, \
+                 body {:.0} KB p50; push lag p50 {:.0} / p99 {:.0} / max {:.0} ms over {} \
+                 states ({} over the {:.0} ms target, {} never pushed)",
+                phase.name,
+                phase.requests,
+                phase.requests_per_round.len(),
+                phase
+                    .requests_per_round
+                    .values()
+                    .min()
+                    .copied()
+                    .unwrap_or(0) as f64,
+                phase
+                    .requests_per_round
+                    .values()
+                    .max()
+                    .copied()
+                    .unwrap_or(0) as f64,
+                phase.interval_ms.min,
+                phase.interval_ms.p50,
+                phase.interval_ms.max,
+                phase.games_per_request.min,
+                phase.games_per_request.max,
+                phase.body_bytes.p50 / 1024.0,
+                phase.push_lag_ms.p50,
+                phase.push_lag_ms.p99,
+                phase.push_lag_ms.max,
+                phase.states,
+                phase.states_over_target,
+                push.target_ms,
+                phase.states_unpushed,
+            ));
+        }
     }
     progress(&format!(
         "hub peak RSS (VmHWM) {:.1} MB, {:.2} cores over the run; targets met: p99 {}, RSS {}, \
