@@ -349,6 +349,19 @@ pub fn push_lags(publications: &[Publication], requests: &[Request]) -> Vec<Opti
     lags
 }
 
+/// Whether every board's latest publication went out: some request's game
+/// of that board counts its presses or more.
+pub fn all_pushed(publications: &[Publication], requests: &[Request]) -> bool {
+    let mut pushed: HashMap<u32, u32> = HashMap::new();
+    for game in requests.iter().flat_map(|r| &r.games) {
+        let ply = pushed.entry(game.board).or_default();
+        *ply = (*ply).max(game.ply);
+    }
+    publications
+        .iter()
+        .all(|p| pushed.get(&p.board).is_some_and(|ply| *ply >= p.moves))
+}
+
 /// The push's figures over one stretch of the run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PushPhase {
@@ -623,6 +636,11 @@ mod tests {
         assert_eq!(report.run.states, 6);
         assert_eq!(report.run.games_per_request.max, 2.0);
         assert_eq!(report.games_unknown, 0);
+        // Board 1's press 13 is not out yet; then it is.
+        assert!(!all_pushed(&publications, &requests));
+        let mut more = requests.to_vec();
+        more.push(request("a", 14 * S, &[(1, 13)]));
+        assert!(all_pushed(&publications, &more));
         // With a 10 s delay none is over the target.
         let delayed = analyse(&publications, &requests, &phases, 2, 10, &["a".into()]);
         assert_eq!(delayed.run.states_over_target, 0);

@@ -565,13 +565,24 @@ pub fn run(
         ));
     }
     generator.set_rate(0.0);
-    // Long enough for the push of the last states too.
-    let drain = match stand_in {
-        Some(_) => 3 + options.push_interval_seconds + u64::from(options.delay_seconds),
-        None => 3,
-    };
-    let drain_until = Instant::now() + Duration::from_secs(drain);
-    while Instant::now() < drain_until {
+    // 3 s for the page; with the push, until every fake board's last state
+    // went out too (at most the interval and the delay and 30 s).
+    let page_until = Instant::now() + Duration::from_secs(3);
+    let push_until = page_until
+        + Duration::from_secs(
+            27 + options.push_interval_seconds + u64::from(options.delay_seconds),
+        );
+    loop {
+        let now = Instant::now();
+        if now >= page_until {
+            let pushed = stand_in.as_ref().is_none_or(|(stand_in, _)| {
+                now >= push_until
+                    || lichess::all_pushed(&generator.publications(), &stand_in.requests())
+            });
+            if pushed {
+                break;
+            }
+        }
         if let Ok(state) = page_rx.recv_timeout(Duration::from_millis(100)) {
             page.push(state);
         }

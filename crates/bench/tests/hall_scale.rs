@@ -1,10 +1,12 @@
 //! A smoke test of the scale bench (issue 30 item 7): a small hall (50 fake
 //! boards over 10 fake hosts, one real daemon of 2 boards, 2 s phases) on a
-//! real mosquitto and the real hub. It asserts what must hold at any size
-//! (every board reached the page, the generator's messages reached the
-//! broker, every press reached the page, the hub was measured), never a
-//! time: the figures are the bench's (`chessclock-bench scale`,
-//! BENCHMARKS.md).
+//! real mosquitto and the real hub, the hub pushing the round to the
+//! bench's lichess stand-in (issue 32 item 6). It asserts what must hold at
+//! any size (every board reached the page, the generator's messages reached
+//! the broker, every press reached the page, the hub was measured, every
+//! push carried all the round's games and every fake board's last state
+//! went out), never a time: the figures are the bench's (`chessclock-bench
+//! scale`, BENCHMARKS.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test fails by panicking
 
 use std::time::Duration;
@@ -32,6 +34,7 @@ fn a_small_hall_under_the_load_generator_reaches_the_page() {
         peak_seconds: 2.0,
         presses_per_second: 4.0,
         screens: 1,
+        lichess: true,
         ..ScaleOptions::default()
     };
     let (tx, rx) = std::sync::mpsc::channel();
@@ -63,4 +66,16 @@ fn a_small_hall_under_the_load_generator_reaches_the_page() {
     assert!(report.press_to_page_ms.count > 0);
     assert!(report.hub_hwm_mb > 0.0, "{report:?}");
     assert!(report.page_messages > 50, "{report:?}");
+    // The push: one lichess round for 50 boards, each request all of them,
+    // every game of a fake board whose presses the bench read, and every
+    // state published in the phases carried by a push by the end.
+    let push = report.push.as_ref().expect("the push was measured");
+    assert_eq!(push.rounds.len(), 1, "{push:?}");
+    assert!(push.run.requests > 0, "{push:?}");
+    assert_eq!(push.run.games_per_request.min, 50.0, "{push:?}");
+    assert_eq!(push.run.games_per_request.max, 50.0, "{push:?}");
+    assert_eq!(push.games_unknown, 0, "{push:?}");
+    assert!(push.run.states > 0, "{push:?}");
+    assert_eq!(push.run.states_unpushed, 0, "{push:?}");
+    assert_eq!(push.run.push_lag_ms.count, push.run.states, "{push:?}");
 }
