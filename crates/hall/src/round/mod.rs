@@ -421,6 +421,14 @@ fn pgn_tag<'a>(text: &'a str, name: &str) -> Option<std::borrow::Cow<'a, str>> {
     None
 }
 
+/// Gives the desk a state as the hub does: its JSON text and its skim.
+#[cfg(test)]
+fn observe_json(desk: &Desk, ids: &Arc<Vec<String>>, board: &str, state: &Value, now_ms: i64) {
+    let text = state.to_string();
+    let skimmed = crate::skim::skim(&text).unwrap_or_default();
+    desk.observe(ids, board, &skimmed, &text, now_ms);
+}
+
 /// Whether a tag value says nothing (`?`, empty).
 fn unknown(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty() || v.trim() == "?")
