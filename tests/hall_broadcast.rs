@@ -621,6 +621,8 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
             "1",
             "--lichess-broadcast",
             TOURNAMENT,
+            "--lichess-round-name",
+            "Open, round {round}",
             "--push-interval-seconds",
             "1",
             "--lichess-token-file",
@@ -644,7 +646,7 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
     let failing: Value = serde_json::from_str(&failing).unwrap();
     let error = failing["push"]["last_error"].as_str().unwrap();
     assert!(
-        error.contains("making the lichess round \"Round 1\"") && error.contains("HTTP 503"),
+        error.contains("making the lichess round \"Open, round 1\"") && error.contains("HTTP 503"),
         "{error}"
     );
     let board = failing["push"]["boards"]
@@ -673,7 +675,7 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
     .await;
     let made = lichess.made();
     assert_eq!(made.len(), 1, "{made:?}");
-    assert_eq!(made[0].name, "Round 1");
+    assert_eq!(made[0].name, "Open, round 1", "the organiser's name");
     let making = lichess.making.lock().unwrap().clone();
     assert_eq!(making.len(), 3);
     // Retried after a wait that doubles (1 s, then 2 s).

@@ -78,7 +78,7 @@ mod seating;
 use exports::{decided, rows};
 use exports::{plain, NO_PAIRINGS};
 mod send;
-pub use created::{check_tournament, round_name, MadeRound, MAX_MADE};
+pub use created::{check_names, check_tournament, round_name, MadeRound, DEFAULT_NAMES, MAX_MADE};
 pub use desk::{LoadError, Review};
 pub use public::{parse_boards, BoardRange};
 pub use push::{spawn_push, GameStatus, PushStatus, PushTarget};
