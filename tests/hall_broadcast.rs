@@ -66,6 +66,34 @@ fn check_requests(lichess: &Lichess) {
     }
 }
 
+/// Starts board b157 (an arbiter's command over MQTT) and waits for the
+/// push that shows it running: it must go to lichess round `round`, and the
+/// push must settle.
+async fn start_157_and_see_it_pushed_to(
+    hub: &Hub,
+    lichess: &Lichess,
+    broker_port: u16,
+    round: &str,
+) {
+    let mut arbiter = Arbiter::connect(broker_port).await;
+    let before = lichess.pushed().len();
+    let reply = arbiter.command("b157", json!({"command": "start"})).await;
+    assert_eq!(reply["ok"], true, "{reply}");
+    let started = lichess
+        .wait(before, "board 157 started", |p| {
+            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
+        })
+        .await;
+    assert_eq!(
+        lichess.pushed()[started].path,
+        format!("/api/broadcast/round/{round}/push")
+    );
+    hub.wait_for("/broadcast.json", "the push settled", |b| {
+        b.contains("\"state\":\"ok\"")
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_push_carries_the_second_stages_time_at_once_and_stops_the_clocks() {
     let _serial = SERIAL.lock().await;
@@ -348,23 +376,8 @@ async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
     assert_eq!(status, 400);
 
     // A change on board 157 goes to the second lichess round only.
-    let mut arbiter = Arbiter::connect(broker.port).await;
     let before = lichess.pushed().len();
-    let reply = arbiter.command("b157", json!({"command": "start"})).await;
-    assert_eq!(reply["ok"], true, "{reply}");
-    let started = lichess
-        .wait(before, "board 157 started", |p| {
-            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
-        })
-        .await;
-    assert_eq!(
-        lichess.pushed()[started].path,
-        "/api/broadcast/round/r0und2/push"
-    );
-    hub.wait_for("/broadcast.json", "the push settled", |b| {
-        b.contains("\"state\":\"ok\"")
-    })
-    .await;
+    start_157_and_see_it_pushed_to(&hub, &lichess, broker.port, "r0und2").await;
     assert!(
         lichess.pushed()[before..]
             .iter()
@@ -445,15 +458,18 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
     let lichess = Lichess::start(Vec::new()).await;
     lichess.expect_token(TOKEN);
     let token = token_file(dir.path());
-    let hub = making_hub(
-        hall.broker.port,
-        dir.path(),
-        &lichess,
-        &pairings,
-        &token,
-        &passwords,
-    )
-    .await;
+    // The same hub each time (the state dir is the test's).
+    let making_hub_here = || {
+        making_hub(
+            hall.broker.port,
+            dir.path(),
+            &lichess,
+            &pairings,
+            &token,
+            &passwords,
+        )
+    };
+    let hub = making_hub_here().await;
 
     // Three rounds made, named as an organiser would, boards 1-100,
     // 101-200 and 201-250 to them in board order.
@@ -527,15 +543,7 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
     // pushes go on to the same three.
     drop(hub);
     let before = lichess.pushed().len();
-    let hub = making_hub(
-        hall.broker.port,
-        dir.path(),
-        &lichess,
-        &pairings,
-        &token,
-        &passwords,
-    )
-    .await;
+    let hub = making_hub_here().await;
     for id in &ids {
         let path = format!("/api/broadcast/round/{id}/push");
         lichess
@@ -544,23 +552,7 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
             })
             .await;
     }
-    let mut arbiter = Arbiter::connect(hall.broker.port).await;
-    let changed = lichess.pushed().len();
-    let reply = arbiter.command("b157", json!({"command": "start"})).await;
-    assert_eq!(reply["ok"], true, "{reply}");
-    let started = lichess
-        .wait(changed, "board 157 started", |p| {
-            game_of(&p.body, "b157").is_some_and(|g| tag(&g, "ClockStatus") == Some("running"))
-        })
-        .await;
-    assert_eq!(
-        lichess.pushed()[started].path,
-        format!("/api/broadcast/round/{}/push", ids[1])
-    );
-    hub.wait_for("/broadcast.json", "the push settled again", |b| {
-        b.contains("\"state\":\"ok\"")
-    })
-    .await;
+    start_157_and_see_it_pushed_to(&hub, &lichess, hall.broker.port, &ids[1]).await;
     assert_eq!(lichess.made(), made, "a round was made again");
     assert_eq!(lichess.making.lock().unwrap().len(), 3);
     assert!(lichess.pushed()[before..].iter().all(|p| ids
@@ -577,20 +569,18 @@ async fn a_section_of_250_boards_gets_three_lichess_rounds_made_once() {
     std::fs::write(&password, "s3cret pass\n").unwrap();
     let url = format!("http://127.0.0.1:{}", hub.port);
     let (ok, out, err) = hub_command(
-        strings(&[
-            "round",
-            "--hub",
+        kit::hall::event::desk_command(
             &url,
-            "--user",
             "ann",
-            "--password-file",
             &password.display().to_string(),
-            "load",
-            "--round",
-            "3",
-            "--pairings",
-            &round3.display().to_string(),
-        ]),
+            &[
+                "load",
+                "--round",
+                "3",
+                "--pairings",
+                &round3.display().to_string(),
+            ],
+        ),
         "",
     )
     .await;
@@ -631,6 +621,8 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
             "1",
             "--lichess-broadcast",
             TOURNAMENT,
+            "--lichess-round-name",
+            "Open, round {round}",
             "--push-interval-seconds",
             "1",
             "--lichess-token-file",
@@ -654,7 +646,7 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
     let failing: Value = serde_json::from_str(&failing).unwrap();
     let error = failing["push"]["last_error"].as_str().unwrap();
     assert!(
-        error.contains("making the lichess round \"Round 1\"") && error.contains("HTTP 503"),
+        error.contains("making the lichess round \"Open, round 1\"") && error.contains("HTTP 503"),
         "{error}"
     );
     let board = failing["push"]["boards"]
@@ -683,7 +675,7 @@ async fn a_round_lichess_would_not_make_is_retried_and_nothing_pushed_meanwhile(
     .await;
     let made = lichess.made();
     assert_eq!(made.len(), 1, "{made:?}");
-    assert_eq!(made[0].name, "Round 1");
+    assert_eq!(made[0].name, "Open, round 1", "the organiser's name");
     let making = lichess.making.lock().unwrap().clone();
     assert_eq!(making.len(), 3);
     // Retried after a wait that doubles (1 s, then 2 s).

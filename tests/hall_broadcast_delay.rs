@@ -292,24 +292,20 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     let bus = PrivateBus::session_in(dir.path());
     let units = kit::daemon::demo_units(dir.path());
     let sim = units.handle();
-    let config = dir.path().join("chessclockd.toml");
-    let mut text = format!(
-        "{daemon}\n[[board]]\nid = \"b1\"\ncontrol = \"300\"\nbuttons = \"{buttons}\"\n\
+    let mut boards = vec![format!(
+        "[[board]]\nid = \"b1\"\ncontrol = \"300\"\nbuttons = \"{buttons}\"\n\
          displays = [\"{display}\"]\n",
-        daemon = kit::daemon::daemon_table(&dir.path().join("state")),
         buttons = units.path("buttons").unwrap().display(),
         display = units.path("display").unwrap().display(),
+    )];
+    boards.extend(["b2", "b3", "b4"].map(kit::hall::event::plain_board));
+    let config = kit::hall::event::hall_daemon_config(
+        dir.path(),
+        &format!("mqtt://127.0.0.1:{}", broker.port),
+        "pi1",
+        &boards,
+        "",
     );
-    for board in 2..=4 {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
     let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
     let client = Client::connect_when(&bus, &daemon, WAIT, devices_linked).await;
     let mut states = Watcher::connect(
@@ -640,23 +636,12 @@ async fn no_move_or_clock_goes_public_before_the_delay_and_every_one_after_it() 
     let url = format!("http://127.0.0.1:{}", hub.port);
     let password = password.display().to_string();
     let desk = |seconds: &str| -> Vec<String> {
-        [
-            "round",
-            "--hub",
+        kit::hall::event::desk_command(
             &url,
-            "--user",
             "ann",
-            "--password-file",
             &password,
-            "delay",
-            "--round",
-            "2",
-            "--seconds",
-            seconds,
-        ]
-        .iter()
-        .map(|a| (*a).to_owned())
-        .collect()
+            &["delay", "--round", "2", "--seconds", seconds],
+        )
     };
     let (ok, out, err) = hall(desk("0"), "").await;
     assert!(ok, "{out}{err}");

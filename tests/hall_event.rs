@@ -177,19 +177,7 @@ async fn a_hub_restart_keeps_the_event_and_a_closed_round_s_exports() {
     let port = hub.port;
     hub.wait_for_boards(&["b1", "b2", "b3"]).await;
     let url = format!("http://127.0.0.1:{port}");
-    let desk = |rest: &[&str]| {
-        let mut args = strings(&[
-            "round",
-            "--hub",
-            &url,
-            "--user",
-            ARBITER,
-            "--password-file",
-            &password,
-        ]);
-        args.extend(strings(rest));
-        args
-    };
+    let desk = |rest: &[&str]| kit::hall::event::desk_command(&url, ARBITER, &password, rest);
 
     // The desk's page: its own script, nothing inline; its API only for a
     // logged-in arbiter.

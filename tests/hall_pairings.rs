@@ -58,21 +58,7 @@ async fn a_trf_round_names_the_boards_and_its_results_go_back_as_trf_and_vega() 
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
-    let bus = PrivateBus::session_in(dir.path());
-    let config = dir.path().join("chessclockd.toml");
-    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
-    for board in ["b1", "b2", "b3"] {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
-    let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
-    let client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
+    let (_bus, daemon, client) = kit::hall::event::daemon(dir.path(), &broker).await;
     let trf = fixture("round2.trf").display().to_string();
     let hub = Hub::start(
         broker.port,
@@ -215,18 +201,13 @@ async fn csv_pairings_name_boards_and_report_the_ones_without_a_board() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Broker::start(dir.path());
     let bus = PrivateBus::session_in(dir.path());
-    let config = dir.path().join("chessclockd.toml");
-    let mut text = kit::daemon::daemon_table(&dir.path().join("state"));
-    for board in ["b1", "top"] {
-        text.push_str(&format!(
-            "\n[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"
-        ));
-    }
-    text.push_str(&format!(
-        "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-        broker.port
-    ));
-    std::fs::write(&config, text).unwrap();
+    let config = kit::hall::event::hall_daemon_config(
+        dir.path(),
+        &format!("mqtt://127.0.0.1:{}", broker.port),
+        "pi1",
+        &["b1", "top"].map(kit::hall::event::plain_board),
+        "",
+    );
     let daemon = Daemon::spawn(&config, &bus, dir.path().join("daemon.log"));
     let _client = Client::connect_when(&bus, &daemon, WAIT, |_| true).await;
 

@@ -128,19 +128,7 @@ async fn the_results_go_out_as_trf26_trf16_csv_and_pgn_and_read_back_as_the_boar
     hub.wait_for("/boards.json", "the three boards", |b| b.contains("\"b3\""))
         .await;
     let url = format!("http://127.0.0.1:{port}");
-    let desk = |rest: &[&str]| {
-        let mut args = strings(&[
-            "round",
-            "--hub",
-            &url,
-            "--user",
-            "ann",
-            "--password-file",
-            &password,
-        ]);
-        args.extend(strings(rest));
-        args
-    };
+    let desk = |rest: &[&str]| kit::hall::event::desk_command(&url, "ann", &password, rest);
     let (ok, out, err) = hall(
         desk(&[
             "load",

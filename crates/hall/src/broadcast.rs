@@ -39,6 +39,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::skim::Skim;
+
 /// The most states kept per board.
 pub const MAX_STATES: usize = 4096;
 
@@ -113,11 +115,6 @@ fn lock(mutex: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether a state payload carries a result.
-fn has_result(payload: &Value) -> bool {
-    payload["state"]["result"].is_object()
-}
-
 /// The index of the state a board shows under `cut`, and whether it is
 /// shifted by the delay.
 fn pick(states: &VecDeque<Kept>, cut: &Cut) -> Option<(usize, bool)> {
@@ -169,17 +166,10 @@ impl Delayed {
     }
 
     /// Keeps a board's state taken at `now_ms` (`retained`: the broker's
-    /// copy found at a subscription): `payload` is its parse, `text` the
-    /// JSON it was parsed from (what is kept).
-    pub fn record(
-        &self,
-        board: &str,
-        payload: &Value,
-        text: Arc<str>,
-        retained: bool,
-        now_ms: i64,
-    ) {
-        let snapshot = payload["snapshot_wall_ms"].as_i64();
+    /// copy found at a subscription): `state` is its skim, `text` the
+    /// JSON it was read from (what is kept).
+    pub fn record(&self, board: &str, state: &Skim, text: Arc<str>, retained: bool, now_ms: i64) {
+        let snapshot = state.snapshot_wall_ms;
         let at_ms = match (retained, snapshot) {
             // What it says held since its snapshot, and still holds.
             (true, Some(at)) => at.min(now_ms),
@@ -188,7 +178,7 @@ impl Delayed {
             (_, Some(at)) => at.max(now_ms),
             (_, None) => now_ms,
         };
-        let over = has_result(payload);
+        let over = state.has_result;
         let mut inner = lock(&self.inner);
         inner.seq += 1;
         let seq = inner.seq;
@@ -349,6 +339,7 @@ impl Delayed {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
+    use crate::skim::skim;
     use serde_json::json;
 
     fn state(wall: i64, white_ms: i64, result: bool) -> Value {
@@ -359,7 +350,8 @@ mod tests {
     }
 
     fn record(delayed: &Delayed, board: &str, state: Value, retained: bool, now_ms: i64) {
-        delayed.record(board, &state, state.to_string().into(), retained, now_ms);
+        let text: Arc<str> = state.to_string().into();
+        delayed.record(board, &skim(&text).unwrap(), text.clone(), retained, now_ms);
     }
 
     fn cut(now_ms: i64, delay_ms: i64, results_immediately: bool) -> Cut {

@@ -220,7 +220,7 @@ pub async fn round_command(State(hub): State<Arc<Hub>>, request: Request) -> Res
         Ok(payload) => payload,
         Err(error) => return refuse(&error),
     };
-    let mut boards: Vec<String> = hub.known().boards.keys().cloned().collect();
+    let mut boards: Vec<String> = hub.known().board_ids().cloned().collect();
     boards.sort_by_key(|board| crate::page::board_key(board));
     tracing::info!(
         user,

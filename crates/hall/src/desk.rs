@@ -98,7 +98,7 @@ fn round_of(body: &Value) -> Result<u32, Refused> {
 fn review_of(hub: &Hub, round: u32) -> Result<Review, Refused> {
     // A copy: the desk's lock is never taken inside the hub's (the
     // round's readers take them the other way round).
-    let boards = hub.known().boards.clone();
+    let boards = hub.known().boards().clone();
     let review = hub.desk().review(&boards);
     match review {
         Some(review) if review.round == round => Ok(review),
@@ -265,15 +265,15 @@ async fn start(State(hub): State<Arc<Hub>>, request: Request) -> Response {
     let mut skipped = Vec::new();
     let mut targets = Vec::new();
     {
-        let known = hub.known();
+        let mut known = hub.known();
+        let boards = known.boards();
         for plan in &review.plans {
             let Some(id) = plan.id.clone() else {
                 skipped.push(json!({"board": plan.board, "id": null, "ok": false,
                                     "error": "no hall board for this pairing board"}));
                 continue;
             };
-            let started = known
-                .boards
+            let started = boards
                 .get(&id)
                 .is_some_and(|payload| payload["snapshot"]["started"] == true);
             if started {

@@ -81,10 +81,13 @@ async fn boards(State(hub): State<Arc<Hub>>) -> impl IntoResponse {
     let now = hub.now_ms();
     let link = hub.link();
     let oversize = hub.oversize();
-    let known = hub.known();
-    let urgent = page::urgent_order(&known.boards, &known.hosts, now);
-    axum::Json(json!({"boards": known.boards, "hosts": known.hosts,
-                      "last_seen_ms": known.seen, "urgent": urgent,
+    let mut known = hub.known();
+    // (The hosts are a few hundred at most.)
+    let (hosts, seen) = (known.hosts.clone(), known.seen.clone());
+    let boards = known.boards();
+    let urgent = page::urgent_order(boards, &hosts, now);
+    axum::Json(json!({"boards": boards, "hosts": hosts,
+                      "last_seen_ms": seen, "urgent": urgent,
                       "link": link.message(), "stale": !link.connected,
                       "oversize": oversize}))
 }

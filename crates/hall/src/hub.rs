@@ -80,11 +80,27 @@ pub use public::BoardsRead;
 /// hall's usual 2-5 KB.
 const CHANGES_KEPT: usize = 4096;
 
+/// A board's latest state as it came: its JSON text (`null` if it was not
+/// JSON) and its host.
+pub(crate) struct Latest {
+    pub(crate) text: Arc<str>,
+    pub(crate) host: Option<String>,
+}
+
 /// What the hub knows.
 #[derive(Default)]
 pub(crate) struct Known {
-    /// Board id -> its latest state payload.
-    pub(crate) boards: BTreeMap<String, Value>,
+    /// Board id -> its latest state as it came.
+    latest: BTreeMap<String, Latest>,
+    /// Board id -> its latest state parsed: made when a reader asks
+    /// ([`Known::boards`]), again only for the boards in `unparsed`. A
+    /// tree made and dropped for every state taken was over half the
+    /// hub's time at a 1,000-board hall's peak (BENCHMARKS.md, "Hall at
+    /// scale"); what the hub reads of each state it takes, it skims
+    /// ([`crate::skim`]).
+    trees: BTreeMap<String, Value>,
+    /// Boards whose tree is older than their latest state.
+    unparsed: std::collections::BTreeSet<String>,
     /// Board id -> when the hub received its latest state (wall ms).
     pub(crate) received: BTreeMap<String, i64>,
     /// Board id -> the position its card shows (an e-board's FEN and
@@ -104,6 +120,48 @@ pub(crate) struct Known {
     /// state was a third of the hub's CPU at a hall's peak (BENCHMARKS.md,
     /// "Hall at scale").
     ids: Arc<Vec<String>>,
+}
+
+impl Known {
+    /// Every board's latest state, parsed (the trees of the states taken
+    /// since the last read made now).
+    pub(crate) fn boards(&mut self) -> &BTreeMap<String, Value> {
+        for board in std::mem::take(&mut self.unparsed) {
+            if let Some(latest) = self.latest.get(&board) {
+                let tree = serde_json::from_str(&latest.text).unwrap_or(Value::Null);
+                self.trees.insert(board, tree);
+            }
+        }
+        &self.trees
+    }
+
+    /// Whether the hub has a state of `board`.
+    pub(crate) fn has_board(&self, board: &str) -> bool {
+        self.latest.contains_key(board)
+    }
+
+    /// The boards the hub has a state of, in id order.
+    pub(crate) fn board_ids(&self) -> impl Iterator<Item = &String> {
+        self.latest.keys()
+    }
+
+    /// The host a board's latest state names.
+    fn host_of(&self, board: &str) -> Option<&str> {
+        self.latest.get(board)?.host.as_deref()
+    }
+
+    /// Keeps a board's latest state.
+    fn keep(&mut self, board: &str, latest: Latest) {
+        self.latest.insert(board.to_owned(), latest);
+        self.unparsed.insert(board.to_owned());
+    }
+
+    /// Forgets a board; whether the hub had it.
+    fn forget(&mut self, board: &str) -> bool {
+        self.trees.remove(board);
+        self.unparsed.remove(board);
+        self.latest.remove(board).is_some()
+    }
 }
 
 /// A state's `/events` message, `{"board", "payload", "received_ms",
@@ -163,9 +221,9 @@ impl Link {
 /// The boards whose latest state names `host`.
 fn boards_of<'a>(known: &'a Known, host: &'a str) -> impl Iterator<Item = &'a str> + 'a {
     known
-        .boards
+        .latest
         .iter()
-        .filter(move |(_, payload)| payload["host"] == host)
+        .filter(move |(_, latest)| latest.host.as_deref() == Some(host))
         .map(|(board, _)| board.as_str())
 }
 
@@ -173,7 +231,7 @@ fn boards_of<'a>(known: &'a Known, host: &'a str) -> impl Iterator<Item = &'a st
 /// name (spectators get it: whether the board's data is live, and until
 /// when it was): `None` while its host's status is not known.
 pub(crate) fn board_host_message(known: &Known, board: &str) -> Option<Value> {
-    let host = known.boards.get(board)?["host"].as_str()?;
+    let host = known.host_of(board)?;
     let status = known.hosts.get(host)?;
     Some(
         json!({"type": "board-host", "board": board, "status": status,
@@ -387,8 +445,7 @@ impl Hub {
         // taken (the desk's readers take the hub's inside theirs).
         let ids: BTreeMap<String, Value> = self
             .known()
-            .boards
-            .keys()
+            .board_ids()
             .map(|id| (id.clone(), Value::Null))
             .collect();
         json!({"type": "seats", "seats": self.desk.seating(&ids)})
@@ -404,8 +461,7 @@ impl Hub {
     fn remake_seats(&self) -> Option<Value> {
         let ids: BTreeMap<String, Value> = self
             .known()
-            .boards
-            .keys()
+            .board_ids()
             .map(|id| (id.clone(), Value::Null))
             .collect();
         self.delayed.set_members(self.desk.members(&ids));
@@ -459,19 +515,17 @@ impl Hub {
         let hosts = known.hosts.iter().map(|(host, status)| {
             host_message(host, status, known.seen.get(host).copied()).to_string()
         });
-        let boards = known.boards.iter().map(|(board, payload)| {
-            let text = serde_json::to_string(payload).unwrap_or_default();
+        let boards = known.latest.iter().map(|(board, latest)| {
             let position = known.positions.get(board).unwrap_or(&Value::Null);
             state_message(
                 board,
-                Some(&text),
+                Some(&latest.text),
                 known.received.get(board).copied(),
                 Some(position),
             )
         });
         let board_hosts = known
-            .boards
-            .keys()
+            .board_ids()
             .filter_map(|board| board_host_message(&known, board))
             .map(|message| message.to_string());
         std::iter::once(link)
@@ -725,7 +779,7 @@ mod tests {
         let event: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
         assert_eq!(event["received_ms"], T0_MS);
         assert_eq!(
-            hub.known().boards["b1"]["board"],
+            hub.known().boards()["b1"]["board"],
             "b1",
             "state before event"
         );

@@ -44,3 +44,4 @@ pub mod picture;
 pub mod results;
 pub mod round;
 pub mod shed;
+pub mod skim;

@@ -352,6 +352,18 @@ mod round_cli {
             value_name = "TOURID"
         )]
         lichess_broadcast: Option<String>,
+        /// The names of the lichess rounds the hub makes
+        /// (--lichess-broadcast): `{round}` stands for the round's number,
+        /// e.g. "Open, round {round}" gives "Open, round 3" or, split,
+        /// "Open, round 3 I", "Open, round 3 II"...; without `{round}` the
+        /// number follows the name ("Open" -> "Open 3 I").
+        #[arg(
+            long,
+            requires = "lichess_broadcast",
+            value_name = "NAME",
+            default_value = chessclock_hall::round::DEFAULT_NAMES
+        )]
+        lichess_round_name: String,
         /// The least time between two pushes to one lichess round, in
         /// seconds: the changes meanwhile go together in the next (the
         /// latest text).
@@ -481,9 +493,13 @@ mod round_cli {
             (Some(ids), _, Some(token)) => {
                 PushTarget::new(&args.lichess_url, ids, token, interval)?
             }
-            (None, Some(tournament), Some(token)) => {
-                PushTarget::made_in(&args.lichess_url, tournament, token, interval)?
-            }
+            (None, Some(tournament), Some(token)) => PushTarget::made_in(
+                &args.lichess_url,
+                tournament,
+                &args.lichess_round_name,
+                token,
+                interval,
+            )?,
             _ => return Ok(None),
         };
         Ok(Some(round::spawn_push(hub.clone(), target)?))

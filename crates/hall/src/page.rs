@@ -540,7 +540,7 @@ pub async fn command(State(hub): State<Arc<Hub>>, request: Request) -> Response 
     if let Err(error) = chessclock_hall_proto::broker::check_topic_level("board", &board) {
         return refusal(StatusCode::BAD_REQUEST, &error);
     }
-    if !hub.known().boards.contains_key(&board) {
+    if !hub.known().has_board(&board) {
         // No daemon would answer: say so now rather than after the wait.
         return refusal(
             StatusCode::NOT_FOUND,

@@ -50,6 +50,27 @@ pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
 }
 
+/// The desk's command line of `chessclock-hall` for the hub at `url`,
+/// as `user` with the password in `password_file`, then `rest`.
+pub fn desk_command(url: &str, user: &str, password_file: &str, rest: &[&str]) -> Vec<String> {
+    let mut args = strings(&[
+        "round",
+        "--hub",
+        url,
+        "--user",
+        user,
+        "--password-file",
+        password_file,
+    ]);
+    args.extend(strings(rest));
+    args
+}
+
+/// The `[[board]]` table of a board without devices (5 minutes).
+pub fn plain_board(id: &str) -> String {
+    format!("[[board]]\nid = \"{id}\"\ncontrol = \"300\"\n")
+}
+
 /// The configuration of a daemon of hall [`HALL`] as host `host`: the
 /// kit's `[daemon]` table (state in `dir/state`), then `boards` (each a
 /// `[[board]]` table's text) and the `[hall]` table for `broker` (a
@@ -78,10 +99,7 @@ pub fn hall_daemon_config(
 /// the test's broker, and a client of its board b1.
 pub async fn daemon(dir: &Path, broker: &Broker) -> (PrivateBus, Daemon, Client) {
     let bus = PrivateBus::session_in(dir);
-    let boards: Vec<String> = ["b1", "b2", "b3"]
-        .iter()
-        .map(|board| format!("[[board]]\nid = \"{board}\"\ncontrol = \"300\"\n"))
-        .collect();
+    let boards: Vec<String> = ["b1", "b2", "b3"].map(plain_board).into();
     let url = format!("mqtt://127.0.0.1:{}", broker.port);
     let config = hall_daemon_config(dir, &url, "pi1", &boards, "");
     let daemon = Daemon::spawn(&config, &bus, dir.join("daemon.log"));

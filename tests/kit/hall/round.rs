@@ -411,21 +411,14 @@ pub struct ManyBoards {
 impl ManyBoards {
     /// Starts them in `dir` and waits until the daemon serves its boards.
     pub async fn start(dir: &std::path::Path, boards: u32) -> ManyBoards {
-        use crate::kit::daemon::{daemon_table, Client, Daemon, PrivateBus};
+        use crate::kit::daemon::{Client, Daemon, PrivateBus};
         let broker = super::Broker::start(dir);
         let bus = PrivateBus::session_in(dir);
-        let config = dir.join("chessclockd.toml");
-        let mut text = daemon_table(&dir.join("state"));
-        for board in 1..=boards {
-            text.push_str(&format!(
-                "\n[[board]]\nid = \"b{board}\"\ncontrol = \"300\"\n"
-            ));
-        }
-        text.push_str(&format!(
-            "\n[hall]\nbroker = \"mqtt://127.0.0.1:{}\"\nname = \"{HALL}\"\nhost = \"pi1\"\n",
-            broker.port
-        ));
-        std::fs::write(&config, text).unwrap();
+        let tables: Vec<String> = (1..=boards)
+            .map(|board| super::event::plain_board(&format!("b{board}")))
+            .collect();
+        let url = format!("mqtt://127.0.0.1:{}", broker.port);
+        let config = super::event::hall_daemon_config(dir, &url, "pi1", &tables, "");
         let daemon = Daemon::spawn(&config, &bus, dir.join("daemon.log"));
         let client = Client::connect_when(&bus, &daemon, crate::kit::WAIT, |_| true).await;
         ManyBoards {

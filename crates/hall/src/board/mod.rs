@@ -92,7 +92,7 @@ pub async fn fetch(hub: &Hub, board: &str, asker: &str) -> Result<HistoryView, R
     if let Err(error) = chessclock_hall_proto::broker::check_topic_level("board", board) {
         return Err(refusal(StatusCode::BAD_REQUEST, &error));
     }
-    if !hub.known().boards.contains_key(board) {
+    if !hub.known().has_board(board) {
         return Err(refusal(
             StatusCode::NOT_FOUND,
             &format!("no board `{board}` in this hall"),

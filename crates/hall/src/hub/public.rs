@@ -86,8 +86,7 @@ impl Hub {
         let seats = self.public_seats(&self.seats_message()).to_string();
         let known = self.known();
         let board_hosts: Vec<String> = known
-            .boards
-            .keys()
+            .board_ids()
             .filter_map(|board| board_host_message(&known, board))
             .map(|message| message.to_string())
             .collect();
@@ -113,7 +112,8 @@ impl std::ops::Deref for BoardsRead<'_> {
     type Target = BTreeMap<String, Value>;
 
     fn deref(&self) -> &Self::Target {
-        &self.0.boards
+        // Made whole when the read began.
+        &self.0.trees
     }
 }
 
@@ -125,7 +125,9 @@ impl RoundSource for Hub {
     }
 
     fn boards(&self) -> BoardsRead<'_> {
-        BoardsRead(self.known())
+        let mut known = self.known();
+        known.boards();
+        BoardsRead(known)
     }
 
     fn changes(&self) -> broadcast::Receiver<Arc<str>> {

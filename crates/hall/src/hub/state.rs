@@ -4,17 +4,16 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::{board_host_message, state_message, Hub};
+use super::{board_host_message, state_message, Hub, Latest};
+use crate::skim::{skim, Skim};
 
 impl Hub {
     /// A board's state (an empty payload: its removal) at `now_ms`: kept,
     /// given to the round's desk, and the `/events` messages it makes.
-    /// The payload is parsed once and never copied (but for a new board's
-    /// first state) or written out again:
-    /// the `/events` message carries its bytes as they came (what a hall
-    /// of 1,000 boards at its peak spent most of the hub's time on,
+    /// The payload is skimmed, not parsed, and never written out again:
+    /// the `/events` message carries its bytes as they came, and the
+    /// hub's table and the delay buffer share one copy of its text (what a
+    /// hall of 1,000 boards at its peak spent most of the hub's time on,
     /// BENCHMARKS.md "Hall at scale").
     pub(super) fn take_state(
         &self,
@@ -26,14 +25,13 @@ impl Hub {
         let mut changes = Vec::new();
         if payload.is_empty() {
             let mut known = self.known();
-            let boards_before = known.boards.len();
-            if known.boards.remove(board).is_some() {
-                known.ids = Arc::new(known.boards.keys().cloned().collect());
+            let gone = known.forget(board);
+            if gone {
+                known.ids = Arc::new(known.board_ids().cloned().collect());
             }
             known.received.remove(board);
             known.positions.remove(board);
             changes.push(state_message(board, None, Some(now_ms), None));
-            let gone = known.boards.len() != boards_before;
             drop(known);
             if gone {
                 changes.extend(self.remake_seats().map(|m| m.to_string()));
@@ -46,33 +44,35 @@ impl Hub {
             return changes;
         }
         // A payload that is not JSON is kept as `null` (the board is there,
-        // its state unreadable) and told as `null`.
-        // (UTF-8 checked once: `from_str` does not check it again.)
-        let (value, text) = match std::str::from_utf8(payload)
+        // its state unreadable) and told as `null`. The state is skimmed,
+        // not parsed ([`crate::skim`]): its tree is made when a reader asks.
+        let (skimmed, text) = match std::str::from_utf8(payload)
             .ok()
-            .and_then(|text| Some((serde_json::from_str::<Value>(text).ok()?, text)))
+            .and_then(|text| Some((skim(text)?, text)))
         {
-            Some((value, text)) => (value, text),
-            None => (Value::Null, "null"),
+            Some((skimmed, text)) => (skimmed, text),
+            None => (Skim::default(), "null"),
         };
         // The desk first, while the hub's lock is not held (the desk's
         // readers take the hub's inside theirs), for a board the hub
         // already has; a new board's number needs it among the boards.
         let (ids, known_before) = {
             let known = self.known();
-            (known.ids.clone(), known.boards.contains_key(board))
+            (known.ids.clone(), known.has_board(board))
         };
         if known_before {
-            self.desk.observe(&ids, board, &value, now_ms);
+            self.desk.observe(&ids, board, &skimmed, text, now_ms);
         }
         // The card's position, before the lock: a game's replay.
-        let position = crate::picture::position::position(&value);
+        let position =
+            crate::picture::position::position_of(skimmed.fen.as_deref(), skimmed.pgn.as_deref());
+        let text: Arc<str> = Arc::from(text);
         // Kept for the public feed, which the releaser tells behind the
         // delay (the public's reads are all of the delay buffer).
         self.delayed
-            .record(board, &value, Arc::from(text), retained, now_ms);
+            .record(board, &skimmed, text.clone(), retained, now_ms);
+        let host = skimmed.host.as_deref().map(str::to_owned);
         let mut known = self.known();
-        let host = value["host"].as_str().map(str::to_owned);
         // A live state: its host was alive now. A retained one may be from
         // a host long dead.
         if let Some(host) = host.as_ref().filter(|_| !retained) {
@@ -80,7 +80,7 @@ impl Hub {
         }
         changes.push(state_message(
             board,
-            Some(text),
+            Some(&text),
             Some(now_ms),
             Some(&position),
         ));
@@ -89,25 +89,25 @@ impl Hub {
         } else {
             known.positions.insert(board.to_owned(), position);
         }
-        let new_host = known
-            .boards
-            .get(board)
-            .is_none_or(|before| before["host"].as_str() != host.as_deref());
+        let new_host = !known_before || known.host_of(board) != host.as_deref();
         known.received.insert(board.to_owned(), now_ms);
-        // A new board's first state is read again below, once the hub
-        // has it among its boards.
-        let first = (!known_before).then(|| value.clone());
-        known.boards.insert(board.to_owned(), value);
+        known.keep(
+            board,
+            Latest {
+                text: text.clone(),
+                host,
+            },
+        );
         if !known_before {
-            known.ids = Arc::new(known.boards.keys().cloned().collect());
+            known.ids = Arc::new(known.board_ids().cloned().collect());
         }
         if new_host {
             changes.extend(board_host_message(&known, board).map(|m| m.to_string()));
         }
         let ids = known.ids.clone();
         drop(known);
-        if let Some(value) = first {
-            self.desk.observe(&ids, board, &value, now_ms);
+        if !known_before {
+            self.desk.observe(&ids, board, &skimmed, &text, now_ms);
             // A board came: the boards' numbers may change.
             changes.extend(self.remake_seats().map(|m| m.to_string()));
         }

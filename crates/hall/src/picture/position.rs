@@ -16,11 +16,18 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 /// `{"fen", "last"}` for a state payload whose e-board has a position
 /// (`last`: the last move in UCI, `e2e4`, or `null`); `null` otherwise.
 pub fn position(payload: &Value) -> Value {
-    let Some(fen) = payload["state"]["eboard"]["fen"].as_str() else {
+    position_of(
+        payload["state"]["eboard"]["fen"].as_str(),
+        payload["pgn"].as_str(),
+    )
+}
+
+/// [`position`] of a state's e-board FEN and PGN.
+pub fn position_of(fen: Option<&str>, pgn: Option<&str>) -> Value {
+    let Some(fen) = fen else {
         return Value::Null;
     };
-    let last = last_move(fen, payload["pgn"].as_str());
-    json!({"fen": fen, "last": last})
+    json!({"fen": fen, "last": last_move(fen, pgn)})
 }
 
 /// The move (UCI) that made the position `fen`, from the game `pgn`.

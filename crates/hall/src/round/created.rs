@@ -97,14 +97,43 @@ pub fn roman(n: usize) -> String {
     text
 }
 
+/// The made rounds' names unless the organiser gives them
+/// (`--lichess-round-name`).
+pub const DEFAULT_NAMES: &str = "Round {round}";
+
+/// The longest name given (lichess takes round names of up to 80
+/// characters; a numeral such as ` XVIII` is added to it).
+pub const MAX_NAMES: usize = 64;
+
+/// Checks the organiser's names of the made rounds: `{round}` stands for
+/// the round's number (`Open, round {round}`); without it the number
+/// goes after the name (`Open` -> `Open 3`).
+pub fn check_names(names: &str) -> Result<String, String> {
+    let names = names.trim();
+    if names.is_empty() || names.chars().count() > MAX_NAMES || names.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "--lichess-round-name `{names}`: expected a name of 1 to {MAX_NAMES} characters \
+             on one line, `{{round}}` standing for the round's number (`Open, round {{round}}`)"
+        ));
+    }
+    Ok(names.to_owned())
+}
+
 /// The name of the lichess round of hundred `index` (0: boards 1-100) of
-/// round `round`: `Round 3` when the round is not split, else `Round 3 I`,
-/// `Round 3 II`...
-pub fn round_name(round: u32, index: usize, split: bool) -> String {
-    if split || index > 0 {
-        format!("Round {round} {}", roman(index + 1))
+/// round `round`, after the organiser's `names` ([`check_names`]; by
+/// default `Round {round}`): `Round 3` when the round is not split, else
+/// `Round 3 I`, `Round 3 II`...
+pub fn round_name(names: &str, round: u32, index: usize, split: bool) -> String {
+    let name = if names.contains("{round}") {
+        names.replace("{round}", &round.to_string())
     } else {
-        format!("Round {round}")
+        format!("{names} {round}")
+    };
+    if split || index > 0 {
+        format!("{name} {}", roman(index + 1))
+    } else {
+        name
     }
 }
 
@@ -211,7 +240,7 @@ impl Made {
         let needed = needed(hub, requests);
         while self.rounds.len() < needed {
             let index = self.rounds.len();
-            let name = round_name(round, index, needed > 1);
+            let name = round_name(&target.names, round, index, needed > 1);
             hub.desk().push_status().last_attempt_wall_ms = Some(hub.now_ms());
             let answer = send(
                 target,
@@ -321,14 +350,33 @@ mod tests {
 
     #[test]
     fn names_of_a_split_round_and_of_one_that_fits() {
-        assert_eq!(round_name(3, 0, false), "Round 3");
-        assert_eq!(round_name(3, 0, true), "Round 3 I");
-        assert_eq!(round_name(3, 1, true), "Round 3 II");
+        assert_eq!(round_name(DEFAULT_NAMES, 3, 0, false), "Round 3");
+        assert_eq!(round_name(DEFAULT_NAMES, 3, 0, true), "Round 3 I");
+        assert_eq!(round_name(DEFAULT_NAMES, 3, 1, true), "Round 3 II");
         // One made alone keeps its name; the next is II all the same.
-        assert_eq!(round_name(3, 1, false), "Round 3 II");
-        let names: Vec<String> = (0..12).map(|i| round_name(7, i, true)).collect();
+        assert_eq!(round_name(DEFAULT_NAMES, 3, 1, false), "Round 3 II");
+        let names: Vec<String> = (0..12)
+            .map(|i| round_name(DEFAULT_NAMES, 7, i, true))
+            .collect();
         assert_eq!(names[11], "Round 7 XII");
         assert_eq!(names[3], "Round 7 IV");
+        // The organiser's: a section's name, the number where it says.
+        let open = check_names(" Open, round {round} ").unwrap();
+        assert_eq!(round_name(&open, 3, 1, true), "Open, round 3 II");
+        assert_eq!(round_name("Open", 3, 0, true), "Open 3 I");
+        assert_eq!(round_name("Open", 3, 0, false), "Open 3");
+    }
+
+    #[test]
+    fn names_too_long_empty_or_on_two_lines_are_refused() {
+        for bad in ["", "  ", "a\nb", "tab\there", &"x".repeat(MAX_NAMES + 1)] {
+            let error = check_names(bad).unwrap_err();
+            assert!(error.contains("--lichess-round-name"), "{error}");
+        }
+        assert_eq!(
+            check_names(&"é".repeat(MAX_NAMES)).unwrap().chars().count(),
+            MAX_NAMES
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@
 
 use super::*;
 use crate::event::store::{Recorded, RoundRecord, RoundStatus, StoreError};
+use crate::skim::Skim;
 
 /// Why a round's pairings were not loaded.
 #[derive(Debug)]
@@ -273,8 +274,17 @@ impl Desk {
     }
 
     /// A board's state, as it arrived (`ids`: every hall board the hub
-    /// knows): its result recorded for the current round, or withdrawn.
-    pub fn observe(&self, ids: &Arc<Vec<String>>, board: &str, payload: &Value, now_ms: i64) {
+    /// knows; `skimmed`: [`crate::skim`] of its JSON `text`): its result
+    /// recorded for the current round, or withdrawn. The whole state is
+    /// parsed only when it brings a result.
+    pub fn observe(
+        &self,
+        ids: &Arc<Vec<String>>,
+        board: &str,
+        skimmed: &Skim,
+        text: &str,
+        now_ms: i64,
+    ) {
         let mut setup = lock(&self.setup);
         if setup.closed {
             return;
@@ -286,13 +296,19 @@ impl Desk {
         let Some(number) = self.number_of(ids, board, pairings, &setup.map) else {
             return;
         };
-        let round_tag = pgn_tag(payload["pgn"].as_str().unwrap_or(""), "Round");
+        let round_tag = pgn_tag(skimmed.pgn.as_deref().unwrap_or(""), "Round");
         let live_round = round_tag.as_deref().filter(|v| !unknown(Some(v)));
         let expected = format!("{round}.{number}");
         if live_round.is_some_and(|r| r != expected) {
             // Another round's game (the last round's, still on the board).
             return;
         }
+        let parsed = if skimmed.has_result {
+            serde_json::from_str(text).unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        };
+        let payload = &parsed;
         let state = &payload["state"]["result"];
         let result = state["result"]
             .as_str()
@@ -367,7 +383,7 @@ impl Desk {
                     }
                 }
             }
-            None if payload["snapshot"]["started"] == true
+            None if skimmed.started
                 && live_round == Some(expected.as_str())
                 && setup.kept.contains_key(&number) =>
             {

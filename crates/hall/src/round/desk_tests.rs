@@ -75,13 +75,15 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
     let ids: Arc<Vec<String>> =
         Arc::new(["b1", "b2", "b3"].iter().map(|s| (*s).to_owned()).collect());
     // The last round's game on b2 is not this round's.
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b2",
         &board(Some("1.2"), "Old", true, Some("1-0")),
         2_000,
     );
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b1",
         &board(Some("2.1"), "Ann", true, Some("0-1")),
@@ -98,7 +100,13 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
         assert!(kept.pgn.as_deref().unwrap().contains("[Round \"2.1\"]"));
     }
     // b1 moves on to a new game: the record stays, and so do the exports.
-    desk.observe(&ids, "b1", &board(Some("2.1"), "Ann", false, None), 4_000);
+    observe_json(
+        &desk,
+        &ids,
+        "b1",
+        &board(Some("2.1"), "Ann", false, None),
+        4_000,
+    );
     let boards: BTreeMap<String, Value> = ids
         .iter()
         .map(|id| (id.clone(), board(None, "?", false, None)))
@@ -112,15 +120,23 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
     }
     // An arbiter's withdrawal on the started game removes it.
     desk.note_arbiter("b3", "Ann Arbiter");
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b3",
         &board(Some("2.3"), "Eve", true, Some("1/2-1/2")),
         5_000,
     );
-    desk.observe(&ids, "b3", &board(Some("2.3"), "Eve", true, None), 6_000);
+    observe_json(
+        &desk,
+        &ids,
+        "b3",
+        &board(Some("2.3"), "Eve", true, None),
+        6_000,
+    );
     assert!(!lock(&desk.setup).kept.contains_key(&3));
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b3",
         &board(Some("2.3"), "Eve", true, Some("1-0")),
@@ -129,7 +145,8 @@ fn results_are_recorded_kept_when_the_board_moves_on_and_frozen_by_closing() {
     assert_eq!(lock(&desk.setup).kept[&3].entered_by, "arbiter");
     // Closed: frozen; a correction is recorded.
     desk.close_round(2, 8_000).unwrap();
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b3",
         &board(Some("2.3"), "Eve", true, Some("0-1")),
@@ -164,7 +181,8 @@ fn new_pairings_cannot_give_a_recorded_result_to_other_players() {
     desk.load_round(3, CSV, BTreeMap::new(), None, 1_000)
         .unwrap();
     let ids = Arc::new(vec!["b1".to_owned()]);
-    desk.observe(
+    observe_json(
+        &desk,
         &ids,
         "b1",
         &board(Some("3.1"), "Ann", true, Some("1-0")),

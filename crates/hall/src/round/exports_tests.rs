@@ -100,7 +100,7 @@ fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     for (number, result) in [(1, "0-1"), (2, "1/2-1/2"), (3, "1-0")] {
         let id = format!("b{number}");
         let state = board(number, Some(result));
-        desk.observe(&ids, &id, &state, 2_000);
+        observe_json(&desk, &ids, &id, &state, 2_000);
         boards.insert(id, state);
     }
     desk.close_round(2, 3_000).unwrap();
@@ -134,7 +134,7 @@ fn a_disagreement_is_flagged_and_stops_the_trf_until_a_correction() {
     // on the board): the round is frozen, the desk keeps 1/2-1/2, and the
     // disagreement is flagged, chosen by no one.
     boards.insert("b2".to_owned(), board(2, Some("1-0")));
-    desk.observe(&ids, "b2", &boards["b2"], 4_000);
+    observe_json(&desk, &ids, "b2", &boards["b2"], 4_000);
     let (result, disagreement) = {
         let setup = lock(&desk.setup);
         let rows = rows(&setup, &boards).unwrap();
@@ -197,13 +197,13 @@ fn a_corrected_result_is_not_overwritten_by_the_board() {
     desk.load_round(2, BYES, BTreeMap::new(), None, 1_000)
         .unwrap();
     let ids = Arc::new(vec!["b1".to_owned()]);
-    desk.observe(&ids, "b1", &board(1, Some("1-0")), 2_000);
+    observe_json(&desk, &ids, "b1", &board(1, Some("1-0")), 2_000);
     desk.correct(2, 1, "0-1", "normal", "Chief", 3_000).unwrap();
     // The board publishes its result again (the round is open): the
     // correction stands; a `*` does not withdraw it either.
-    desk.observe(&ids, "b1", &board(1, Some("1-0")), 4_000);
+    observe_json(&desk, &ids, "b1", &board(1, Some("1-0")), 4_000);
     assert_eq!(lock(&desk.setup).kept[&1].result, "0-1");
-    desk.observe(&ids, "b1", &board(1, None), 5_000);
+    observe_json(&desk, &ids, "b1", &board(1, None), 5_000);
     let store = lock(&desk.store);
     assert_eq!(store.as_ref().unwrap().games(2).unwrap()[&1].result, "0-1");
 }

@@ -78,7 +78,7 @@ mod seating;
 use exports::{decided, rows};
 use exports::{plain, NO_PAIRINGS};
 mod send;
-pub use created::{check_tournament, round_name, MadeRound, MAX_MADE};
+pub use created::{check_names, check_tournament, round_name, MadeRound, DEFAULT_NAMES, MAX_MADE};
 pub use desk::{LoadError, Review};
 pub use public::{parse_boards, BoardRange};
 pub use push::{spawn_push, GameStatus, PushStatus, PushTarget};
@@ -419,6 +419,14 @@ fn pgn_tag<'a>(text: &'a str, name: &str) -> Option<std::borrow::Cow<'a, str>> {
         }
     }
     None
+}
+
+/// Gives the desk a state as the hub does: its JSON text and its skim.
+#[cfg(test)]
+fn observe_json(desk: &Desk, ids: &Arc<Vec<String>>, board: &str, state: &Value, now_ms: i64) {
+    let text = state.to_string();
+    let skimmed = crate::skim::skim(&text).unwrap_or_default();
+    desk.observe(ids, board, &skimmed, &text, now_ms);
 }
 
 /// Whether a tag value says nothing (`?`, empty).

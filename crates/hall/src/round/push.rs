@@ -17,6 +17,8 @@ pub struct PushTarget {
     /// The lichess rounds: boards 1-100 to the first, 101-200 to the
     /// second, and so on.
     rounds: Rounds,
+    /// The names of the rounds the hub makes ([`created::round_name`]).
+    pub(super) names: String,
     token: String,
     /// The least time between two requests to one lichess round.
     interval: Duration,
@@ -76,11 +78,15 @@ impl PushTarget {
     pub fn made_in(
         base: &str,
         tournament: &str,
+        names: &str,
         token_file: &Path,
         interval: Duration,
     ) -> anyhow::Result<PushTarget> {
         let tournament = created::check_tournament(tournament).map_err(anyhow::Error::msg)?;
-        PushTarget::with(base, Rounds::Made(tournament), token_file, interval)
+        let names = created::check_names(names).map_err(anyhow::Error::msg)?;
+        let mut target = PushTarget::with(base, Rounds::Made(tournament), token_file, interval)?;
+        target.names = names;
+        Ok(target)
     }
 
     fn with(
@@ -112,6 +118,7 @@ impl PushTarget {
         Ok(PushTarget {
             base: uri,
             rounds,
+            names: created::DEFAULT_NAMES.to_owned(),
             token,
             interval,
         })

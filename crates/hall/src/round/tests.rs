@@ -235,7 +235,14 @@ fn a_push_target_is_checked() {
     assert!(PushTarget::new("https://lichess.org", "a", &none, second).is_err());
     // The rounds the hub makes in a broadcast: its id checked, no round yet.
     std::fs::write(&token, "lip_abc\n").unwrap();
-    let made = PushTarget::made_in("https://lichess.org", "ABcd1234", &token, second).unwrap();
+    let made = PushTarget::made_in(
+        "https://lichess.org",
+        "ABcd1234",
+        DEFAULT_NAMES,
+        &token,
+        second,
+    )
+    .unwrap();
     assert!(made.urls().is_empty());
     assert_eq!(
         made.urls_of(&["Xy12ab34".to_owned()]),
@@ -244,7 +251,8 @@ fn a_push_target_is_checked() {
     assert!(!format!("{made:?}").contains("lip_abc"));
     assert!(format!("{made:?}").contains("/broadcast/ABcd1234/new"));
     for bad in ["", "ABcd123", "ABcd1234,X", "AB/d1234"] {
-        let error = PushTarget::made_in("https://lichess.org", bad, &token, second).unwrap_err();
+        let error = PushTarget::made_in("https://lichess.org", bad, DEFAULT_NAMES, &token, second)
+            .unwrap_err();
         assert!(
             error.to_string().contains("--lichess-broadcast"),
             "{bad}: {error}"
