@@ -384,6 +384,18 @@ pub struct PushPhase {
     pub states_over_target: usize,
 }
 
+/// A request with fewer games than another request to its round carried:
+/// the boards it left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ShortRequest {
+    pub round: String,
+    /// CLOCK_MONOTONIC µs.
+    pub at_us: i64,
+    pub games: usize,
+    /// The boards left out (at most 20).
+    pub missing: Vec<u32>,
+}
+
 /// The push over the run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PushReport {
@@ -400,6 +412,39 @@ pub struct PushReport {
     /// tell the board or the press of.
     pub requests_total: usize,
     pub games_unknown: usize,
+    /// Requests, from the first phase on, with fewer games than their
+    /// round's most (at most 50 listed).
+    pub short_requests: Vec<ShortRequest>,
+}
+
+/// The requests from `from_us` on that left out a board another request to
+/// their round carried (the first 50).
+pub fn short_requests(requests: &[Request], from_us: i64) -> Vec<ShortRequest> {
+    let mut boards: HashMap<&str, std::collections::BTreeSet<u32>> = HashMap::new();
+    for request in requests {
+        boards
+            .entry(request.round.as_str())
+            .or_default()
+            .extend(request.games.iter().map(|g| g.board));
+    }
+    let mut order: Vec<&Request> = requests.iter().filter(|r| r.at_us >= from_us).collect();
+    order.sort_by_key(|r| r.at_us);
+    order
+        .into_iter()
+        .filter_map(|request| {
+            let all = boards.get(request.round.as_str())?;
+            let carried: std::collections::BTreeSet<u32> =
+                request.games.iter().map(|g| g.board).collect();
+            let missing: Vec<u32> = all.difference(&carried).copied().take(20).collect();
+            (!missing.is_empty()).then(|| ShortRequest {
+                round: request.round.clone(),
+                at_us: request.at_us,
+                games: request.games.len(),
+                missing,
+            })
+        })
+        .take(50)
+        .collect()
 }
 
 /// The push's figures per phase (`(name, start, end)`, CLOCK_MONOTONIC µs,
@@ -488,6 +533,7 @@ pub fn analyse(
             .flat_map(|r| &r.games)
             .filter(|g| g.board == 0 || g.ply == 0)
             .count(),
+        short_requests: short_requests(requests, phases.first().map_or(i64::MIN, |p| p.1)),
     }
 }
 
@@ -636,6 +682,19 @@ mod tests {
         assert_eq!(report.run.states, 6);
         assert_eq!(report.run.games_per_request.max, 2.0);
         assert_eq!(report.games_unknown, 0);
+        // Round a's first request left out board 2, which its second
+        // carried, and its last board 1; round b only ever had board 1.
+        let short = |at_us: i64, missing: u32| ShortRequest {
+            round: "a".into(),
+            at_us,
+            games: 1,
+            missing: vec![missing],
+        };
+        assert_eq!(
+            report.short_requests,
+            vec![short(22 * S / 10, 2), short(12 * S, 1)]
+        );
+        assert_eq!(short_requests(&requests, 3 * S), vec![short(12 * S, 1)]);
         // Board 1's press 13 is not out yet; then it is.
         assert!(!all_pushed(&publications, &requests));
         let mut more = requests.to_vec();

@@ -842,6 +842,16 @@ pub fn main(
                 phase.states_unpushed,
             ));
         }
+        if let Some(first) = push.short_requests.first() {
+            progress(&format!(
+                "push: {} requests left out games another request to their round carried \
+                 (the first: {} with {} games, without boards {:?})",
+                push.short_requests.len(),
+                first.round,
+                first.games,
+                first.missing
+            ));
+        }
     }
     progress(&format!(
         "hub peak RSS (VmHWM) {:.1} MB, {:.2} cores over the run; targets met: p99 {}, RSS {}, \
