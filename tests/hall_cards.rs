@@ -664,7 +664,10 @@ async fn the_hall_screen_shows_big_cards_without_controls_and_turns_pages() {
     browser.screenshot("spectators-cards-1920").await;
     browser
         .client
-        .goto(&format!("http://127.0.0.1:{}/spectator?view=table", hub.port))
+        .goto(&format!(
+            "http://127.0.0.1:{}/spectator?view=table",
+            hub.port
+        ))
         .await
         .unwrap();
     let table = browser
