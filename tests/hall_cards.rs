@@ -627,5 +627,54 @@ async fn the_hall_screen_shows_big_cards_without_controls_and_turns_pages() {
             .ends_with(&format!("of {pages}")),
         "{next}"
     );
+
+    // The spectators' page: the same cards by default (all of them, no
+    // pages), no links (a board's page is for arbiters and hall
+    // screens), no controls but the view, no arbiter matters; the table
+    // a choice away.
+    browser
+        .client
+        .goto(&format!("http://127.0.0.1:{}/spectator", hub.port))
+        .await
+        .unwrap();
+    const SPECTATORS: &str = "const shown = (e) => e && getComputedStyle(e).display !== 'none';
+        return {cards: Array.from(document.querySelectorAll('#cards .card')).filter(c => !c.hidden).length,
+                links: document.querySelectorAll('#cards a').length,
+                controls: Array.from(document.querySelectorAll('button, input, textarea, form, a')).length,
+                selects: Array.from(document.querySelectorAll('select')).map(s => s.id),
+                grid: shown(document.getElementById('cards')),
+                table: shown(document.getElementById('hall')),
+                text: document.getElementById('cards').innerText,
+                b1: document.querySelector('#card-b1') ? document.querySelector('#card-b1').dataset.last : null};";
+    let spectators = browser
+        .wait("the spectators' 24 cards", WAIT, SPECTATORS, |p| {
+            p["cards"] == 24
+        })
+        .await;
+    assert_eq!(spectators["grid"], true, "{spectators}");
+    assert_eq!(spectators["table"], false, "{spectators}");
+    assert_eq!(spectators["links"], 0, "{spectators}");
+    assert_eq!(spectators["controls"], 0, "{spectators}");
+    assert_eq!(spectators["selects"], json!(["view"]), "{spectators}");
+    assert_eq!(spectators["b1"], "f1b5", "{spectators}");
+    assert!(
+        !spectators["text"].as_str().unwrap().contains("ARBITER"),
+        "no arbiter matters: {spectators}"
+    );
+    browser.screenshot("spectators-cards-1920").await;
+    browser
+        .client
+        .goto(&format!(
+            "http://127.0.0.1:{}/spectator?view=table",
+            hub.port
+        ))
+        .await
+        .unwrap();
+    let table = browser
+        .wait("the spectators' table", WAIT, SPECTATORS, |p| {
+            p["table"] == true
+        })
+        .await;
+    assert_eq!(table["grid"], false, "{table}");
     browser.close().await;
 }

@@ -589,8 +589,9 @@ host = "pi1"
         )
         .await;
 
-    // The spectators' page: the boards, and no controls or arbiter matters.
-    browser.open(&hub.url("/spectator")).await;
+    // The spectators' page: the boards, and no controls (but the choice
+    // of view) or arbiter matters.
+    browser.open(&hub.url("/spectator?view=table")).await;
     let spectator = browser
         .wait("the spectators' rows", WAIT, &row_script("b2"), |r| {
             r["status"] == "live" && has_class(r, "flag")
@@ -599,7 +600,7 @@ host = "pi1"
     assert_eq!(spectator["arbiter"], Value::Null, "{spectator}");
     assert_eq!(spectator["host"], Value::Null, "{spectator}");
     let controls = browser
-        .run("return document.querySelectorAll('button, input, select, textarea, form, td.controls').length;")
+        .run("return document.querySelectorAll('button, input, select:not(#view), textarea, form, td.controls').length;")
         .await;
     assert_eq!(controls, 0);
     browser.screenshot("spectators").await;

@@ -10,10 +10,15 @@
 // cards and the table (select#view, remembered; ?view=table in the page's
 // address) and can show only the boards with a problem (input#problems).
 // <body data-mode="screen"> (/screen) shows big cards without controls or
-// links, a page at a time, turning every ?seconds=N (default 15).
+// links, a page at a time, turning every ?seconds=N (default 15). The
+// spectators' page (/spectator) has the cards and the table as the
+// arbiters' page has, without links (a board's page is live data, for
+// arbiters and hall screens).
 // The hooks (ids, classes, data- attributes) are in docs/hall-hub.md.
 "use strict";
 const screenMode = mode === "screen";
+// Whether a card links to its board's page.
+const linked = !screenMode && mode !== "spectators";
 const cards = {};  // id -> {card, parts}
 // The states a card shows, most urgent first: [kind, shape]. The shape
 // goes before the words, so a state is told by colour, shape and words.
@@ -95,9 +100,9 @@ function makeCard(id) {
   card.dataset.board = id;
   card.tabIndex = 0;
   const head = element("header", "card-head", card);
-  const number = element(screenMode ? "span" : "a", "card-number", head);
+  const number = element(linked ? "a" : "span", "card-number", head);
   number.id = "card-" + id + "-title";
-  if (!screenMode) number.href = boardHref(id);
+  if (linked) number.href = boardHref(id);
   card.setAttribute("aria-labelledby", number.id);
   const idText = element("span", "card-id", head);
   const states = element("ul", "card-states", card);
@@ -136,7 +141,7 @@ function makeCard(id) {
   // Enter on the card opens its board's page; arrows move between cards.
   card.addEventListener("keydown", (e) => {
     if (e.target !== card) return;
-    if (e.key === "Enter" && !screenMode) { location.href = boardHref(id); return; }
+    if (e.key === "Enter" && linked) { location.href = boardHref(id); return; }
     const step = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1}[e.key];
     if (!step) return;
     const shown = Array.from($("cards").children).filter(c => !c.hidden);
