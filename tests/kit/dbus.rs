@@ -66,6 +66,7 @@ pub fn fake_runtime(boards: &[&str]) -> ControlHandle {
                         board: id.to_string(),
                         control: "5400+30".into(),
                         snapshot_ms: now_ms(),
+                        view_us: 0,
                         started: false,
                         running: None,
                         paused: false,
@@ -389,6 +390,8 @@ fn answer(
         Command::DeviceAdded { .. } | Command::DeviceRemoved { .. } => unreachable!(),
     }
     snap.snapshot_ms = now_ms();
+    // The view changed now (what orders the D-Bus objects' caches).
+    snap.view_us = snap.snapshot_ms * 1_000;
     let snapshot = snap.clone();
     record(board, request);
     if let Some(row) = board.history.last_mut() {

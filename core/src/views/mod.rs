@@ -274,6 +274,7 @@ impl BoardModel {
             board: self.board.clone(),
             control: self.control.clone(),
             snapshot_ms: floor_ms(mono),
+            view_us: self.taken_at,
             started: state.started,
             running: state.running,
             paused: state.paused,

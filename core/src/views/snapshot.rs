@@ -29,6 +29,14 @@ pub struct BoardSnapshot {
     pub board: String,
     pub control: String,
     pub snapshot_ms: i64,
+    /// When the board's view this snapshot was computed from was taken
+    /// (the daemon's monotonic µs; in-process only, never serialised: 0
+    /// when read back from JSON). It orders one board's snapshots by what
+    /// they show, which `snapshot_ms` does not: a snapshot read now from
+    /// the view the readers have has a later `snapshot_ms` than a newer
+    /// view's `StateChanged` still on its way, taken a moment before.
+    #[serde(skip)]
+    pub view_us: i64,
     pub started: bool,
     pub running: Option<Side>,
     pub paused: bool,

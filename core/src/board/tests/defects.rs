@@ -527,3 +527,25 @@ fn a_scheduled_start_follows_the_wall_clock_when_it_is_stepped() {
         .handle(mono(90_004), wall(90_004), BoardInput::Tick);
     assert_eq!(rig.state(100_000).white.used, 10 * SECOND);
 }
+
+/// A snapshot read from a view some time after the view was taken (the
+/// control loop answering a read) says which view it shows, apart from the
+/// instant its times are for: the D-Bus objects order their cached
+/// snapshots by the view, and ordering them by `snapshot_ms` kept a read of
+/// an older view over the `StateChanged` of a newer one taken a moment
+/// before the read (a display unit linked at the daemon's start stayed
+/// disconnected on the bus).
+#[test]
+fn a_snapshot_names_the_view_it_was_read_from() {
+    let mut rig = Rig::linked("300");
+    rig.command(0, BoardCommand::Start);
+    rig.commit_all(0);
+    let view = rig.board.model(mono(1_000));
+    let read_later = view.snapshot(mono(4_000));
+    assert_eq!(read_later.snapshot_ms, mono(4_000) / MS);
+    assert_eq!(read_later.view_us, mono(1_000));
+    assert_eq!(view.snapshot(view.taken_at).view_us, mono(1_000));
+    let newer = rig.board.model(mono(2_000)).snapshot(mono(2_000));
+    assert!(newer.view_us > read_later.view_us);
+    assert!(newer.snapshot_ms < read_later.snapshot_ms);
+}
