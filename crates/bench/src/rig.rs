@@ -414,7 +414,11 @@ impl Rig {
 
     /// Waits until the daemon owns its bus name, lists every board, and
     /// every board has both its devices connected. Returns how long it took
-    /// from the daemon's spawn.
+    /// from the daemon's spawn. On a timeout the error says what the last
+    /// look saw (the boards listed, each board's devices), the simulated
+    /// units' log, each board's `State()` read afresh (beside the D-Bus
+    /// object's cached snapshot, which the look reads) and the daemon's
+    /// threads, and the temporary folder is kept.
     pub fn wait_ready(&mut self, timeout: Duration) -> anyhow::Result<Duration> {
         let deadline = Instant::now() + timeout;
         let started = self.daemon.as_ref().map(|d| d.started_us).unwrap_or(0);
@@ -427,14 +431,28 @@ impl Rig {
                     );
                 }
             }
-            if self.all_connected().unwrap_or(false) {
-                return Ok(Duration::from_micros(
-                    (monotonic_now_us() - started).max(0) as u64
-                ));
-            }
+            let last_seen = match self.readiness() {
+                Ok(None) => {
+                    return Ok(Duration::from_micros(
+                        (monotonic_now_us() - started).max(0) as u64
+                    ))
+                }
+                Ok(Some(missing)) => missing,
+                Err(error) => format!("asking failed: {error:#}"),
+            };
             if Instant::now() > deadline {
+                self.keep_dir();
                 bail!(
-                    "the daemon was not ready (boards listed, devices connected) within {timeout:?}:\n{}",
+                    "the daemon was not ready (boards listed, devices connected) within {timeout:?}\n\
+                     last seen: {last_seen}\n\
+                     the boards' State() (read afresh, not the D-Bus objects' cache): {}\n\
+                     the daemon's threads: {}\n\
+                     the simulated units' log ({}, kept):\n{}\n\
+                     the daemon's log:\n{}",
+                    self.fresh_states(),
+                    self.daemon_threads(),
+                    self.sim_log.display(),
+                    tail(&std::fs::read_to_string(&self.sim_log).unwrap_or_default(), 60),
                     tail(&self.daemon_logs(), 30)
                 );
             }
@@ -442,7 +460,9 @@ impl Rig {
         }
     }
 
-    fn all_connected(&mut self) -> anyhow::Result<bool> {
+    /// `None` when every board is listed and has both devices connected;
+    /// otherwise what is missing (the boards listed, each board's devices).
+    fn readiness(&mut self) -> anyhow::Result<Option<String>> {
         let conn = self.connection()?;
         let wanted = self.boards.len();
         let listed = self.rt.block_on(async {
@@ -450,8 +470,9 @@ impl Rig {
             manager.list_boards().await.map_err(anyhow::Error::from)
         })?;
         if listed.len() < wanted {
-            return Ok(false);
+            return Ok(Some(format!("boards listed: {listed:?}")));
         }
+        let mut missing = Vec::new();
         for board in self.boards.clone() {
             let snapshot: Value =
                 serde_json::from_str(&self.board_call(&board, async |b| b.snapshot().await)?)?;
@@ -461,10 +482,73 @@ impl Rig {
                 .filter(|d| d["connected"].as_bool().unwrap_or(false))
                 .count();
             if connected < 2 {
-                return Ok(false);
+                missing.push(format!(
+                    "board {board}: {connected} of 2 devices connected: {}",
+                    Value::Array(devices)
+                ));
             }
         }
-        Ok(true)
+        if missing.is_empty() {
+            Ok(None)
+        } else {
+            Ok(Some(format!(
+                "boards listed: {listed:?}; {}",
+                missing.join("; ")
+            )))
+        }
+    }
+
+    /// Each board's `State()`: the control loop's own read of the board,
+    /// where `Snapshot()` answers from the D-Bus object's cache.
+    fn fresh_states(&mut self) -> String {
+        self.boards
+            .clone()
+            .iter()
+            .map(
+                |board| match self.board_call(board, async |b| b.state().await) {
+                    Ok(state) => format!("{board}: {state}"),
+                    Err(error) => format!("{board}: {error:#}"),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The daemon's threads with their state and kernel wait channel (what
+    /// a stuck daemon is waiting in).
+    fn daemon_threads(&self) -> String {
+        let Some(pid) = self.daemon_pid() else {
+            return "no daemon".into();
+        };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return format!("/proc/{pid}/task unreadable");
+        };
+        tasks
+            .filter_map(|entry| entry.ok())
+            .map(|entry| {
+                let dir = entry.path();
+                let read = |name: &str| {
+                    std::fs::read_to_string(dir.join(name))
+                        .unwrap_or_default()
+                        .trim()
+                        .to_owned()
+                };
+                let state = read("status")
+                    .lines()
+                    .find_map(|l| l.strip_prefix("State:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned();
+                format!(
+                    "{}({}) {} wchan={}",
+                    read("comm"),
+                    entry.file_name().to_string_lossy(),
+                    state,
+                    read("wchan")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// New game with `control` and start it, on every board.
