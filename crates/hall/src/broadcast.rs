@@ -19,7 +19,10 @@
 //!   the states before it are dropped (a board's next game starts behind
 //!   the delay from the result on, never from the game before it);
 //! * memory is bounded: a board keeps the state shown now and the states
-//!   still to come (at most [`MAX_STATES`]; above that the oldest go, and
+//!   still to come, one per [`COALESCE_MS`] (a state coming sooner after
+//!   the one before it takes that one's place: the public sees the later
+//!   one at its own instant, with what both show; never a result's) and
+//!   at most [`MAX_STATES`] (above that the oldest go, and
 //!   the board shows nothing until its next state is old enough: never
 //!   something early), each as the JSON text it came as (2-5 KB), parsed
 //!   again only when a public reader is shown it: a parsed tree is several
@@ -44,6 +47,10 @@ use crate::skim::Skim;
 /// The most states kept per board.
 pub const MAX_STATES: usize = 4096;
 
+/// The least time between two states kept of a board (ms): a hall's peak
+/// (5 states a second a board) kept behind a 10 s delay was 265 MB.
+pub const COALESCE_MS: i64 = 500;
+
 /// One state, with its instant.
 struct Kept {
     seq: u64,
@@ -66,6 +73,11 @@ struct Inner {
     boards: BTreeMap<String, VecDeque<Kept>>,
     /// Boards with states not yet public (or whose view must be told).
     pending: BTreeSet<String>,
+    /// Boards with a state still to come, by that state's instant: the
+    /// releaser looks at a board again when its next state falls due, not
+    /// at every wake (with a delay, every board has one: walking them all
+    /// at each state taken was most of the hub's time at a hall's peak).
+    waiting: BTreeSet<(i64, String)>,
     /// Board -> the state (its `seq`) last told on the public stream.
     told: BTreeMap<String, u64>,
     /// The round's boards (`None`: every board, no pairings loaded).
@@ -187,6 +199,18 @@ impl Delayed {
             // The result supersedes what came before it.
             states.clear();
         }
+        // A live state within [`COALESCE_MS`] of the one before it takes
+        // its place (what it shows includes that one's); that one is still
+        // to come, as delays are whole seconds (with none, the new one is
+        // due at once too). Never a result, nor one after it.
+        let replaces = !retained
+            && !over
+            && states
+                .back()
+                .is_some_and(|last| !last.over && (0..COALESCE_MS).contains(&(at_ms - last.at_ms)));
+        if replaces {
+            states.pop_back();
+        }
         states.push_back(Kept {
             seq,
             at_ms,
@@ -285,14 +309,20 @@ impl Delayed {
         view: Option<&dyn Fn(&Value) -> Value>,
     ) -> (Vec<(String, Option<Value>)>, Option<i64>) {
         let mut inner = lock(&self.inner);
-        let pending = std::mem::take(&mut inner.pending);
+        let until = cut.until_ms();
+        let mut pending = std::mem::take(&mut inner.pending);
+        // The boards whose next state fell due.
+        while inner.waiting.first().is_some_and(|(at, _)| *at <= until) {
+            if let Some((_, board)) = inner.waiting.pop_first() {
+                pending.insert(board);
+            }
+        }
         let mut out = Vec::new();
-        let mut next: Option<i64> = None;
         let Inner {
             boards,
             told,
             members,
-            pending: still,
+            waiting,
             ..
         } = &mut *inner;
         for board in pending {
@@ -316,16 +346,13 @@ impl Delayed {
                     ));
                 }
             }
-            let until = cut.until_ms();
-            if let Some(due) = states
-                .iter()
-                .find(|s| s.at_ms > until)
-                .map(|s| s.at_ms.saturating_add(cut.delay_ms))
-            {
-                next = Some(next.map_or(due, |n: i64| n.min(due)));
-                still.insert(board);
+            if let Some(at) = states.iter().find(|s| s.at_ms > until).map(|s| s.at_ms) {
+                waiting.insert((at, board));
             }
         }
+        let next = waiting
+            .first()
+            .map(|(at, _)| at.saturating_add(cut.delay_ms));
         (out, next)
     }
 
@@ -447,8 +474,36 @@ mod tests {
         assert_eq!(delayed.view(&cut(0, 0, false)).len(), 1);
         assert!(delayed.board("b2", &cut(0, 0, false)).is_none());
         for i in 0..(MAX_STATES as i64 + 10) {
-            record(&delayed, "b1", state(i, 1, false), false, i);
+            let at = i * COALESCE_MS;
+            record(&delayed, "b1", state(at, 1, false), false, at);
         }
         assert!(delayed.kept() <= MAX_STATES + 1);
+    }
+
+    #[test]
+    fn a_state_soon_after_the_one_before_takes_its_place_but_never_a_result() {
+        let delayed = Delayed::default();
+        record(&delayed, "b1", state(1_000, 60_000, false), false, 1_000);
+        record(&delayed, "b1", state(1_200, 59_000, false), false, 1_200);
+        record(&delayed, "b1", state(1_499, 58_000, false), false, 1_499);
+        assert_eq!(delayed.kept(), 1, "one state per half second");
+        // Not shown before its own instant (the later one's), then the
+        // latest.
+        assert!(delayed.view(&cut(4_498, 3_000, false)).is_empty());
+        assert_eq!(
+            delayed.view(&cut(4_499, 3_000, false))["b1"]["snapshot"]["white_remaining_ms"],
+            58_000
+        );
+        // Half a second on: kept beside it.
+        record(&delayed, "b1", state(1_999, 57_000, false), false, 1_999);
+        assert_eq!(delayed.kept(), 2);
+        // A result is never replaced, nor replaces.
+        record(&delayed, "b1", state(2_100, 56_000, true), false, 2_100);
+        record(&delayed, "b1", state(2_200, 56_000, false), false, 2_200);
+        assert_eq!(delayed.kept(), 4);
+        // Retained states (a reconnection) are kept as they come.
+        record(&delayed, "b2", state(100, 1, false), true, 9_000);
+        record(&delayed, "b2", state(200, 1, false), true, 9_000);
+        assert_eq!(delayed.kept(), 6);
     }
 }
