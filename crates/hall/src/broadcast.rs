@@ -19,9 +19,10 @@
 //!   the states before it are dropped (a board's next game starts behind
 //!   the delay from the result on, never from the game before it);
 //! * memory is bounded: a board keeps the state shown now and the states
-//!   still to come, one per [`COALESCE_MS`] (a state coming sooner after
-//!   the one before it takes that one's place: the public sees the later
-//!   one at its own instant, with what both show; never a result's) and
+//!   still to come, about one per [`COALESCE_MS`] (a state coming sooner
+//!   takes the place of the last one kept, itself that recent: the public
+//!   sees the later one at its own instant, with what both show; a
+//!   result is always kept) and
 //!   at most [`MAX_STATES`] (above that the oldest go, and
 //!   the board shows nothing until its next state is old enough: never
 //!   something early), each as the JSON text it came as (2-5 KB), parsed
@@ -199,15 +200,21 @@ impl Delayed {
             // The result supersedes what came before it.
             states.clear();
         }
-        // A live state within [`COALESCE_MS`] of the one before it takes
-        // its place (what it shows includes that one's); that one is still
-        // to come, as delays are whole seconds (with none, the new one is
-        // due at once too). Never a result, nor one after it.
+        // A live state takes the place of the last one kept (what it shows
+        // includes that one's) when both are within [`COALESCE_MS`] of the
+        // one kept before them: kept states are that far apart, and each
+        // keeps its instant once the next is kept (a board publishing
+        // faster never holds its states back). The one replaced is less
+        // than that old, so still to come behind a delay (whole seconds;
+        // with none, the new one is due at once too). A result is never
+        // replaced and never takes another's place.
+        let n = states.len();
         let replaces = !retained
             && !over
-            && states
-                .back()
-                .is_some_and(|last| !last.over && (0..COALESCE_MS).contains(&(at_ms - last.at_ms)));
+            && n >= 2
+            && !states[n - 1].over
+            && (0..COALESCE_MS).contains(&(at_ms - states[n - 1].at_ms))
+            && (0..COALESCE_MS).contains(&(states[n - 1].at_ms - states[n - 2].at_ms));
         if replaces {
             states.pop_back();
         }
@@ -483,27 +490,51 @@ mod tests {
     #[test]
     fn a_state_soon_after_the_one_before_takes_its_place_but_never_a_result() {
         let delayed = Delayed::default();
+        let white = |d: &Delayed, now: i64| {
+            d.view(&cut(now, 3_000, false))["b1"]["snapshot"]["white_remaining_ms"].clone()
+        };
         record(&delayed, "b1", state(1_000, 60_000, false), false, 1_000);
         record(&delayed, "b1", state(1_200, 59_000, false), false, 1_200);
         record(&delayed, "b1", state(1_499, 58_000, false), false, 1_499);
-        assert_eq!(delayed.kept(), 1, "one state per half second");
-        // Not shown before its own instant (the later one's), then the
-        // latest.
-        assert!(delayed.view(&cut(4_498, 3_000, false)).is_empty());
-        assert_eq!(
-            delayed.view(&cut(4_499, 3_000, false))["b1"]["snapshot"]["white_remaining_ms"],
-            58_000
-        );
-        // Half a second on: kept beside it.
+        assert_eq!(delayed.kept(), 2, "one state per half second");
+        // Each shown at its own instant, never early: 1.2 s's gave its
+        // place to 1.499 s's.
+        assert_eq!(white(&delayed, 4_498), 60_000);
+        assert_eq!(white(&delayed, 4_499), 58_000);
+        // A board publishing every 200 ms keeps a state every half second
+        // or so, each at its own instant: none is held back for good.
+        let busy = Delayed::default();
+        for at in (10_000..20_000).step_by(200) {
+            record(&busy, "b1", state(at, 100_000 - at, false), false, at);
+        }
+        let kept = busy.kept();
+        assert!((15..=26).contains(&kept), "{kept} states kept of 50");
+        for now in (13_000..23_000).step_by(100) {
+            let shown = white(&busy, now).as_i64().unwrap();
+            let until = now - 3_000;
+            assert!(
+                100_000 - shown <= until,
+                "at {now}: a state from after {until}"
+            );
+            assert!(100_000 - shown > until - 800, "at {now}: {shown} held back");
+        }
+        // A result is never replaced, and never takes another's place.
         record(&delayed, "b1", state(1_999, 57_000, false), false, 1_999);
-        assert_eq!(delayed.kept(), 2);
-        // A result is never replaced, nor replaces.
-        record(&delayed, "b1", state(2_100, 56_000, true), false, 2_100);
-        record(&delayed, "b1", state(2_200, 56_000, false), false, 2_200);
+        record(&delayed, "b1", state(2_000, 57_000, false), false, 2_000);
         assert_eq!(delayed.kept(), 4);
+        record(&delayed, "b1", state(2_100, 56_000, true), false, 2_100);
+        assert_eq!(delayed.kept(), 5);
+        record(&delayed, "b1", state(2_200, 56_000, false), false, 2_200);
+        record(&delayed, "b1", state(2_300, 56_000, false), false, 2_300);
+        assert_eq!(
+            delayed.kept(),
+            6,
+            "the result stays; 2.3 s's replaces 2.2 s's"
+        );
         // Retained states (a reconnection) are kept as they come.
         record(&delayed, "b2", state(100, 1, false), true, 9_000);
         record(&delayed, "b2", state(200, 1, false), true, 9_000);
-        assert_eq!(delayed.kept(), 6);
+        record(&delayed, "b2", state(300, 1, false), true, 9_000);
+        assert_eq!(delayed.kept(), 9);
     }
 }
