@@ -398,6 +398,25 @@ async fn a_section_of_300_boards_goes_to_three_lichess_rounds_in_board_order() {
             Some(format!("Bearer {TOKEN}").as_str())
         );
     }
+    // At most one request per lichess round every interval (1 s), counted
+    // from each request (the stand-in's arrival instants: less what one
+    // request's way there may take beyond the next's).
+    for round in ["r0und1", "r0und2", "r0und3"] {
+        let path = format!("/api/broadcast/round/{round}/push");
+        let times: Vec<Instant> = lichess
+            .pushed()
+            .iter()
+            .filter(|p| p.path == path)
+            .map(|p| p.at)
+            .collect();
+        for pair in times.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(750),
+                "{round}: two requests {:?} apart",
+                pair[1] - pair[0]
+            );
+        }
+    }
     drop(hub);
     assert!(hall.terminate());
 }

@@ -19,7 +19,11 @@
 //!   the states before it are dropped (a board's next game starts behind
 //!   the delay from the result on, never from the game before it);
 //! * memory is bounded: a board keeps the state shown now and the states
-//!   still to come (at most [`MAX_STATES`]; above that the oldest go, and
+//!   still to come, about one per [`COALESCE_MS`] (a state coming sooner
+//!   takes the place of the last one kept, itself that recent: the public
+//!   sees the later one at its own instant, with what both show; a
+//!   result is always kept) and
+//!   at most [`MAX_STATES`] (above that the oldest go, and
 //!   the board shows nothing until its next state is old enough: never
 //!   something early), each as the JSON text it came as (2-5 KB), parsed
 //!   again only when a public reader is shown it: a parsed tree is several
@@ -44,6 +48,12 @@ use crate::skim::Skim;
 /// The most states kept per board.
 pub const MAX_STATES: usize = 4096;
 
+/// About the least time between two states kept of a board (ms): a
+/// hall's peak (5 states a second a board) kept behind a 10 s delay was
+/// 265 MB. A change may go out this much later than its own instant (with
+/// the state that took its place): small beside a push interval.
+pub const COALESCE_MS: i64 = 250;
+
 /// One state, with its instant.
 struct Kept {
     seq: u64,
@@ -66,6 +76,11 @@ struct Inner {
     boards: BTreeMap<String, VecDeque<Kept>>,
     /// Boards with states not yet public (or whose view must be told).
     pending: BTreeSet<String>,
+    /// Boards with a state still to come, by that state's instant: the
+    /// releaser looks at a board again when its next state falls due, not
+    /// at every wake (with a delay, every board has one: walking them all
+    /// at each state taken was most of the hub's time at a hall's peak).
+    waiting: BTreeSet<(i64, String)>,
     /// Board -> the state (its `seq`) last told on the public stream.
     told: BTreeMap<String, u64>,
     /// The round's boards (`None`: every board, no pairings loaded).
@@ -187,6 +202,24 @@ impl Delayed {
             // The result supersedes what came before it.
             states.clear();
         }
+        // A live state takes the place of the last one kept (what it shows
+        // includes that one's) when both are within [`COALESCE_MS`] of the
+        // one kept before them: kept states are that far apart, and each
+        // keeps its instant once the next is kept (a board publishing
+        // faster never holds its states back). The one replaced is less
+        // than that old, so still to come behind a delay (whole seconds;
+        // with none, the new one is due at once too). A result is never
+        // replaced and never takes another's place.
+        let n = states.len();
+        let replaces = !retained
+            && !over
+            && n >= 2
+            && !states[n - 1].over
+            && (0..COALESCE_MS).contains(&(at_ms - states[n - 1].at_ms))
+            && (0..COALESCE_MS).contains(&(states[n - 1].at_ms - states[n - 2].at_ms));
+        if replaces {
+            states.pop_back();
+        }
         states.push_back(Kept {
             seq,
             at_ms,
@@ -285,14 +318,20 @@ impl Delayed {
         view: Option<&dyn Fn(&Value) -> Value>,
     ) -> (Vec<(String, Option<Value>)>, Option<i64>) {
         let mut inner = lock(&self.inner);
-        let pending = std::mem::take(&mut inner.pending);
+        let until = cut.until_ms();
+        let mut pending = std::mem::take(&mut inner.pending);
+        // The boards whose next state fell due.
+        while inner.waiting.first().is_some_and(|(at, _)| *at <= until) {
+            if let Some((_, board)) = inner.waiting.pop_first() {
+                pending.insert(board);
+            }
+        }
         let mut out = Vec::new();
-        let mut next: Option<i64> = None;
         let Inner {
             boards,
             told,
             members,
-            pending: still,
+            waiting,
             ..
         } = &mut *inner;
         for board in pending {
@@ -316,16 +355,13 @@ impl Delayed {
                     ));
                 }
             }
-            let until = cut.until_ms();
-            if let Some(due) = states
-                .iter()
-                .find(|s| s.at_ms > until)
-                .map(|s| s.at_ms.saturating_add(cut.delay_ms))
-            {
-                next = Some(next.map_or(due, |n: i64| n.min(due)));
-                still.insert(board);
+            if let Some(at) = states.iter().find(|s| s.at_ms > until).map(|s| s.at_ms) {
+                waiting.insert((at, board));
             }
         }
+        let next = waiting
+            .first()
+            .map(|(at, _)| at.saturating_add(cut.delay_ms));
         (out, next)
     }
 
@@ -447,8 +483,62 @@ mod tests {
         assert_eq!(delayed.view(&cut(0, 0, false)).len(), 1);
         assert!(delayed.board("b2", &cut(0, 0, false)).is_none());
         for i in 0..(MAX_STATES as i64 + 10) {
-            record(&delayed, "b1", state(i, 1, false), false, i);
+            let at = i * COALESCE_MS;
+            record(&delayed, "b1", state(at, 1, false), false, at);
         }
         assert!(delayed.kept() <= MAX_STATES + 1);
+    }
+
+    #[test]
+    fn a_state_soon_after_the_one_before_takes_its_place_but_never_a_result() {
+        let delayed = Delayed::default();
+        let white = |d: &Delayed, now: i64| {
+            d.view(&cut(now, 3_000, false))["b1"]["snapshot"]["white_remaining_ms"].clone()
+        };
+        record(&delayed, "b1", state(1_000, 60_000, false), false, 1_000);
+        record(&delayed, "b1", state(1_100, 59_000, false), false, 1_100);
+        record(&delayed, "b1", state(1_200, 58_000, false), false, 1_200);
+        assert_eq!(delayed.kept(), 2, "1.1 s's gave its place to 1.2 s's");
+        // Each shown at its own instant, never early.
+        assert_eq!(white(&delayed, 4_199), 60_000);
+        assert_eq!(white(&delayed, 4_200), 58_000);
+        // A board publishing every 100 ms keeps a state every few hundred
+        // ms, each at its own instant: none is held back for good.
+        let busy = Delayed::default();
+        for at in (10_000..20_000).step_by(100) {
+            record(&busy, "b1", state(at, 100_000 - at, false), false, at);
+        }
+        let kept = busy.kept();
+        assert!((20..=60).contains(&kept), "{kept} states kept of 100");
+        for now in (13_000..23_000).step_by(50) {
+            let shown = white(&busy, now).as_i64().unwrap();
+            let until = now - 3_000;
+            assert!(
+                100_000 - shown <= until,
+                "at {now}: a state from after {until}"
+            );
+            assert!(
+                100_000 - shown > until.min(19_900) - 2 * COALESCE_MS,
+                "at {now}: {shown} held back"
+            );
+        }
+        // A result is never replaced, and never takes another's place.
+        record(&delayed, "b1", state(1_600, 57_000, false), false, 1_600);
+        record(&delayed, "b1", state(1_601, 57_000, false), false, 1_601);
+        assert_eq!(delayed.kept(), 4);
+        record(&delayed, "b1", state(1_700, 56_000, true), false, 1_700);
+        assert_eq!(delayed.kept(), 5);
+        record(&delayed, "b1", state(1_800, 56_000, false), false, 1_800);
+        record(&delayed, "b1", state(1_850, 56_000, false), false, 1_850);
+        assert_eq!(
+            delayed.kept(),
+            6,
+            "the result stays; 1.85 s's replaces 1.8 s's"
+        );
+        // Retained states (a reconnection) are kept as they come.
+        record(&delayed, "b2", state(100, 1, false), true, 9_000);
+        record(&delayed, "b2", state(200, 1, false), true, 9_000);
+        record(&delayed, "b2", state(300, 1, false), true, 9_000);
+        assert_eq!(delayed.kept(), 9);
     }
 }

@@ -132,7 +132,8 @@ pub fn start_releaser(hub: &Arc<Hub>) {
             {
                 hub.delayed.touch_all();
             }
-            // No one follows the public stream (no spectator, no push):
+            // No one follows the public stream (no spectator; the push
+            // waits on `public_changed`):
             // what is released is only marked told, not written for no one
             // (a reader coming later gets every board as the public sees
             // it first, [`Hub::public_first`]). At a 1,000-board hall's
@@ -141,6 +142,10 @@ pub fn start_releaser(hub: &Arc<Hub>) {
             let (told, next) = hub
                 .delayed
                 .release(&cut, listening.then_some(&page::public_view));
+            if !told.is_empty() {
+                // The lichess push looks again.
+                hub.public_changed.notify_one();
+            }
             if !listening {
                 continue_after(&hub, next, cut.now_ms).await;
                 continue;

@@ -278,6 +278,10 @@ pub struct Hub {
     pub(crate) public: broadcast::Sender<Arc<str>>,
     /// Whether the releaser runs.
     pub(crate) releasing: std::sync::atomic::AtomicBool,
+    /// Rung when the public feed changed (a state released, a public
+    /// seat or host): what the lichess push waits on. Not a reader of
+    /// `public`: the releaser builds the public views only for readers.
+    pub(crate) public_changed: tokio::sync::Notify,
 }
 
 impl Hub {
@@ -316,6 +320,7 @@ impl Hub {
             delayed: Delayed::default(),
             public,
             releasing: std::sync::atomic::AtomicBool::new(false),
+            public_changed: tokio::sync::Notify::new(),
         })
     }
 

@@ -35,6 +35,7 @@ impl Hub {
         };
         if let Some(public) = public {
             let _ = self.public.send(Arc::from(public));
+            self.public_changed.notify_one();
         }
     }
 
@@ -151,8 +152,8 @@ impl RoundSource for Hub {
         (cut, boards)
     }
 
-    fn public_changes(&self) -> broadcast::Receiver<Arc<str>> {
-        self.public.subscribe()
+    fn public_changed(&self) -> &tokio::sync::Notify {
+        &self.public_changed
     }
 
     fn public_cut(&self) -> Cut {

@@ -116,9 +116,9 @@ pub trait RoundSource: Send + Sync + 'static {
     /// public board's state as the public sees it (see
     /// [`crate::broadcast`]: delayed, shifted, the round's boards only).
     fn public_boards(&self) -> (Cut, BTreeMap<String, Value>);
-    /// Every change of the public feed, from now on (released behind the
-    /// delay).
-    fn public_changes(&self) -> broadcast::Receiver<Arc<str>>;
+    /// Rung at each change of the public feed (released behind the
+    /// delay); one permit kept when no one waits.
+    fn public_changed(&self) -> &tokio::sync::Notify;
     /// The public feed's cut now (the delay in force).
     fn public_cut(&self) -> Cut;
 }

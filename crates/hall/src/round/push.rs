@@ -482,16 +482,18 @@ enum Failure {
 const LOOK_AGAIN: Duration = Duration::from_secs(5);
 
 async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Connector) {
-    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-    let mut changes = hub.public_changes();
     // The requests the server last accepted (or refused for good), with
     // the lichess round each went to.
     let mut done: BTreeMap<RequestKey, (String, String)> = BTreeMap::new();
+    // When each request last went: at most one per lichess round every
+    // interval, counted from the request itself (a pass sends its rounds
+    // one after another).
+    let mut last_sent: BTreeMap<RequestKey, tokio::time::Instant> = BTreeMap::new();
     let mut wait = FIRST_RETRY;
     let mut made = Made::default();
     loop {
-        let pass = tokio::time::Instant::now();
-        let mut sent = false;
+        // The earliest instant a request left out for its interval is due.
+        let mut due: Option<tokio::time::Instant> = None;
         let (games, bodies) = round_requests(&*hub);
         // The lichess rounds, made first where the hub makes them: nothing
         // goes to a round that does not exist.
@@ -529,6 +531,16 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             {
                 continue;
             }
+            if let Some(next) = last_sent
+                .get(key)
+                .map(|at| *at + target.interval)
+                .filter(|next| *next > tokio::time::Instant::now())
+            {
+                // Its interval is not over: sent with the latest text when
+                // it is.
+                due = Some(due.map_or(next, |d| d.min(next)));
+                continue;
+            }
             {
                 let mut status = hub.desk().push_status();
                 status.state = "pushing".to_owned();
@@ -538,7 +550,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             }
             let count = count_games(body);
             let started = std::time::Instant::now();
-            sent = true;
+            last_sent.insert(*key, tokio::time::Instant::now());
             let answer = post(&target, round, &connector, body.clone()).await;
             let mut status = hub.desk().push_status();
             match answer {
@@ -653,16 +665,14 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
                 status.games = games;
             }
         }
-        // At most one request per lichess round every interval: what
-        // changes meanwhile goes in the next pass, the latest text only.
-        if sent {
-            tokio::time::sleep_until(pass + target.interval).await;
+        // A request left out for its interval: the next pass when it is
+        // due (with the latest text, and what changed meanwhile).
+        if let Some(due) = due {
+            tokio::time::sleep_until(due).await;
+            continue;
         }
-        // The next change; those that came meanwhile are in the next push.
-        match tokio::time::timeout(LOOK_AGAIN, changes.recv()).await {
-            Ok(Ok(_) | Err(RecvError::Lagged(_))) | Err(_) => {}
-            Ok(Err(RecvError::Closed)) => return,
-        }
-        while let Ok(_) | Err(TryRecvError::Lagged(_)) = changes.try_recv() {}
+        // The next change; those that came meanwhile are in the next pass
+        // (one permit for all of them).
+        let _ = tokio::time::timeout(LOOK_AGAIN, hub.public_changed().notified()).await;
     }
 }
