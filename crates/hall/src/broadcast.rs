@@ -197,7 +197,16 @@ impl Delayed {
         let mut inner = lock(&self.inner);
         inner.seq += 1;
         let seq = inner.seq;
-        let states = inner.boards.entry(board.to_owned()).or_default();
+        // No key made again for a board already kept (every state).
+        if !inner.boards.contains_key(board) {
+            inner.boards.insert(board.to_owned(), VecDeque::new());
+        }
+        if !inner.pending.contains(board) {
+            inner.pending.insert(board.to_owned());
+        }
+        let Some(states) = inner.boards.get_mut(board) else {
+            return;
+        };
         if over && self.results_immediately() {
             // The result supersedes what came before it.
             states.clear();
@@ -229,7 +238,6 @@ impl Delayed {
         while states.len() > MAX_STATES {
             states.pop_front();
         }
-        inner.pending.insert(board.to_owned());
         drop(inner);
         self.wake.notify_one();
     }

@@ -81,10 +81,15 @@ pub use public::BoardsRead;
 const CHANGES_KEPT: usize = 4096;
 
 /// A board's latest state as it came: its JSON text (`null` if it was not
-/// JSON) and its host.
+/// JSON), its host, when the hub received it (wall ms), and the position
+/// its card shows (an e-board's FEN and last move,
+/// [`crate::picture::position`]; `null` without one), made once per
+/// state: a replay of the game is not for every stream's every message.
 pub(crate) struct Latest {
     pub(crate) text: Arc<str>,
     pub(crate) host: Option<String>,
+    pub(crate) received_ms: i64,
+    pub(crate) position: Value,
 }
 
 /// What the hub knows.
@@ -101,12 +106,6 @@ pub(crate) struct Known {
     trees: BTreeMap<String, Value>,
     /// Boards whose tree is older than their latest state.
     unparsed: std::collections::BTreeSet<String>,
-    /// Board id -> when the hub received its latest state (wall ms).
-    pub(crate) received: BTreeMap<String, i64>,
-    /// Board id -> the position its card shows (an e-board's FEN and
-    /// last move, [`crate::picture::position`]), made once per state: a
-    /// replay of the game is not for every stream's every message.
-    pub(crate) positions: BTreeMap<String, Value>,
     /// Host -> `online` / `offline` (as its topic says), or `unknown`:
     /// `online` when the hub lost the broker, until the broker tells again.
     pub(crate) hosts: BTreeMap<String, String>,
@@ -115,7 +114,7 @@ pub(crate) struct Known {
     /// `online`), the arrival of its `offline`, or the last instant the
     /// link to the broker was known good when it was lost.
     pub(crate) seen: BTreeMap<String, i64>,
-    /// The keys of `boards`, made again only when a board comes or goes:
+    /// The keys of `latest`, made again only when a board comes or goes:
     /// the desk reads them at every state, and copying 1,000 ids per
     /// state was a third of the hub's CPU at a hall's peak (BENCHMARKS.md,
     /// "Hall at scale").
@@ -150,17 +149,36 @@ impl Known {
         self.latest.get(board)?.host.as_deref()
     }
 
-    /// Keeps a board's latest state.
-    fn keep(&mut self, board: &str, latest: Latest) {
-        self.latest.insert(board.to_owned(), latest);
-        self.unparsed.insert(board.to_owned());
+    /// Keeps a board's latest state; whether the board is new (its id
+    /// added to `ids`).
+    fn keep(&mut self, board: &str, latest: Latest) -> bool {
+        // No key made again for a board the hub has (every state).
+        if !self.unparsed.contains(board) {
+            self.unparsed.insert(board.to_owned());
+        }
+        match self.latest.get_mut(board) {
+            Some(slot) => {
+                *slot = latest;
+                false
+            }
+            None => {
+                self.latest.insert(board.to_owned(), latest);
+                self.ids = Arc::new(self.latest.keys().cloned().collect());
+                true
+            }
+        }
     }
 
-    /// Forgets a board; whether the hub had it.
+    /// Forgets a board; whether the hub had it (its id then taken out of
+    /// `ids`).
     fn forget(&mut self, board: &str) -> bool {
         self.trees.remove(board);
         self.unparsed.remove(board);
-        self.latest.remove(board).is_some()
+        let gone = self.latest.remove(board).is_some();
+        if gone {
+            self.ids = Arc::new(self.latest.keys().cloned().collect());
+        }
+        gone
     }
 }
 
@@ -521,12 +539,11 @@ impl Hub {
             host_message(host, status, known.seen.get(host).copied()).to_string()
         });
         let boards = known.latest.iter().map(|(board, latest)| {
-            let position = known.positions.get(board).unwrap_or(&Value::Null);
             state_message(
                 board,
                 Some(&latest.text),
-                known.received.get(board).copied(),
-                Some(position),
+                Some(latest.received_ms),
+                Some(&latest.position),
             )
         });
         let board_hosts = known
@@ -801,7 +818,7 @@ mod tests {
         let event: Value = serde_json::from_str(&changes.try_recv().unwrap()).unwrap();
         assert_eq!(event["last_seen_ms"], T0_MS + 2_500);
         let known = hub.known();
-        assert_eq!(known.received["b1"], T0_MS);
+        assert_eq!(known.latest["b1"].received_ms, T0_MS);
         assert_eq!(known.seen["pi"], T0_MS + 2_500);
         assert_eq!(hub.now_ms(), T0_MS + 2_500);
     }

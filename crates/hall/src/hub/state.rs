@@ -26,11 +26,6 @@ impl Hub {
         if payload.is_empty() {
             let mut known = self.known();
             let gone = known.forget(board);
-            if gone {
-                known.ids = Arc::new(known.board_ids().cloned().collect());
-            }
-            known.received.remove(board);
-            known.positions.remove(board);
             changes.push(state_message(board, None, Some(now_ms), None));
             drop(known);
             if gone {
@@ -76,7 +71,12 @@ impl Hub {
         // A live state: its host was alive now. A retained one may be from
         // a host long dead.
         if let Some(host) = host.as_ref().filter(|_| !retained) {
-            known.seen.insert(host.clone(), now_ms);
+            match known.seen.get_mut(host) {
+                Some(seen) => *seen = now_ms,
+                None => {
+                    known.seen.insert(host.clone(), now_ms);
+                }
+            }
         }
         changes.push(state_message(
             board,
@@ -84,29 +84,23 @@ impl Hub {
             Some(now_ms),
             Some(&position),
         ));
-        if position.is_null() {
-            known.positions.remove(board);
-        } else {
-            known.positions.insert(board.to_owned(), position);
-        }
-        let new_host = !known_before || known.host_of(board) != host.as_deref();
-        known.received.insert(board.to_owned(), now_ms);
-        known.keep(
+        // (A new board names a host the hub had not for it.)
+        let new_host = known.host_of(board) != host.as_deref();
+        let came = known.keep(
             board,
             Latest {
                 text: text.clone(),
                 host,
+                received_ms: now_ms,
+                position,
             },
         );
-        if !known_before {
-            known.ids = Arc::new(known.board_ids().cloned().collect());
-        }
         if new_host {
             changes.extend(board_host_message(&known, board).map(|m| m.to_string()));
         }
         let ids = known.ids.clone();
         drop(known);
-        if !known_before {
+        if came {
             self.desk.observe(&ids, board, &skimmed, &text, now_ms);
             // A board came: the boards' numbers may change.
             changes.extend(self.remake_seats().map(|m| m.to_string()));

@@ -7,7 +7,8 @@
 //! Promises:
 //! * names: `Round N` for a round that fits in one lichess round, else
 //!   `Round N I`, `Round N II`, `Round N III`... (Roman numerals, boards
-//!   1-100 in I, 101-200 in II...), N the hub's round number. How many a
+//!   1-100 in I, 101-200 in II...), N the hub's round number; or after
+//!   the organiser's `--lichess-round-name` ([`round_name`]). How many a
 //!   round needs is its pairings' highest board (without pairings: the
 //!   highest board number the hub knows) in hundreds, at most
 //!   [`MAX_MADE`]; one made alone keeps its name when a later board needs
@@ -216,6 +217,7 @@ impl Made {
         target: &PushTarget,
         connector: &Connector,
         tournament: &str,
+        names: &str,
         requests: &[(RequestKey, String)],
     ) -> Result<(), NotMade> {
         let Some(round) = hub.desk().current_round() else {
@@ -240,7 +242,7 @@ impl Made {
         let needed = needed(hub, requests);
         while self.rounds.len() < needed {
             let index = self.rounds.len();
-            let name = round_name(&target.names, round, index, needed > 1);
+            let name = round_name(names, round, index, needed > 1);
             hub.desk().push_status().last_attempt_wall_ms = Some(hub.now_ms());
             let answer = send(
                 target,
@@ -259,9 +261,12 @@ impl Made {
                     format!("making the lichess round \"{name}\" in broadcast {tournament}: {why}"),
                 )
             };
-            let id = match answer {
-                Ok(answer) if (200..300).contains(&answer.status) => answered_id(&answer.body)
-                    .map_err(|why| failed(None, Some(answer.status), why))?,
+            let (id, status) = match answer {
+                Ok(answer) if (200..300).contains(&answer.status) => (
+                    answered_id(&answer.body)
+                        .map_err(|why| failed(None, Some(answer.status), why))?,
+                    answer.status,
+                ),
                 Ok(answer) => {
                     let excerpt: String = answer.body.chars().take(300).collect();
                     return Err(failed(
@@ -282,7 +287,7 @@ impl Made {
             {
                 let mut push = hub.desk().push_status();
                 push.requests_ok += 1;
-                push.last_http_status = Some(200);
+                push.last_http_status = Some(status);
             }
             hub.desk()
                 .keep_made_round(tournament, round, &made)

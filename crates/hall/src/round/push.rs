@@ -17,8 +17,6 @@ pub struct PushTarget {
     /// The lichess rounds: boards 1-100 to the first, 101-200 to the
     /// second, and so on.
     rounds: Rounds,
-    /// The names of the rounds the hub makes ([`created::round_name`]).
-    pub(super) names: String,
     token: String,
     /// The least time between two requests to one lichess round.
     interval: Duration,
@@ -30,8 +28,9 @@ pub(super) enum Rounds {
     /// Given (`--lichess-round ID,ID...`).
     Given(Vec<String>),
     /// Made by the hub in this broadcast (`--lichess-broadcast ID`), as
-    /// many as the round needs (see `created.rs`).
-    Made(String),
+    /// many as the round needs, named after `names`
+    /// ([`created::round_name`]; see `created.rs`).
+    Made { tournament: String, names: String },
 }
 
 impl std::fmt::Debug for PushTarget {
@@ -39,7 +38,7 @@ impl std::fmt::Debug for PushTarget {
         // Never the token.
         match &self.rounds {
             Rounds::Given(ids) => write!(f, "PushTarget({})", self.urls_of(ids).join(", ")),
-            Rounds::Made(tournament) => {
+            Rounds::Made { tournament, .. } => {
                 write!(
                     f,
                     "PushTarget({})",
@@ -84,9 +83,12 @@ impl PushTarget {
     ) -> anyhow::Result<PushTarget> {
         let tournament = created::check_tournament(tournament).map_err(anyhow::Error::msg)?;
         let names = created::check_names(names).map_err(anyhow::Error::msg)?;
-        let mut target = PushTarget::with(base, Rounds::Made(tournament), token_file, interval)?;
-        target.names = names;
-        Ok(target)
+        PushTarget::with(
+            base,
+            Rounds::Made { tournament, names },
+            token_file,
+            interval,
+        )
     }
 
     fn with(
@@ -118,7 +120,6 @@ impl PushTarget {
         Ok(PushTarget {
             base: uri,
             rounds,
-            names: created::DEFAULT_NAMES.to_owned(),
             token,
             interval,
         })
@@ -129,7 +130,7 @@ impl PushTarget {
     pub fn urls(&self) -> Vec<String> {
         match &self.rounds {
             Rounds::Given(ids) => self.urls_of(ids),
-            Rounds::Made(_) => Vec::new(),
+            Rounds::Made { .. } => Vec::new(),
         }
     }
 
@@ -451,7 +452,7 @@ pub fn spawn_push(
         status.enabled = true;
         match &target.rounds {
             Rounds::Given(ids) => status.urls = target.urls_of(ids),
-            Rounds::Made(tournament) => status.broadcast = Some(tournament.clone()),
+            Rounds::Made { tournament, .. } => status.broadcast = Some(tournament.clone()),
         }
         status.interval_ms = target.interval.as_millis() as u64;
         status.state = "idle".to_owned();
@@ -459,7 +460,7 @@ pub fn spawn_push(
     match &target.rounds {
         Rounds::Given(ids) => tracing::info!(urls = %target.urls_of(ids).join(", "),
             "hub: pushing the round to lichess"),
-        Rounds::Made(tournament) => tracing::info!(%tournament,
+        Rounds::Made { tournament, .. } => tracing::info!(%tournament,
             "hub: pushing the round to lichess rounds it makes in the broadcast"),
     }
     Ok(tokio::spawn(push_loop(hub, target, connector)))
@@ -499,9 +500,9 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
         // goes to a round that does not exist.
         let (ids, not_made) = match &target.rounds {
             Rounds::Given(ids) => (ids.clone(), None),
-            Rounds::Made(tournament) => {
+            Rounds::Made { tournament, names } => {
                 let outcome = made
-                    .ensure(&*hub, &target, &connector, tournament, &bodies)
+                    .ensure(&*hub, &target, &connector, tournament, names, &bodies)
                     .await;
                 (made.ids(), outcome.err())
             }
@@ -611,7 +612,7 @@ async fn push_loop(hub: Arc<impl RoundSource>, target: PushTarget, connector: Co
             match &target.rounds {
                 Rounds::Given(_) => tracing::warn!(boards = ?unpushed,
                     "hub: boards without a lichess round: give more --lichess-round ids"),
-                Rounds::Made(_) => tracing::warn!(boards = ?unpushed,
+                Rounds::Made { .. } => tracing::warn!(boards = ?unpushed,
                     "hub: boards without a lichess round (no board number, or beyond the \
                      rounds the hub makes)"),
             }
