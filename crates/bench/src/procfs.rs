@@ -89,6 +89,41 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
 
 /// Clock ticks per second of `/proc/PID/stat`: USER_HZ, which Linux fixes
 /// at 100 for user space on every architecture.
+/// Each thread of process `pid`, `comm(tid) state wchan=...`: its name,
+/// its state and the kernel function it waits in (for a process that is
+/// stuck), comma separated.
+pub fn threads(pid: u32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return format!("/proc/{pid}/task unreadable");
+    };
+    tasks
+        .filter_map(|entry| entry.ok())
+        .map(|entry| {
+            let dir = entry.path();
+            let read = |name: &str| {
+                std::fs::read_to_string(dir.join(name))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned()
+            };
+            let state = read("status")
+                .lines()
+                .find_map(|l| l.strip_prefix("State:"))
+                .unwrap_or("")
+                .trim()
+                .to_owned();
+            format!(
+                "{}({}) {} wchan={}",
+                read("comm"),
+                entry.file_name().to_string_lossy(),
+                state,
+                read("wchan")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn ticks_per_second() -> f64 {
     100.0
 }
@@ -132,6 +167,26 @@ pub fn usage(first: &ProcSample, last: &ProcSample, all: &[ProcSample]) -> Usage
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_s_threads_are_named_with_their_state() {
+        let named = std::thread::Builder::new()
+            .name("procfs-probe".into())
+            .spawn(|| threads(std::process::id()))
+            .unwrap()
+            .join()
+            .unwrap();
+        // The thread that reads is running as it reads.
+        let probe = named
+            .split(", ")
+            .find(|t| t.starts_with("procfs-probe("))
+            .unwrap_or_else(|| panic!("no probe thread in {named}"));
+        assert!(probe.contains(") R (running) wchan="), "{probe}");
+        assert_eq!(
+            threads(u32::MAX),
+            format!("/proc/{}/task unreadable", u32::MAX)
+        );
+    }
 
     #[test]
     fn stat_line_with_spaces_in_the_name() {

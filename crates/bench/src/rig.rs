@@ -517,38 +517,10 @@ impl Rig {
     /// The daemon's threads with their state and kernel wait channel (what
     /// a stuck daemon is waiting in).
     fn daemon_threads(&self) -> String {
-        let Some(pid) = self.daemon_pid() else {
-            return "no daemon".into();
-        };
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return format!("/proc/{pid}/task unreadable");
-        };
-        tasks
-            .filter_map(|entry| entry.ok())
-            .map(|entry| {
-                let dir = entry.path();
-                let read = |name: &str| {
-                    std::fs::read_to_string(dir.join(name))
-                        .unwrap_or_default()
-                        .trim()
-                        .to_owned()
-                };
-                let state = read("status")
-                    .lines()
-                    .find_map(|l| l.strip_prefix("State:"))
-                    .unwrap_or("")
-                    .trim()
-                    .to_owned();
-                format!(
-                    "{}({}) {} wchan={}",
-                    read("comm"),
-                    entry.file_name().to_string_lossy(),
-                    state,
-                    read("wchan")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        match self.daemon_pid() {
+            Some(pid) => super::procfs::threads(pid),
+            None => "no daemon".into(),
+        }
     }
 
     /// New game with `control` and start it, on every board.
